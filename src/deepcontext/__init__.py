@@ -1,0 +1,3 @@
+"""deepcontext: the memory layer for AI agents."""
+
+__version__ = "0.2.0"

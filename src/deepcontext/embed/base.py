@@ -1,0 +1,113 @@
+"""The embedder seam: one abstract method, everything else (validation, caching, batching,
+normalisation) lives here once."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from abc import ABC, abstractmethod
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+from deepcontext.errors import EmbeddingError, ValidationError
+
+__all__ = ["Embedder"]
+
+
+class Embedder(ABC):
+    """Turns texts into L2-normalised float32 vectors.
+
+    Subclasses implement :meth:`embed_batch` only. ``model_id`` names the model and its settings;
+    a store remembers it and refuses to mix vectors of two different models.
+    """
+
+    #: stable identifier of the model + settings, stored in the database
+    model_id: str = "unknown"
+    #: vector size
+    dimensions: int = 0
+    #: largest batch handed to embed_batch at once
+    batch_size: int = 64
+
+    def __init__(self, *, cache_size: int = 4096) -> None:
+        self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+
+    @abstractmethod
+    def embed_batch(self, texts: list[str]) -> np.ndarray:
+        """Return an array of shape (len(texts), dimensions). Need not be normalised."""
+
+    # -- public -------------------------------------------------------------------------------
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Embed texts; repeated texts (within the call and recently seen) are embedded once."""
+        if isinstance(texts, str):
+            raise ValidationError("embed() takes a sequence of strings, not a string", field="texts")
+        items = list(texts)
+        for i, t in enumerate(items):
+            if not isinstance(t, str):
+                raise ValidationError(f"texts[{i}] is {type(t).__name__}, not str", field=f"texts[{i}]")
+        out = np.empty((len(items), self.dimensions), dtype=np.float32)
+        keys = [self._key(t) for t in items]
+        missing: dict[str, str] = {}
+        with self._lock:
+            for i, k in enumerate(keys):
+                v = self._cache.get(k)
+                if v is not None:
+                    self._cache.move_to_end(k)
+                    out[i] = v
+                elif k not in missing:
+                    missing[k] = items[i]
+        if missing:
+            todo_keys = list(missing)
+            todo = [missing[k] for k in todo_keys]
+            vecs = self._embed_all(todo)
+            computed = dict(zip(todo_keys, vecs, strict=True))
+            with self._lock:
+                for k, v in computed.items():
+                    self._cache[k] = v
+                    self._cache.move_to_end(k)
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+            for i, k in enumerate(keys):
+                if k in computed:
+                    out[i] = computed[k]
+        return out
+
+    def embed_one(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` (an estimate unless the embedder has a tokenizer): ~4 chars a token."""
+        return max(1, (len(text) + 3) // 4) if text else 0
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release resources (sessions, HTTP clients)."""
+
+    # -- internals ----------------------------------------------------------------------------
+    @staticmethod
+    def _key(text: str) -> str:
+        return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+    def _embed_all(self, texts: list[str]) -> np.ndarray:
+        parts = []
+        for start in range(0, len(texts), self.batch_size):
+            chunk = texts[start : start + self.batch_size]
+            try:
+                arr = np.asarray(self.embed_batch(chunk), dtype=np.float32)
+            except EmbeddingError:
+                raise
+            except Exception as exc:  # a provider failure of any kind
+                raise EmbeddingError(f"{type(self).__name__} failed: {exc}") from exc
+            if arr.shape != (len(chunk), self.dimensions):
+                raise EmbeddingError(
+                    f"{type(self).__name__} returned shape {arr.shape}, expected {(len(chunk), self.dimensions)}"
+                )
+            if not np.all(np.isfinite(arr)):
+                raise EmbeddingError(f"{type(self).__name__} returned non-finite values")
+            parts.append(arr)
+        mat = np.concatenate(parts, axis=0) if len(parts) > 1 else parts[0]
+        norms = np.linalg.norm(mat, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return (mat / norms).astype(np.float32, copy=False)

@@ -1,0 +1,27 @@
+"""Extraction of memories, entities and relations from conversation messages."""
+
+from deepcontext.extract.base import (
+    Classifier,
+    Decision,
+    ExistingMemory,
+    ExtractedEntity,
+    ExtractedFact,
+    ExtractedRelationship,
+    ExtractionContext,
+    ExtractionResult,
+    Extractor,
+    MessageIn,
+)
+
+__all__ = [
+    "Classifier",
+    "Decision",
+    "ExistingMemory",
+    "ExtractedEntity",
+    "ExtractedFact",
+    "ExtractedRelationship",
+    "ExtractionContext",
+    "ExtractionResult",
+    "Extractor",
+    "MessageIn",
+]

@@ -1,0 +1,166 @@
+"""Settings: one pydantic-settings object, built once when an engine is constructed and passed down.
+
+Sources, highest priority first: arguments given in code, environment variables prefixed with
+``DEEPCONTEXT_``, a ``.env`` file in the working directory, the defaults below. Nothing here runs at
+import time: the environment is read when :class:`DeepContextSettings` is instantiated.
+"""
+
+from __future__ import annotations
+
+import os
+from enum import Enum
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+__all__ = ["DeepContextSettings", "EmbedderKind", "LLMProvider"]
+
+
+class LLMProvider(str, Enum):
+    """Where LLM calls go. ``none`` keeps everything offline (rule-based extraction)."""
+
+    NONE = "none"
+    OPENAI = "openai"  # also any OpenAI-compatible server through llm_base_url (vLLM, Ollama, LM Studio, DeepSeek)
+    OPENROUTER = "openrouter"
+    LITELLM = "litellm"
+
+
+class EmbedderKind(str, Enum):
+    LOCAL = "local"  # all-MiniLM-L6-v2 on onnxruntime, bundled weights, no network
+    OPENAI = "openai"  # any OpenAI-compatible /embeddings endpoint
+    HASH = "hash"  # deterministic feature hashing: for tests and tiny installs, not for quality
+
+
+def _default_data_dir() -> Path:
+    return Path("~/.deepcontext").expanduser()
+
+
+class DeepContextSettings(BaseSettings):
+    """Every knob of deepcontext. See the README's configuration table."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="DEEPCONTEXT_",
+        env_file=".env",
+        env_file_encoding="utf-8",
+        extra="ignore",
+        validate_default=True,
+    )
+
+    # --- storage -------------------------------------------------------------------------------
+    database_url: str = Field(
+        default="",
+        description="sqlite:///path/to/file.db (default: a file under data_dir) or postgresql://user@host/db",
+    )
+    data_dir: Path = Field(default_factory=_default_data_dir, description="Where the default SQLite file lives")
+    sqlite_busy_timeout_ms: int = Field(default=60_000, ge=0)
+    vector_cache_max_rows: int = Field(
+        default=2_000_000, ge=0, description="Vectors kept in RAM across users (SQLite backend); LRU beyond"
+    )
+    db_pool_size: int = Field(default=5, ge=1, description="PostgreSQL connection pool size per process")
+
+    # --- LLM (seed-compatible names) -----------------------------------------------------------
+    llm_provider: LLMProvider = LLMProvider.OPENAI
+    openai_api_key: SecretStr | None = None
+    openrouter_api_key: SecretStr | None = None
+    llm_model: str = "gpt-4o-mini"
+    llm_base_url: str | None = Field(default=None, description="OpenAI-compatible base URL (Ollama, vLLM, ...)")
+    llm_api_key: SecretStr | None = Field(default=None, description="Key for llm_base_url, if it needs one")
+
+    # --- embeddings ----------------------------------------------------------------------------
+    embedder: EmbedderKind = EmbedderKind.LOCAL
+    embedding_model: str = Field(
+        default="all-MiniLM-L6-v2",
+        description="Model name; for embedder=openai, e.g. text-embedding-3-small",
+    )
+    embedding_dimensions: int | None = Field(
+        default=None, ge=8, le=8192, description="Vector size; default: the embedder's native size"
+    )
+    embedding_base_url: str | None = None
+    embedding_api_key: SecretStr | None = None
+    embedding_batch_size: int = Field(default=64, ge=1, le=2048)
+
+    # --- memory tuning (seed names and defaults) -------------------------------------------------
+    consolidation_threshold: int = Field(default=20, ge=2)
+    decay_half_life_days: float = Field(default=7.0, gt=0)
+    connection_similarity_threshold: float = Field(default=0.6, ge=-1.0, le=1.0)
+    max_connections_per_memory: int = Field(default=5, ge=0, le=100)
+    debug: bool = False
+    auto_consolidate: bool = True
+
+    # --- ingest --------------------------------------------------------------------------------
+    dedup_threshold: float = Field(
+        default=0.95, gt=0.0, le=1.0, description="Cosine at or above which a new memory is a duplicate (NOOP)"
+    )
+    max_message_chars: int = Field(default=32_000, ge=1, description="Largest accepted message or memory text")
+    max_messages_per_add: int = Field(default=2_000, ge=1)
+    store_turn_memories: bool = Field(
+        default=True, description="Keep every message searchable as a working-tier memory of its own"
+    )
+
+    # --- retrieval -----------------------------------------------------------------------------
+    vector_weight: float = Field(default=0.6, ge=0)
+    keyword_weight: float = Field(default=0.25, ge=0)
+    graph_weight: float = Field(default=0.15, ge=0)
+    rrf_k: int = Field(default=60, ge=1)
+    recency_half_life_days: float | None = Field(
+        default=None, gt=0, description="Half-life of the recency factor in search; default decay_half_life_days"
+    )
+    recency_floor: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Smallest recency factor: 0 gives the seed's pure exponential, which buries old memories",
+    )
+    graph_depth: int = Field(default=2, ge=0, le=5)
+    max_query_chars: int = Field(default=4_000, ge=1)
+    track_access: bool = Field(default=True, description="Count accesses of returned search results")
+
+    @field_validator("database_url")
+    @classmethod
+    def _strip(cls, v: str) -> str:
+        return v.strip()
+
+    @model_validator(mode="after")
+    def _seed_compat_keys(self) -> DeepContextSettings:
+        # The seed also read the bare OPENAI_API_KEY / OPENROUTER_API_KEY variables.
+        if self.openai_api_key is None and os.environ.get("OPENAI_API_KEY"):
+            self.openai_api_key = SecretStr(os.environ["OPENAI_API_KEY"])
+        if self.openrouter_api_key is None and os.environ.get("OPENROUTER_API_KEY"):
+            self.openrouter_api_key = SecretStr(os.environ["OPENROUTER_API_KEY"])
+        return self
+
+    # --- derived ---------------------------------------------------------------------------------
+    @property
+    def resolved_database_url(self) -> str:
+        """The database URL to open. The default SQLite file is *not* created here."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.data_dir / 'memory.db'}"
+
+    @property
+    def backend(self) -> Literal["sqlite", "postgresql"]:
+        url = self.resolved_database_url
+        scheme = url.split(":", 1)[0].split("+", 1)[0].lower()
+        if scheme == "sqlite":
+            return "sqlite"
+        if scheme in ("postgresql", "postgres"):
+            return "postgresql"
+        from deepcontext.errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"unsupported database_url scheme {scheme!r}: use sqlite:///path.db or postgresql://user@host/db"
+        )
+
+    @property
+    def effective_recency_half_life_days(self) -> float:
+        return self.recency_half_life_days or self.decay_half_life_days
+
+    def redacted(self) -> dict[str, Any]:
+        """Settings as a dict with secrets masked (for logs and `deepcontext config`)."""
+        out = self.model_dump(mode="json")
+        for k, v in list(out.items()):
+            if isinstance(getattr(self, k, None), SecretStr):
+                out[k] = "**********" if v else None
+        return out

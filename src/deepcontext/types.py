@@ -1,0 +1,254 @@
+"""Public data types: enums, input messages and the result models of the API.
+
+The names and fields of DeepContext 0.1 (``AddResponse``, ``SearchResponse``,
+``MemorySearchResult``, ``MemoryTier``, ``MemoryType``...) are kept; new fields are only added.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AddResponse",
+    "EntityInfo",
+    "EntityType",
+    "HistoryEntry",
+    "HistoryEvent",
+    "Memory",
+    "MemoryPage",
+    "MemorySearchResult",
+    "MemoryStatus",
+    "MemoryTier",
+    "MemoryType",
+    "Message",
+    "Provenance",
+    "RelationInfo",
+    "SearchResponse",
+    "ToolAction",
+    "Turn",
+]
+
+
+class MemoryTier(str, Enum):
+    """Hierarchical tiers. Working: verbatim recent turns; short-term: extracted facts and events;
+    long-term: consolidated knowledge."""
+
+    WORKING = "working"
+    SHORT_TERM = "short_term"
+    LONG_TERM = "long_term"
+
+
+class MemoryType(str, Enum):
+    SEMANTIC = "semantic"  # stable facts: "Ana works at Acme"
+    EPISODIC = "episodic"  # time-bound events: "Ana moved to Lisbon on 3 May 2024"
+    PROCEDURAL = "procedural"  # how-to knowledge: "To deploy, run make release"
+
+
+class MemoryStatus(str, Enum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"  # replaced by a newer version (superseded_by points at it)
+    MERGED = "merged"  # consolidated into a long-term memory (superseded_by points at it)
+    DECAYED = "decayed"  # importance fell under the threshold
+    DELETED = "deleted"  # soft-deleted by a user or by cleanup
+
+
+class EntityType(str, Enum):
+    PERSON = "person"
+    ORGANIZATION = "organization"
+    LOCATION = "location"
+    PRODUCT = "product"
+    TECHNOLOGY = "technology"
+    DATE = "date"
+    EVENT = "event"
+    CONCEPT = "concept"
+    PREFERENCE = "preference"
+    OTHER = "other"
+
+
+class ToolAction(str, Enum):
+    """What happens to a candidate memory when it meets the existing ones."""
+
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    REPLACE = "REPLACE"
+    DELETE = "DELETE"
+    NOOP = "NOOP"
+
+
+class HistoryEvent(str, Enum):
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    REPLACE = "REPLACE"
+    DELETE = "DELETE"
+    NOOP = "NOOP"  # a duplicate was seen again: its turn was linked as extra provenance
+    DECAY = "DECAY"
+    MERGE = "MERGE"
+    EXPIRE = "EXPIRE"
+    RESTORE = "RESTORE"
+    IMPORT = "IMPORT"
+
+
+class Message(BaseModel):
+    """One conversation message as accepted by ``add``. Plain dicts with the same keys work too."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: str
+    content: str
+    name: str | None = Field(default=None, description="Speaker name, e.g. 'Caroline'")
+    timestamp: datetime | None = Field(default=None, description="When it was said (default: the add's time)")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Provenance(BaseModel):
+    """A turn a memory was derived from."""
+
+    turn_id: int
+    conversation_id: str
+    role: str
+    speaker: str | None = None
+    said_at: datetime
+
+
+class Turn(BaseModel):
+    """A message stored verbatim: a node of its conversation's DAG."""
+
+    id: int
+    user_id: str
+    conversation_id: str
+    role: str
+    name: str | None = None
+    content: str
+    said_at: datetime
+    created_at: datetime
+    kind: str = "message"
+    parent_ids: list[int] = Field(default_factory=list)
+    archived: bool = False
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Memory(BaseModel):
+    """A memory with everything known about it."""
+
+    id: int
+    user_id: str
+    text: str
+    memory_type: MemoryType
+    tier: MemoryTier
+    status: MemoryStatus
+    importance: float
+    confidence: float
+    access_count: int
+    last_accessed_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    said_at: datetime | None = Field(default=None, description="When the source turn was said")
+    occurred_at: datetime | None = Field(default=None, description="When the fact is about")
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    expires_at: datetime | None = None
+    superseded_by: int | None = None
+    conversation_id: str | None = None
+    source: str = Field(default="rules", description="What produced it: turn, rules, llm, user, consolidation, import")
+    consolidated_from: list[int] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    sources: list[Provenance] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    pinned: bool = False
+    tags: list[str] = Field(default_factory=list)
+
+    @property
+    def is_active(self) -> bool:
+        return self.status is MemoryStatus.ACTIVE
+
+
+class MemoryPage(BaseModel):
+    """One page of ``list``. Pass ``next_cursor`` back as ``cursor`` for the next page."""
+
+    total: int
+    memories: list[Memory]
+    next_cursor: str | None = None
+
+
+class HistoryEntry(BaseModel):
+    id: int
+    memory_id: int
+    event: HistoryEvent
+    old_text: str | None = None
+    new_text: str | None = None
+    actor: str = "system"
+    reason: str | None = None
+    created_at: datetime
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class MemorySearchResult(BaseModel):
+    """A single search result (DeepContext 0.1 fields first)."""
+
+    memory_id: int
+    text: str
+    memory_type: MemoryType
+    tier: MemoryTier
+    score: float = Field(ge=0.0)
+    importance: float = 0.5
+    confidence: float = 0.8
+    created_at: datetime
+    connections: list[int] = Field(default_factory=list)
+    entities: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    # added in 0.2
+    said_at: datetime | None = None
+    occurred_at: datetime | None = None
+    conversation_id: str | None = None
+    sources: list[Provenance] = Field(default_factory=list)
+    legs: dict[str, int] = Field(default_factory=dict, description="Rank of this memory in each retrieval leg")
+    rrf_score: float = 0.0
+    access_count: int = 0
+
+
+class SearchResponse(BaseModel):
+    query: str
+    user_id: str
+    total: int
+    results: list[MemorySearchResult]
+    took_ms: float | None = None
+
+
+class AddResponse(BaseModel):
+    """What an ``add`` did (DeepContext 0.1 fields first)."""
+
+    semantic_facts: list[str] = Field(default_factory=list)
+    episodic_facts: list[str] = Field(default_factory=list)
+    entities_found: list[str] = Field(default_factory=list)
+    relationships_found: int = 0
+    memories_added: int = 0
+    memories_updated: int = 0
+    memories_replaced: int = 0
+    # added in 0.2
+    procedural_facts: list[str] = Field(default_factory=list)
+    memories_deleted: int = 0
+    memories_unchanged: int = 0
+    memory_ids: list[int] = Field(default_factory=list, description="Ids of memories written by this add")
+    turn_ids: list[int] = Field(default_factory=list, description="Ids of the stored turns, in message order")
+    conversation_id: str = "default"
+
+
+class EntityInfo(BaseModel):
+    id: int
+    name: str
+    entity_type: EntityType
+    mention_count: int
+    first_seen_at: datetime
+    last_seen_at: datetime
+
+
+class RelationInfo(BaseModel):
+    source: str
+    relation: str
+    target: str
+    strength: float
+    mention_count: int
