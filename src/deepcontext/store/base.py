@@ -1,0 +1,316 @@
+"""The store seam: everything the engine asks of a database, in one interface.
+
+Stores are synchronous (the async facade runs each call in a worker thread, one hop per operation,
+not per statement). Every method takes ``user_id`` and touches only that user's rows. Every write
+method is one transaction: it applies completely or not at all.
+
+The data classes below are the vocabulary between the engine and a store: *plans* describe a write
+completely before it starts, so no transaction is ever open while an embedder or an LLM works.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from deepcontext.types import (
+    EntityType,
+    HistoryEntry,
+    HistoryEvent,
+    Memory,
+    MemoryStatus,
+    MemoryTier,
+    MemoryType,
+    Provenance,
+    Turn,
+)
+
+__all__ = [
+    "AddOutcome",
+    "AddPlan",
+    "EntityUpsert",
+    "MemoryChange",
+    "MemoryFilters",
+    "NewMemory",
+    "NewTurn",
+    "RelationUpsert",
+    "Store",
+]
+
+
+@dataclass(slots=True)
+class MemoryFilters:
+    """Filters every retrieval leg and ``list`` honour. ``None`` means no restriction."""
+
+    tiers: tuple[MemoryTier, ...] | None = None
+    types: tuple[MemoryType, ...] | None = None
+    conversation_ids: tuple[str, ...] | None = None
+    after: datetime | None = None  # said_at (or created_at when unknown) >= after
+    before: datetime | None = None  # said_at (or created_at) < before
+    metadata: dict[str, Any] | None = None  # equality on top-level keys, all must match
+    statuses: tuple[MemoryStatus, ...] = (MemoryStatus.ACTIVE,)
+    include_expired: bool = False
+
+    @property
+    def only_active(self) -> bool:
+        return self.statuses == (MemoryStatus.ACTIVE,)
+
+
+@dataclass(slots=True)
+class NewTurn:
+    role: str
+    content: str
+    content_hash: str
+    said_at: datetime
+    name: str | None = None
+    kind: str = "message"
+    metadata: dict[str, Any] = field(default_factory=dict)
+    #: explicit parents (turn ids). None: chain after the conversation's tip (or the previous new turn)
+    parent_ids: list[int] | None = None
+
+
+@dataclass(slots=True)
+class NewMemory:
+    text: str
+    content_hash: str
+    memory_type: MemoryType
+    tier: MemoryTier
+    importance: float
+    confidence: float
+    embedding: np.ndarray | None
+    source: str = "rules"
+    said_at: datetime | None = None
+    occurred_at: datetime | None = None
+    valid_from: datetime | None = None
+    expires_at: datetime | None = None
+    conversation_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    #: provenance: indices into AddPlan.turns, and/or ids of turns stored earlier
+    source_turn_indices: list[int] = field(default_factory=list)
+    source_turn_ids: list[int] = field(default_factory=list)
+    entity_names: list[str] = field(default_factory=list)
+    #: (existing memory id, cosine) pairs above the connection threshold
+    links: list[tuple[int, float]] = field(default_factory=list)
+    consolidated_from: list[int] = field(default_factory=list)
+    pinned: bool = False
+    tags: list[str] = field(default_factory=list)
+    canonical_key: str | None = None
+    #: the existing memory this one replaces (UPDATE / REPLACE): it becomes superseded
+    supersedes: int | None = None
+    event: HistoryEvent = HistoryEvent.ADD
+    reason: str | None = None
+    #: if an active memory with the same content hash exists when the write happens, link the
+    #: provenance to it instead of inserting (exact duplicates never become two rows)
+    dedupe: bool = True
+
+
+@dataclass(slots=True)
+class MemoryChange:
+    """A change to an existing memory inside an add (DELETE or NOOP-with-provenance)."""
+
+    memory_id: int
+    action: HistoryEvent  # DELETE | NOOP
+    reason: str | None = None
+    source_turn_indices: list[int] = field(default_factory=list)
+    source_turn_ids: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class EntityUpsert:
+    name: str
+    norm_name: str
+    entity_type: EntityType
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class RelationUpsert:
+    source_norm: str
+    target_norm: str
+    relation: str
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class AddPlan:
+    """Everything one ``add`` writes, decided before the transaction starts."""
+
+    user_id: str
+    conversation_id: str
+    now: datetime
+    turns: list[NewTurn] = field(default_factory=list)
+    memories: list[NewMemory] = field(default_factory=list)
+    changes: list[MemoryChange] = field(default_factory=list)
+    entities: list[EntityUpsert] = field(default_factory=list)
+    relations: list[RelationUpsert] = field(default_factory=list)
+    actor: str = "system"
+    #: mark the user for consolidation (the lifecycle picks it up; add never waits for it)
+    consolidation_due: bool = False
+
+
+@dataclass(slots=True)
+class AddOutcome:
+    turn_ids: list[int]
+    #: per plan.memories: the new id, or the id of the existing duplicate it was folded into
+    memory_ids: list[int]
+    #: per plan.memories: True if a row was inserted, False if folded into an existing duplicate
+    inserted: list[bool]
+    entity_ids: dict[str, int]
+    relations_written: int
+
+
+class Store(ABC):
+    """A database holding memories, turns and the knowledge graph of many users."""
+
+    backend: str = "abstract"
+
+    # --- lifecycle ----------------------------------------------------------------------------
+    @abstractmethod
+    def migrate(self) -> int:
+        """Create or upgrade the schema to the current version; returns the version."""
+
+    @abstractmethod
+    def schema_version(self) -> int:
+        """The schema version of the database (0 for an empty one)."""
+
+    @abstractmethod
+    def ensure_embedder(self, model_id: str, dimensions: int) -> None:
+        """Record the embedder on first use; raise ConfigurationError if the database holds vectors
+        of another model or size."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    # --- writes -------------------------------------------------------------------------------
+    @abstractmethod
+    def apply_add(self, plan: AddPlan) -> AddOutcome:
+        """Write an add: turns, memories, provenance, graph, history. One transaction."""
+
+    @abstractmethod
+    def update_memory(
+        self,
+        user_id: str,
+        memory_id: int,
+        *,
+        text: str,
+        content_hash: str,
+        embedding: np.ndarray | None,
+        now: datetime,
+        actor: str,
+        reason: str | None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Memory:
+        """Change a memory's text in place; the old text goes to history. Raises MemoryNotFoundError."""
+
+    @abstractmethod
+    def delete_memory(self, user_id: str, memory_id: int, *, now: datetime, actor: str, reason: str | None) -> Memory:
+        """Soft-delete (status deleted); history entry. Raises MemoryNotFoundError."""
+
+    @abstractmethod
+    def delete_user(self, user_id: str) -> dict[str, int]:
+        """Remove every row of the user from every table (and caches); counts per table."""
+
+    @abstractmethod
+    def bump_access(self, user_id: str, memory_ids: Sequence[int], now: datetime) -> None:
+        """Atomically increment access counts of these memories."""
+
+    # --- reads --------------------------------------------------------------------------------
+    @abstractmethod
+    def get_memories(self, user_id: str, memory_ids: Sequence[int], *, details: bool = True) -> list[Memory]:
+        """Memories by id (any status), in the order given; unknown ids are skipped. With ``details``
+        the sources, entities and links are filled."""
+
+    @abstractmethod
+    def list_memories(
+        self,
+        user_id: str,
+        filters: MemoryFilters,
+        *,
+        limit: int,
+        cursor: str | None,
+        now: datetime,
+    ) -> tuple[list[Memory], int, str | None]:
+        """A page of memories, newest first: (memories, total matching, next cursor)."""
+
+    @abstractmethod
+    def find_active_by_hash(self, user_id: str, hashes: Sequence[str], now: datetime) -> dict[str, int]:
+        """Active, unexpired memories with these content hashes: hash -> memory id."""
+
+    @abstractmethod
+    def history(self, user_id: str, memory_id: int) -> list[HistoryEntry]:
+        """Every change of a memory, oldest first. Raises MemoryNotFoundError."""
+
+    @abstractmethod
+    def memory_links(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[int]]: ...
+
+    @abstractmethod
+    def get_turns(self, user_id: str, turn_ids: Sequence[int]) -> list[Turn]: ...
+
+    @abstractmethod
+    def recent_turns(self, user_id: str, conversation_id: str, limit: int) -> list[Turn]:
+        """The last turns of a conversation (by id), oldest first."""
+
+    @abstractmethod
+    def count_rows(self, user_id: str) -> dict[str, int]:
+        """Rows of this user per table (for checks and `deepcontext stats`)."""
+
+    @abstractmethod
+    def list_users(self) -> list[str]: ...
+
+    # --- retrieval legs: ranked (memory_id, leg score), best first ----------------------------
+    @abstractmethod
+    def vector_search(
+        self, user_id: str, query: np.ndarray, k: int, filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, float]]: ...
+
+    @abstractmethod
+    def keyword_search(
+        self, user_id: str, terms: Sequence[str], k: int, filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, float]]: ...
+
+    @abstractmethod
+    def match_entities(self, user_id: str, norm_names: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """Entities whose normalised name is one of ``norm_names``: norm -> (id, mention_count)."""
+
+    @abstractmethod
+    def entity_neighbourhood(
+        self, user_id: str, entity_ids: Sequence[int], depth: int
+    ) -> list[dict[str, Any]]:
+        """Entities reachable within ``depth`` hops (both directions), breadth first. Each item:
+        {id, entity, entity_type, relation, depth, strength, via, mention_count}. Start entities
+        come first with depth 0."""
+
+    @abstractmethod
+    def memories_for_entities(
+        self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int
+    ) -> list[tuple[int, int]]:
+        """(memory_id, entity_id) pairs of memories mentioning these entities (limit per call)."""
+
+    @abstractmethod
+    def memory_entities(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]: ...
+
+    @abstractmethod
+    def sources(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[Provenance]]: ...
+
+    # --- key/value (deepcq tiers and other per-user state) -------------------------------------
+    @abstractmethod
+    def kv_get(self, user_id: str, namespace: str, key: str) -> Any | None: ...
+
+    @abstractmethod
+    def kv_put(self, user_id: str, namespace: str, key: str, value: Any, now: datetime) -> None: ...
+
+    @abstractmethod
+    def kv_delete(self, user_id: str, namespace: str, key: str) -> bool: ...
+
+    @abstractmethod
+    def kv_list(self, user_id: str, namespace: str) -> dict[str, Any]: ...
+
+    # --- export -------------------------------------------------------------------------------
+    @abstractmethod
+    def iter_memories(self, user_id: str, *, batch: int = 500) -> Iterator[Memory]:
+        """Every memory of the user (any status), by id, with details."""

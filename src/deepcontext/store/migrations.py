@@ -1,0 +1,322 @@
+"""Schema migrations: named, ordered, transactional steps, one list for every backend.
+
+Each :class:`Migration` is a list of steps. A step has a *model* (what it adds to the SQLAlchemy
+description of the schema; :func:`deepcontext.store.schema.build_metadata` replays them all) and an
+*apply* (the DDL it runs on a database of a given dialect). So the tables the code queries and the
+tables the migrations create come from the same declarations.
+
+A database records its version in ``dc_meta['schema_version']``; :func:`migrate` applies the
+missing migrations in one transaction each, under a lock (SQLite: BEGIN IMMEDIATE; PostgreSQL: an
+advisory lock), so several processes starting at once upgrade it exactly once.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.engine import Connection
+
+from deepcontext.store.schema import JSONType, UTCDateTime, VectorType, pk_type
+
+__all__ = ["MIGRATIONS", "AddColumn", "CreateTables", "Migration", "RawSQL", "Step", "latest_version"]
+
+
+class Step(ABC):
+    def model(self, md: MetaData, dim: int) -> None:  # noqa: B027 - optional
+        """Add this step's tables / columns / indexes to the schema description."""
+
+    @abstractmethod
+    def apply(self, conn: Connection, md: MetaData, dim: int) -> None:
+        """Run the DDL on ``conn``; ``md`` is the description *after* :meth:`model`."""
+
+
+@dataclass
+class CreateTables(Step):
+    define: Callable[[MetaData, int], None]
+    _names: list[str] = field(default_factory=list)
+
+    def model(self, md: MetaData, dim: int) -> None:
+        before = set(md.tables)
+        self.define(md, dim)
+        self._names = [n for n in md.tables if n not in before]
+
+    def apply(self, conn: Connection, md: MetaData, dim: int) -> None:
+        for name in self._names:
+            md.tables[name].create(conn)
+
+
+@dataclass
+class AddColumn(Step):
+    table: str
+    column: Callable[[int], Column]  # type: ignore[type-arg]
+
+    def model(self, md: MetaData, dim: int) -> None:
+        md.tables[self.table].append_column(self.column(dim))
+
+    def apply(self, conn: Connection, md: MetaData, dim: int) -> None:
+        from alembic.migration import MigrationContext
+        from alembic.operations import Operations
+
+        op = Operations(MigrationContext.configure(conn))
+        op.add_column(self.table, self.column(dim))
+
+
+@dataclass
+class RawSQL(Step):
+    """Dialect-specific DDL (virtual tables, extensions, special indexes)."""
+
+    sqlite: Callable[[int], list[str]] | None = None
+    postgresql: Callable[[int], list[str]] | None = None
+
+    def apply(self, conn: Connection, md: MetaData, dim: int) -> None:
+        make = self.sqlite if conn.dialect.name == "sqlite" else self.postgresql
+        for stmt in make(dim) if make else []:
+            conn.execute(text(stmt))
+
+
+@dataclass
+class Migration:
+    version: int
+    name: str
+    steps: list[Step]
+
+
+def _v1_tables(md: MetaData, dim: int) -> None:
+    """Version 1: the initial schema."""
+    Table(
+        "dc_meta",
+        md,
+        Column("key", String(64), primary_key=True),
+        Column("value", Text, nullable=False),
+    )
+    Table(
+        "users",
+        md,
+        Column("user_id", String(255), primary_key=True),
+        # bumped by every write that changes memories: caches compare it to know what to reload
+        Column("version", BigInteger, nullable=False, default=0),
+        # random token made when the row is created: a re-created user never matches an old cache
+        Column("incarnation", String(32), nullable=False),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("updated_at", UTCDateTime, nullable=False),
+        Column("consolidation_due", Boolean, nullable=False, default=False),
+    )
+    Table(
+        "conversations",
+        md,
+        Column("user_id", String(255), primary_key=True),
+        Column("conversation_id", String(255), primary_key=True),
+        Column("tip_turn_id", pk_type, nullable=True),
+        Column("summary", Text, nullable=True),
+        Column("summary_turn_id", pk_type, nullable=True),
+        Column("summary_updated_at", UTCDateTime, nullable=True),
+        Column("turn_count", Integer, nullable=False, default=0),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("updated_at", UTCDateTime, nullable=False),
+        Column("metadata", JSONType, nullable=False, default=dict),
+    )
+    Table(
+        "turns",
+        md,
+        Column("id", pk_type, primary_key=True, autoincrement=True),
+        Column("user_id", String(255), nullable=False),
+        Column("conversation_id", String(255), nullable=False),
+        Column("role", String(32), nullable=False),
+        Column("name", String(255), nullable=True),
+        Column("content", Text, nullable=False),
+        Column("content_hash", String(32), nullable=False),
+        Column("kind", String(16), nullable=False, default="message"),  # message | summary
+        Column("said_at", UTCDateTime, nullable=False),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("archived", Boolean, nullable=False, default=False),
+        Column("summarized_by", pk_type, nullable=True),
+        Column("summary_of", JSONType, nullable=False, default=list),
+        Column("tags", JSONType, nullable=False, default=list),
+        Column("metadata", JSONType, nullable=False, default=dict),
+        Index("ix_turns_user_conv", "user_id", "conversation_id", "id"),
+    )
+    Table(
+        "turn_edges",
+        md,
+        Column("user_id", String(255), nullable=False),
+        Column("child_id", pk_type, ForeignKey("turns.id", ondelete="CASCADE"), primary_key=True),
+        Column("parent_id", pk_type, ForeignKey("turns.id", ondelete="CASCADE"), primary_key=True),
+        Column("position", Integer, nullable=False, default=0),
+        Index("ix_turn_edges_parent", "parent_id"),
+    )
+    Table(
+        "memories",
+        md,
+        Column("id", pk_type, primary_key=True, autoincrement=True),
+        Column("user_id", String(255), nullable=False),
+        Column("text", Text, nullable=False),
+        Column("content_hash", String(32), nullable=False),
+        Column("memory_type", String(16), nullable=False),
+        Column("tier", String(16), nullable=False),
+        Column("status", String(16), nullable=False, default="active"),
+        Column("importance", Float, nullable=False),
+        Column("base_importance", Float, nullable=False),  # importance at the last reinforcement
+        Column("confidence", Float, nullable=False),
+        Column("access_count", Integer, nullable=False, default=0),
+        Column("last_accessed_at", UTCDateTime, nullable=True),
+        Column("reinforced_at", UTCDateTime, nullable=False),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("updated_at", UTCDateTime, nullable=False),
+        Column("said_at", UTCDateTime, nullable=True),
+        Column("occurred_at", UTCDateTime, nullable=True),
+        Column("valid_from", UTCDateTime, nullable=True),
+        Column("valid_to", UTCDateTime, nullable=True),
+        Column("expires_at", UTCDateTime, nullable=True),
+        Column("deleted_at", UTCDateTime, nullable=True),
+        Column("superseded_by", pk_type, nullable=True),
+        Column("conversation_id", String(255), nullable=True),
+        Column("source", String(32), nullable=False, default="rules"),
+        Column("consolidated_from", JSONType, nullable=False, default=list),
+        Column("metadata", JSONType, nullable=False, default=dict),
+        Column("pinned", Boolean, nullable=False, default=False),
+        Column("tags", JSONType, nullable=False, default=list),
+        Column("canonical_key", String(255), nullable=True),
+        Column("embedding", VectorType(dim), nullable=True),
+        # the users.version of the write that last changed this row (incremental cache refresh)
+        Column("rev", BigInteger, nullable=False, default=0),
+        Index("ix_memories_user_status", "user_id", "status", "tier"),
+        Index("ix_memories_user_hash", "user_id", "content_hash"),
+        Index("ix_memories_user_rev", "user_id", "rev"),
+        Index("ix_memories_user_created", "user_id", "created_at", "id"),
+    )
+    Table(
+        "memory_sources",
+        md,
+        Column("memory_id", pk_type, ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True),
+        Column("turn_id", pk_type, ForeignKey("turns.id", ondelete="CASCADE"), primary_key=True),
+        Column("user_id", String(255), nullable=False),
+        Index("ix_memory_sources_turn", "turn_id"),
+    )
+    Table(
+        "memory_history",
+        md,
+        Column("id", pk_type, primary_key=True, autoincrement=True),
+        Column("user_id", String(255), nullable=False),
+        Column("memory_id", pk_type, nullable=False),
+        Column("event", String(16), nullable=False),
+        Column("old_text", Text, nullable=True),
+        Column("new_text", Text, nullable=True),
+        Column("actor", String(64), nullable=False, default="system"),
+        Column("reason", Text, nullable=True),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("details", JSONType, nullable=False, default=dict),
+        Index("ix_memory_history_memory", "user_id", "memory_id", "id"),
+    )
+    Table(
+        "memory_links",
+        md,
+        Column("memory_id", pk_type, ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True),
+        Column("other_id", pk_type, ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True),
+        Column("user_id", String(255), nullable=False),
+        Column("similarity", Float, nullable=False),
+        Index("ix_memory_links_other", "other_id"),
+    )
+    Table(
+        "entities",
+        md,
+        Column("id", pk_type, primary_key=True, autoincrement=True),
+        Column("user_id", String(255), nullable=False),
+        Column("name", String(512), nullable=False),
+        Column("norm_name", String(512), nullable=False),
+        Column("entity_type", String(32), nullable=False),
+        Column("mention_count", Integer, nullable=False, default=1),
+        Column("first_seen_at", UTCDateTime, nullable=False),
+        Column("last_seen_at", UTCDateTime, nullable=False),
+        Column("attributes", JSONType, nullable=False, default=dict),
+        UniqueConstraint("user_id", "norm_name", name="uq_entities_user_name"),
+    )
+    Table(
+        "relations",
+        md,
+        Column("id", pk_type, primary_key=True, autoincrement=True),
+        Column("user_id", String(255), nullable=False),
+        Column("source_id", pk_type, ForeignKey("entities.id", ondelete="CASCADE"), nullable=False),
+        Column("target_id", pk_type, ForeignKey("entities.id", ondelete="CASCADE"), nullable=False),
+        Column("relation", String(128), nullable=False),
+        Column("strength", Float, nullable=False, default=1.0),
+        Column("mention_count", Integer, nullable=False, default=1),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("updated_at", UTCDateTime, nullable=False),
+        Column("properties", JSONType, nullable=False, default=dict),
+        UniqueConstraint("user_id", "source_id", "relation", "target_id", name="uq_relations_edge"),
+        Index("ix_relations_target", "user_id", "target_id"),
+    )
+    Table(
+        "memory_entities",
+        md,
+        Column("memory_id", pk_type, ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True),
+        Column("entity_id", pk_type, ForeignKey("entities.id", ondelete="CASCADE"), primary_key=True),
+        Column("user_id", String(255), nullable=False),
+        Index("ix_memory_entities_entity", "entity_id"),
+    )
+    Table(
+        "kv",
+        md,
+        Column("user_id", String(255), primary_key=True),
+        Column("namespace", String(64), primary_key=True),
+        Column("key", String(512), primary_key=True),
+        Column("value", JSONType, nullable=False),
+        Column("updated_at", UTCDateTime, nullable=False),
+    )
+    Table(
+        "locks",
+        md,
+        Column("user_id", String(255), primary_key=True),
+        Column("name", String(64), primary_key=True),
+        Column("owner", String(128), nullable=False),
+        Column("expires_at", UTCDateTime, nullable=False),
+    )
+    Table(
+        "api_keys",
+        md,
+        Column("id", pk_type, primary_key=True, autoincrement=True),
+        Column("key_id", String(32), nullable=False, unique=True),  # public prefix shown in listings
+        Column("key_hash", String(128), nullable=False),
+        Column("tenant", String(255), nullable=False),
+        Column("name", String(255), nullable=True),
+        Column("user_ids", JSONType, nullable=True),  # null: every user of the tenant
+        Column("read_only", Boolean, nullable=False, default=False),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("revoked_at", UTCDateTime, nullable=True),
+        Column("last_used_at", UTCDateTime, nullable=True),
+    )
+
+
+def _v1_sqlite_fts(dim: int) -> list[str]:
+    # keyword index: rowid = memories.id, body = deepcontext.text.search_text(memory text)
+    return [
+        "CREATE VIRTUAL TABLE memory_fts USING fts5("
+        "body, tokenize = 'porter unicode61 remove_diacritics 2')",
+    ]
+
+
+MIGRATIONS: list[Migration] = [
+    Migration(1, "initial schema", [CreateTables(_v1_tables), RawSQL(sqlite=_v1_sqlite_fts)]),
+]
+
+
+def latest_version() -> int:
+    return MIGRATIONS[-1].version

@@ -1,0 +1,1079 @@
+"""What SQLite and PostgreSQL stores share: SQLAlchemy Core queries over the common schema.
+
+Backends subclass :class:`SQLStore` and provide the engine, the transaction flavour, the keyword
+index and the vector leg. Everything else (turns, memories, provenance, history, graph, kv,
+listing, export, user deletion) is written once here.
+"""
+
+from __future__ import annotations
+
+import base64
+import secrets
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Connection, Engine, and_, delete, func, insert, or_, select, update
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.sql.elements import ColumnElement
+
+from deepcontext.errors import (
+    ConfigurationError,
+    DeepContextError,
+    MemoryNotFoundError,
+    MigrationError,
+    StorageError,
+    TurnNotFoundError,
+)
+from deepcontext.store.base import AddOutcome, AddPlan, MemoryFilters, Store
+from deepcontext.store.migrations import MIGRATIONS, latest_version
+from deepcontext.store.schema import Tables, build_metadata
+from deepcontext.types import (
+    EntityType,
+    HistoryEntry,
+    HistoryEvent,
+    Memory,
+    MemoryStatus,
+    MemoryTier,
+    MemoryType,
+    Provenance,
+    Turn,
+)
+
+__all__ = ["SQLStore"]
+
+_META_VERSION = "schema_version"
+
+
+def _chunks(seq: Sequence[Any], n: int = 500) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(seq), n):
+        yield seq[i : i + n]
+
+
+class SQLStore(Store):
+    """Common SQL implementation. Subclasses set ``engine`` and implement the abstract hooks."""
+
+    engine: Engine
+
+    def __init__(self, url: str, dim: int, *, tracer: Any = None) -> None:
+        self.url = url
+        self.dim = dim
+        self.metadata = build_metadata(dim)
+        self.t = Tables(self.metadata)
+        self.tracer = tracer
+
+    # ------------------------------------------------------------------------------------------
+    # transactions
+    # ------------------------------------------------------------------------------------------
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        """A write transaction. Errors roll back and surface as StorageError (ours pass through)."""
+        try:
+            with self._begin_write() as conn:
+                yield conn
+        except DeepContextError:
+            raise
+        except SQLAlchemyError as exc:
+            raise StorageError(f"database write failed: {exc.__class__.__name__}: {exc.orig or exc}") from exc
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        try:
+            with self.engine.connect() as conn:
+                yield conn
+        except DeepContextError:
+            raise
+        except SQLAlchemyError as exc:
+            raise StorageError(f"database read failed: {exc.__class__.__name__}: {exc.orig or exc}") from exc
+
+    def _begin_write(self) -> Any:
+        """Context manager yielding a connection inside a write transaction."""
+        return self.engine.begin()
+
+    # hooks for the backend --------------------------------------------------------------------
+    def _index_texts(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
+        """Add (memory_id, text) rows to the keyword index (if it is not maintained by the DB)."""
+
+    def _unindex(self, conn: Connection, memory_ids: Sequence[int]) -> None:
+        """Remove memories from the keyword index."""
+
+    def _migration_lock(self, conn: Connection) -> None:
+        """Serialise migrations across processes (inside the transaction)."""
+
+    def _forget_user_caches(self, user_id: str) -> None:
+        """Drop in-process caches of a user."""
+
+    def _upsert(self, table: Any) -> Any:
+        """The dialect's INSERT supporting ON CONFLICT (sqlite / postgresql insert())."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------------------------------
+    # schema
+    # ------------------------------------------------------------------------------------------
+    def schema_version(self) -> int:
+        with self._read() as conn:
+            return self._version(conn)
+
+    def _version(self, conn: Connection) -> int:
+        if not self.engine.dialect.has_table(conn, "dc_meta"):
+            return 0
+        row = conn.execute(select(self.t.meta.c.value).where(self.t.meta.c.key == _META_VERSION)).first()
+        return int(row[0]) if row else 0
+
+    def migrate(self) -> int:
+        target = latest_version()
+        try:
+            with self._write() as conn:
+                self._migration_lock(conn)
+                current = self._version(conn)
+                if current > target:
+                    raise MigrationError(
+                        f"database schema version {current} is newer than this deepcontext ({target}); upgrade deepcontext"
+                    )
+                if current == target:
+                    return current
+                from sqlalchemy import MetaData
+
+                md = MetaData()
+                for migration in MIGRATIONS:
+                    for step in migration.steps:
+                        step.model(md, self.dim)
+                        if migration.version > current:
+                            step.apply(conn, md, self.dim)
+                self._set_meta(conn, _META_VERSION, str(target))
+                return target
+        except MigrationError:
+            raise
+        except StorageError as exc:
+            raise MigrationError(f"migration failed: {exc}") from exc
+
+    def _set_meta(self, conn: Connection, key: str, value: str) -> None:
+        m = self.t.meta
+        if conn.execute(select(m.c.key).where(m.c.key == key)).first():
+            conn.execute(update(m).where(m.c.key == key).values(value=value))
+        else:
+            conn.execute(insert(m).values(key=key, value=value))
+
+    def ensure_embedder(self, model_id: str, dimensions: int) -> None:
+        m = self.t.meta
+        with self._write() as conn:
+            rows = dict(
+                conn.execute(select(m.c.key, m.c.value).where(m.c.key.in_(["embedder", "dimensions"]))).all()
+            )
+            if not rows:
+                self._set_meta(conn, "embedder", model_id)
+                self._set_meta(conn, "dimensions", str(dimensions))
+                return
+            if rows.get("embedder") != model_id or rows.get("dimensions") != str(dimensions):
+                raise ConfigurationError(
+                    f"this database holds vectors of embedder {rows.get('embedder')!r} "
+                    f"({rows.get('dimensions')} dims) but the configured embedder is {model_id!r} "
+                    f"({dimensions} dims); use the same embedder or another database"
+                )
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # ------------------------------------------------------------------------------------------
+    # writes
+    # ------------------------------------------------------------------------------------------
+    def _bump_user(self, conn: Connection, user_id: str, now: datetime, *, consolidation_due: bool = False) -> int:
+        """Create the user row if needed and increment its version; returns the new version."""
+        u = self.t.users
+        values: dict[str, Any] = {"version": u.c.version + 1, "updated_at": now}
+        if consolidation_due:
+            values["consolidation_due"] = True
+        res = conn.execute(update(u).where(u.c.user_id == user_id).values(**values).returning(u.c.version)).first()
+        if res is not None:
+            return int(res[0])
+        conn.execute(
+            insert(u).values(
+                user_id=user_id,
+                version=1,
+                incarnation=secrets.token_hex(8),
+                created_at=now,
+                updated_at=now,
+                consolidation_due=consolidation_due,
+            )
+        )
+        return 1
+
+    def _check_turns(self, conn: Connection, user_id: str, turn_ids: Sequence[int]) -> None:
+        ids = sorted(set(turn_ids))
+        if not ids:
+            return
+        tt = self.t.turns
+        found = {
+            r[0] for r in conn.execute(select(tt.c.id).where(tt.c.user_id == user_id, tt.c.id.in_(ids))).all()
+        }
+        missing = [i for i in ids if i not in found]
+        if missing:
+            raise TurnNotFoundError(missing[0], user_id)
+
+    def _active_memory(self, conn: Connection, user_id: str, memory_id: int) -> Any:
+        mt = self.t.memories
+        row = conn.execute(select(mt).where(mt.c.user_id == user_id, mt.c.id == memory_id)).first()
+        if row is None or row.status != MemoryStatus.ACTIVE.value:
+            raise MemoryNotFoundError(memory_id, user_id)
+        return row
+
+    def _history(
+        self,
+        conn: Connection,
+        user_id: str,
+        memory_id: int,
+        event: HistoryEvent,
+        now: datetime,
+        *,
+        old_text: str | None = None,
+        new_text: str | None = None,
+        actor: str = "system",
+        reason: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        conn.execute(
+            insert(self.t.memory_history).values(
+                user_id=user_id,
+                memory_id=memory_id,
+                event=event.value,
+                old_text=old_text,
+                new_text=new_text,
+                actor=actor,
+                reason=reason,
+                created_at=now,
+                details=details or {},
+            )
+        )
+
+    def _link_sources(self, conn: Connection, user_id: str, memory_id: int, turn_ids: Sequence[int]) -> int:
+        if not turn_ids:
+            return 0
+        ms = self.t.memory_sources
+        have = {
+            r[0]
+            for r in conn.execute(
+                select(ms.c.turn_id).where(ms.c.memory_id == memory_id, ms.c.turn_id.in_(list(set(turn_ids))))
+            ).all()
+        }
+        new = [tid for tid in dict.fromkeys(turn_ids) if tid not in have]
+        if new:
+            conn.execute(insert(ms), [{"memory_id": memory_id, "turn_id": tid, "user_id": user_id} for tid in new])
+        return len(new)
+
+    def _upsert_entities(self, conn: Connection, plan: AddPlan) -> dict[str, int]:
+        et = self.t.entities
+        ids: dict[str, int] = {}
+        for e in plan.entities:
+            if e.norm_name in ids:
+                continue
+            stmt = self._upsert(et).values(
+                user_id=plan.user_id,
+                name=e.name,
+                norm_name=e.norm_name,
+                entity_type=e.entity_type.value,
+                mention_count=1,
+                first_seen_at=plan.now,
+                last_seen_at=plan.now,
+                attributes=e.attributes,
+            )
+            stmt = stmt.on_conflict_do_update(
+                index_elements=[et.c.user_id, et.c.norm_name],
+                set_={
+                    "mention_count": et.c.mention_count + 1,
+                    "last_seen_at": plan.now,
+                    # a typed mention upgrades an entity first seen as OTHER
+                    "entity_type": func.coalesce(
+                        func.nullif(et.c.entity_type, EntityType.OTHER.value), stmt.excluded.entity_type
+                    ),
+                },
+            ).returning(et.c.id)
+            ids[e.norm_name] = int(conn.execute(stmt).scalar_one())
+        return ids
+
+    def apply_add(self, plan: AddPlan) -> AddOutcome:
+        t = self.t
+        now = plan.now
+        with self._write() as conn:
+            rev = self._bump_user(conn, plan.user_id, now, consolidation_due=plan.consolidation_due)
+            turn_ids = self._insert_turns(conn, plan, rev)
+            entity_ids = self._upsert_entities(conn, plan)
+
+            # exact duplicates already stored (checked inside the transaction: races cannot duplicate)
+            hashes = [m.content_hash for m in plan.memories if m.dedupe]
+            existing = self._active_hashes(conn, plan.user_id, hashes, now) if hashes else {}
+
+            memory_ids: list[int] = []
+            inserted: list[bool] = []
+            fts_rows: list[tuple[int, str]] = []
+            for nm in plan.memories:
+                src = [turn_ids[i] for i in nm.source_turn_indices] + list(nm.source_turn_ids)
+                if nm.source_turn_ids:
+                    self._check_turns(conn, plan.user_id, nm.source_turn_ids)
+                dup = existing.get(nm.content_hash) if nm.dedupe else None
+                if dup is not None and dup != nm.supersedes:
+                    added = self._link_sources(conn, plan.user_id, dup, src)
+                    self._history(
+                        conn,
+                        plan.user_id,
+                        dup,
+                        HistoryEvent.NOOP,
+                        now,
+                        actor=plan.actor,
+                        reason=nm.reason or "seen again",
+                        details={"turn_ids": src[:50], "new_sources": added},
+                    )
+                    memory_ids.append(dup)
+                    inserted.append(False)
+                    continue
+                old = self._active_memory(conn, plan.user_id, nm.supersedes) if nm.supersedes else None
+                mid = int(
+                    conn.execute(
+                        insert(t.memories)
+                        .values(
+                            user_id=plan.user_id,
+                            text=nm.text,
+                            content_hash=nm.content_hash,
+                            memory_type=nm.memory_type.value,
+                            tier=nm.tier.value,
+                            status=MemoryStatus.ACTIVE.value,
+                            importance=nm.importance,
+                            base_importance=nm.importance,
+                            confidence=nm.confidence,
+                            access_count=0,
+                            reinforced_at=now,
+                            created_at=now,
+                            updated_at=now,
+                            said_at=nm.said_at,
+                            occurred_at=nm.occurred_at,
+                            valid_from=nm.valid_from or nm.said_at or now,
+                            expires_at=nm.expires_at,
+                            conversation_id=nm.conversation_id,
+                            source=nm.source,
+                            consolidated_from=nm.consolidated_from,
+                            metadata=nm.metadata,
+                            pinned=nm.pinned,
+                            tags=nm.tags,
+                            canonical_key=nm.canonical_key,
+                            embedding=nm.embedding,
+                            rev=rev,
+                        )
+                        .returning(t.memories.c.id)
+                    ).scalar_one()
+                )
+                existing[nm.content_hash] = mid
+                memory_ids.append(mid)
+                inserted.append(True)
+                fts_rows.append((mid, nm.text))
+                self._link_sources(conn, plan.user_id, mid, src)
+                ents = {entity_ids[n] for n in nm.entity_names if n in entity_ids}
+                if ents:
+                    conn.execute(
+                        insert(t.memory_entities),
+                        [{"memory_id": mid, "entity_id": e, "user_id": plan.user_id} for e in sorted(ents)],
+                    )
+                links = [(o, s) for o, s in nm.links if o != mid]
+                if links:
+                    rows = [{"memory_id": mid, "other_id": o, "user_id": plan.user_id, "similarity": s} for o, s in links]
+                    rows += [{"memory_id": o, "other_id": mid, "user_id": plan.user_id, "similarity": s} for o, s in links]
+                    self._insert_links(conn, plan.user_id, rows)
+                self._history(
+                    conn,
+                    plan.user_id,
+                    mid,
+                    nm.event,
+                    now,
+                    old_text=old.text if old is not None else None,
+                    new_text=nm.text,
+                    actor=plan.actor,
+                    reason=nm.reason,
+                    details={"turn_ids": src[:50], "supersedes": nm.supersedes} if nm.supersedes else {"turn_ids": src[:50]},
+                )
+                if old is not None:
+                    conn.execute(
+                        update(t.memories)
+                        .where(t.memories.c.id == old.id)
+                        .values(
+                            status=MemoryStatus.SUPERSEDED.value,
+                            valid_to=now,
+                            superseded_by=mid,
+                            updated_at=now,
+                            rev=rev,
+                        )
+                    )
+                    self._history(
+                        conn,
+                        plan.user_id,
+                        old.id,
+                        nm.event,
+                        now,
+                        old_text=old.text,
+                        new_text=nm.text,
+                        actor=plan.actor,
+                        reason=nm.reason or f"superseded by memory {mid}",
+                        details={"superseded_by": mid},
+                    )
+
+            for ch in plan.changes:
+                src = [turn_ids[i] for i in ch.source_turn_indices] + list(ch.source_turn_ids)
+                row = self._active_memory(conn, plan.user_id, ch.memory_id)
+                if ch.action is HistoryEvent.DELETE:
+                    conn.execute(
+                        update(t.memories)
+                        .where(t.memories.c.id == row.id)
+                        .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev)
+                    )
+                    self._history(
+                        conn, plan.user_id, row.id, HistoryEvent.DELETE, now,
+                        old_text=row.text, actor=plan.actor, reason=ch.reason, details={"turn_ids": src[:50]},
+                    )  # fmt: skip
+                else:
+                    added = self._link_sources(conn, plan.user_id, row.id, src)
+                    self._history(
+                        conn, plan.user_id, row.id, HistoryEvent.NOOP, now,
+                        actor=plan.actor, reason=ch.reason or "seen again",
+                        details={"turn_ids": src[:50], "new_sources": added},
+                    )  # fmt: skip
+
+            relations_written = self._upsert_relations(conn, plan, entity_ids)
+            self._index_texts(conn, fts_rows)
+            return AddOutcome(
+                turn_ids=turn_ids,
+                memory_ids=memory_ids,
+                inserted=inserted,
+                entity_ids=entity_ids,
+                relations_written=relations_written,
+            )
+
+    def _insert_links(self, conn: Connection, user_id: str, rows: list[dict[str, Any]]) -> None:
+        ml = self.t.memory_links
+        stmt = self._upsert(ml).on_conflict_do_nothing(index_elements=[ml.c.memory_id, ml.c.other_id])
+        conn.execute(stmt, rows)
+
+    def _insert_turns(self, conn: Connection, plan: AddPlan, rev: int) -> list[int]:
+        if not plan.turns:
+            return []
+        t = self.t
+        now = plan.now
+        cv = t.conversations
+        row = conn.execute(
+            select(cv.c.tip_turn_id).where(cv.c.user_id == plan.user_id, cv.c.conversation_id == plan.conversation_id)
+        ).first()
+        if row is None:
+            conn.execute(
+                insert(cv).values(
+                    user_id=plan.user_id,
+                    conversation_id=plan.conversation_id,
+                    tip_turn_id=None,
+                    turn_count=0,
+                    created_at=now,
+                    updated_at=now,
+                    metadata={},
+                )
+            )
+            prev: int | None = None
+        else:
+            prev = row[0]
+        explicit = [p for nt in plan.turns if nt.parent_ids for p in nt.parent_ids]
+        if explicit:
+            self._check_turns(conn, plan.user_id, explicit)
+        ids: list[int] = []
+        edges: list[dict[str, Any]] = []
+        for nt in plan.turns:
+            tid = int(
+                conn.execute(
+                    insert(t.turns)
+                    .values(
+                        user_id=plan.user_id,
+                        conversation_id=plan.conversation_id,
+                        role=nt.role,
+                        name=nt.name,
+                        content=nt.content,
+                        content_hash=nt.content_hash,
+                        kind=nt.kind,
+                        said_at=nt.said_at,
+                        created_at=now,
+                        archived=False,
+                        summary_of=[],
+                        tags=[],
+                        metadata=nt.metadata,
+                    )
+                    .returning(t.turns.c.id)
+                ).scalar_one()
+            )
+            parents = nt.parent_ids if nt.parent_ids is not None else ([prev] if prev is not None else [])
+            edges += [
+                {"user_id": plan.user_id, "child_id": tid, "parent_id": p, "position": i} for i, p in enumerate(parents)
+            ]
+            ids.append(tid)
+            prev = tid
+        if edges:
+            conn.execute(insert(t.turn_edges), edges)
+        conn.execute(
+            update(cv)
+            .where(cv.c.user_id == plan.user_id, cv.c.conversation_id == plan.conversation_id)
+            .values(tip_turn_id=prev, turn_count=cv.c.turn_count + len(ids), updated_at=now)
+        )
+        return ids
+
+    def _upsert_relations(self, conn: Connection, plan: AddPlan, entity_ids: dict[str, int]) -> int:
+        rt = self.t.relations
+        n = 0
+        for r in plan.relations:
+            s, o = entity_ids.get(r.source_norm), entity_ids.get(r.target_norm)
+            if s is None or o is None or s == o:
+                continue
+            stmt = self._upsert(rt).values(
+                user_id=plan.user_id,
+                source_id=s,
+                target_id=o,
+                relation=r.relation,
+                strength=1.0,
+                mention_count=1,
+                created_at=plan.now,
+                updated_at=plan.now,
+                properties=r.properties,
+            )
+            stmt = stmt.on_conflict_do_update(
+                index_elements=[rt.c.user_id, rt.c.source_id, rt.c.relation, rt.c.target_id],
+                set_={
+                    "strength": func.min(rt.c.strength + 0.1, 2.0)
+                    if conn.dialect.name == "sqlite"
+                    else func.least(rt.c.strength + 0.1, 2.0),
+                    "mention_count": rt.c.mention_count + 1,
+                    "updated_at": plan.now,
+                },
+            )
+            conn.execute(stmt)
+            n += 1
+        return n
+
+    def _active_hashes(self, conn: Connection, user_id: str, hashes: Sequence[str], now: datetime) -> dict[str, int]:
+        mt = self.t.memories
+        out: dict[str, int] = {}
+        for chunk in _chunks(sorted(set(hashes))):
+            rows = conn.execute(
+                select(mt.c.content_hash, mt.c.id)
+                .where(
+                    mt.c.user_id == user_id,
+                    mt.c.content_hash.in_(list(chunk)),
+                    mt.c.status == MemoryStatus.ACTIVE.value,
+                    or_(mt.c.expires_at.is_(None), mt.c.expires_at > now),
+                )
+                .order_by(mt.c.id)
+            ).all()
+            for h, mid in rows:
+                out.setdefault(h, int(mid))
+        return out
+
+    def find_active_by_hash(self, user_id: str, hashes: Sequence[str], now: datetime) -> dict[str, int]:
+        with self._read() as conn:
+            return self._active_hashes(conn, user_id, hashes, now)
+
+    def update_memory(
+        self,
+        user_id: str,
+        memory_id: int,
+        *,
+        text: str,
+        content_hash: str,
+        embedding: np.ndarray | None,
+        now: datetime,
+        actor: str,
+        reason: str | None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Memory:
+        mt = self.t.memories
+        with self._write() as conn:
+            row = self._active_memory(conn, user_id, memory_id)
+            rev = self._bump_user(conn, user_id, now)
+            values: dict[str, Any] = {
+                "text": text,
+                "content_hash": content_hash,
+                "embedding": embedding,
+                "updated_at": now,
+                "rev": rev,
+            }
+            if metadata is not None:
+                values["metadata"] = metadata
+            conn.execute(update(mt).where(mt.c.id == memory_id).values(**values))
+            self._unindex(conn, [memory_id])
+            self._index_texts(conn, [(memory_id, text)])
+            self._history(
+                conn, user_id, memory_id, HistoryEvent.UPDATE, now,
+                old_text=row.text, new_text=text, actor=actor, reason=reason,
+            )  # fmt: skip
+        return self.get_memories(user_id, [memory_id])[0]
+
+    def delete_memory(self, user_id: str, memory_id: int, *, now: datetime, actor: str, reason: str | None) -> Memory:
+        mt = self.t.memories
+        with self._write() as conn:
+            row = self._active_memory(conn, user_id, memory_id)
+            rev = self._bump_user(conn, user_id, now)
+            conn.execute(
+                update(mt)
+                .where(mt.c.id == memory_id)
+                .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev)
+            )
+            self._history(conn, user_id, memory_id, HistoryEvent.DELETE, now, old_text=row.text, actor=actor, reason=reason)
+        return self.get_memories(user_id, [memory_id])[0]
+
+    def delete_user(self, user_id: str) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        with self._write() as conn:
+            ids = [r[0] for r in conn.execute(select(self.t.memories.c.id).where(self.t.memories.c.user_id == user_id))]
+            self._unindex(conn, ids)
+            for table in self.t.user_tables:
+                counts[table.name] = conn.execute(delete(table).where(table.c.user_id == user_id)).rowcount or 0
+        self._forget_user_caches(user_id)
+        return counts
+
+    def bump_access(self, user_id: str, memory_ids: Sequence[int], now: datetime) -> None:
+        if not memory_ids:
+            return
+        mt = self.t.memories
+        with self._write() as conn:
+            conn.execute(
+                update(mt)
+                .where(mt.c.user_id == user_id, mt.c.id.in_(sorted(set(memory_ids))))
+                .values(access_count=mt.c.access_count + 1, last_accessed_at=now)
+            )
+
+    # ------------------------------------------------------------------------------------------
+    # reads
+    # ------------------------------------------------------------------------------------------
+    def _memory_from_row(self, r: Any) -> Memory:
+        return Memory(
+            id=r.id,
+            user_id=r.user_id,
+            text=r.text,
+            memory_type=MemoryType(r.memory_type),
+            tier=MemoryTier(r.tier),
+            status=MemoryStatus(r.status),
+            importance=r.importance,
+            confidence=r.confidence,
+            access_count=r.access_count,
+            last_accessed_at=r.last_accessed_at,
+            created_at=r.created_at,
+            updated_at=r.updated_at,
+            said_at=r.said_at,
+            occurred_at=r.occurred_at,
+            valid_from=r.valid_from,
+            valid_to=r.valid_to,
+            expires_at=r.expires_at,
+            superseded_by=r.superseded_by,
+            conversation_id=r.conversation_id,
+            source=r.source,
+            consolidated_from=list(r.consolidated_from or []),
+            metadata=dict(r.metadata or {}),
+            pinned=bool(r.pinned),
+            tags=list(r.tags or []),
+        )
+
+    def _memory_columns(self) -> list[Any]:
+        return [c for c in self.t.memories.c if c.name != "embedding"]
+
+    def get_memories(self, user_id: str, memory_ids: Sequence[int], *, details: bool = True) -> list[Memory]:
+        ids = list(dict.fromkeys(int(i) for i in memory_ids))
+        if not ids:
+            return []
+        mt = self.t.memories
+        with self._read() as conn:
+            by_id: dict[int, Memory] = {}
+            for chunk in _chunks(ids):
+                for r in conn.execute(
+                    select(*self._memory_columns()).where(mt.c.user_id == user_id, mt.c.id.in_(list(chunk)))
+                ):
+                    by_id[r.id] = self._memory_from_row(r)
+            if details and by_id:
+                found = list(by_id)
+                ents = self._memory_entities(conn, user_id, found)
+                srcs = self._sources(conn, user_id, found)
+                for mid, mem in by_id.items():
+                    mem.entities = ents.get(mid, [])
+                    mem.sources = srcs.get(mid, [])
+        return [by_id[i] for i in ids if i in by_id]
+
+    def _filter_clause(self, filters: MemoryFilters, now: datetime) -> list[ColumnElement[bool]]:
+        mt = self.t.memories
+        c: list[ColumnElement[bool]] = [mt.c.status.in_([s.value for s in filters.statuses])]
+        if not filters.include_expired:
+            c.append(or_(mt.c.expires_at.is_(None), mt.c.expires_at > now))
+        if filters.tiers is not None:
+            c.append(mt.c.tier.in_([x.value for x in filters.tiers]))
+        if filters.types is not None:
+            c.append(mt.c.memory_type.in_([x.value for x in filters.types]))
+        if filters.conversation_ids is not None:
+            c.append(mt.c.conversation_id.in_(list(filters.conversation_ids)))
+        when = func.coalesce(mt.c.said_at, mt.c.created_at)
+        if filters.after is not None:
+            c.append(when >= filters.after)
+        if filters.before is not None:
+            c.append(when < filters.before)
+        for key, value in (filters.metadata or {}).items():
+            field = mt.c.metadata[key]
+            if isinstance(value, bool):
+                c.append(field.as_boolean() == value)
+            elif isinstance(value, int):
+                c.append(field.as_integer() == value)
+            elif isinstance(value, float):
+                c.append(field.as_float() == value)
+            else:
+                c.append(field.as_string() == str(value))
+        return c
+
+    def list_memories(
+        self,
+        user_id: str,
+        filters: MemoryFilters,
+        *,
+        limit: int,
+        cursor: str | None,
+        now: datetime,
+    ) -> tuple[list[Memory], int, str | None]:
+        mt = self.t.memories
+        where = [mt.c.user_id == user_id, *self._filter_clause(filters, now)]
+        after_id = _decode_cursor(cursor) if cursor else None
+        with self._read() as conn:
+            total = int(conn.execute(select(func.count()).select_from(mt).where(*where)).scalar_one())
+            page_where = list(where)
+            if after_id is not None:
+                page_where.append(mt.c.id < after_id)
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    select(mt.c.id).where(and_(*page_where)).order_by(mt.c.id.desc()).limit(limit + 1)
+                )
+            ]
+        more = len(ids) > limit
+        ids = ids[:limit]
+        memories = self.get_memories(user_id, ids)
+        return memories, total, (_encode_cursor(ids[-1]) if more and ids else None)
+
+    def history(self, user_id: str, memory_id: int) -> list[HistoryEntry]:
+        h = self.t.memory_history
+        mt = self.t.memories
+        with self._read() as conn:
+            if conn.execute(select(mt.c.id).where(mt.c.user_id == user_id, mt.c.id == memory_id)).first() is None:
+                raise MemoryNotFoundError(memory_id, user_id)
+            rows = conn.execute(
+                select(h).where(h.c.user_id == user_id, h.c.memory_id == memory_id).order_by(h.c.id)
+            ).all()
+        return [
+            HistoryEntry(
+                id=r.id,
+                memory_id=r.memory_id,
+                event=HistoryEvent(r.event),
+                old_text=r.old_text,
+                new_text=r.new_text,
+                actor=r.actor,
+                reason=r.reason,
+                created_at=r.created_at,
+                details=dict(r.details or {}),
+            )
+            for r in rows
+        ]
+
+    def memory_links(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[int]]:
+        ml, mt = self.t.memory_links, self.t.memories
+        out: dict[int, list[int]] = {}
+        if not memory_ids:
+            return out
+        with self._read() as conn:
+            rows = conn.execute(
+                select(ml.c.memory_id, ml.c.other_id)
+                .join(mt, mt.c.id == ml.c.other_id)
+                .where(
+                    ml.c.user_id == user_id,
+                    ml.c.memory_id.in_(list(memory_ids)),
+                    mt.c.status == MemoryStatus.ACTIVE.value,
+                )
+                .order_by(ml.c.memory_id, ml.c.similarity.desc())
+            ).all()
+        for mid, other in rows:
+            out.setdefault(mid, []).append(other)
+        return out
+
+    def _turn_from_row(self, r: Any, parents: list[int]) -> Turn:
+        return Turn(
+            id=r.id,
+            user_id=r.user_id,
+            conversation_id=r.conversation_id,
+            role=r.role,
+            name=r.name,
+            content=r.content,
+            said_at=r.said_at,
+            created_at=r.created_at,
+            kind=r.kind,
+            parent_ids=parents,
+            archived=bool(r.archived),
+            metadata=dict(r.metadata or {}),
+        )
+
+    def _turns_where(self, conn: Connection, *where: Any, order_desc: bool = False, limit: int | None = None) -> list[Turn]:
+        tt, te = self.t.turns, self.t.turn_edges
+        q = select(tt).where(*where).order_by(tt.c.id.desc() if order_desc else tt.c.id)
+        if limit is not None:
+            q = q.limit(limit)
+        rows = conn.execute(q).all()
+        if not rows:
+            return []
+        ids = [r.id for r in rows]
+        parents: dict[int, list[int]] = {}
+        for chunk in _chunks(ids):
+            for child, parent in conn.execute(
+                select(te.c.child_id, te.c.parent_id).where(te.c.child_id.in_(list(chunk))).order_by(te.c.position)
+            ):
+                parents.setdefault(child, []).append(parent)
+        return [self._turn_from_row(r, parents.get(r.id, [])) for r in rows]
+
+    def get_turns(self, user_id: str, turn_ids: Sequence[int]) -> list[Turn]:
+        tt = self.t.turns
+        ids = list(dict.fromkeys(turn_ids))
+        if not ids:
+            return []
+        with self._read() as conn:
+            found = {t.id: t for t in self._turns_where(conn, tt.c.user_id == user_id, tt.c.id.in_(ids))}
+        return [found[i] for i in ids if i in found]
+
+    def recent_turns(self, user_id: str, conversation_id: str, limit: int) -> list[Turn]:
+        tt = self.t.turns
+        with self._read() as conn:
+            turns = self._turns_where(
+                conn,
+                tt.c.user_id == user_id,
+                tt.c.conversation_id == conversation_id,
+                order_desc=True,
+                limit=limit,
+            )
+        return list(reversed(turns))
+
+    def count_rows(self, user_id: str) -> dict[str, int]:
+        with self._read() as conn:
+            return {
+                table.name: int(
+                    conn.execute(select(func.count()).select_from(table).where(table.c.user_id == user_id)).scalar_one()
+                )
+                for table in self.t.user_tables
+            }
+
+    def list_users(self) -> list[str]:
+        with self._read() as conn:
+            return [r[0] for r in conn.execute(select(self.t.users.c.user_id).order_by(self.t.users.c.user_id))]
+
+    # ------------------------------------------------------------------------------------------
+    # graph
+    # ------------------------------------------------------------------------------------------
+    def match_entities(self, user_id: str, norm_names: Sequence[str]) -> dict[str, tuple[int, int]]:
+        et = self.t.entities
+        names = sorted(set(norm_names))
+        if not names:
+            return {}
+        out: dict[str, tuple[int, int]] = {}
+        with self._read() as conn:
+            for chunk in _chunks(names):
+                for r in conn.execute(
+                    select(et.c.norm_name, et.c.id, et.c.mention_count).where(
+                        et.c.user_id == user_id, et.c.norm_name.in_(list(chunk))
+                    )
+                ):
+                    out[r.norm_name] = (int(r.id), int(r.mention_count))
+        return out
+
+    def entity_neighbourhood(self, user_id: str, entity_ids: Sequence[int], depth: int) -> list[dict[str, Any]]:
+        et, rt = self.t.entities, self.t.relations
+        start = list(dict.fromkeys(int(i) for i in entity_ids))
+        if not start:
+            return []
+        info: dict[int, dict[str, Any]] = {}
+        with self._read() as conn:
+            for r in conn.execute(select(et).where(et.c.user_id == user_id, et.c.id.in_(start))):
+                info[r.id] = {
+                    "id": r.id,
+                    "entity": r.name,
+                    "entity_type": r.entity_type,
+                    "relation": None,
+                    "depth": 0,
+                    "strength": 1.0,
+                    "via": None,
+                    "mention_count": r.mention_count,
+                }
+            order = [i for i in start if i in info]
+            frontier = list(order)
+            for d in range(1, depth + 1):
+                if not frontier:
+                    break
+                found: dict[int, dict[str, Any]] = {}
+                for chunk in _chunks(frontier):
+                    rows = conn.execute(
+                        select(rt.c.source_id, rt.c.target_id, rt.c.relation, rt.c.strength)
+                        .where(rt.c.user_id == user_id, or_(rt.c.source_id.in_(list(chunk)), rt.c.target_id.in_(list(chunk))))
+                        .order_by(rt.c.strength.desc(), rt.c.id)
+                    ).all()
+                    fset = set(chunk)
+                    for s, o, rel, strength in rows:
+                        for here, there in ((s, o), (o, s)):
+                            if here in fset and there not in info and there not in found:
+                                found[there] = {"relation": rel, "depth": d, "strength": float(strength), "via": here}
+                if not found:
+                    break
+                for r in conn.execute(select(et).where(et.c.user_id == user_id, et.c.id.in_(list(found)))):
+                    f = found[r.id]
+                    info[r.id] = {
+                        "id": r.id,
+                        "entity": r.name,
+                        "entity_type": r.entity_type,
+                        "mention_count": r.mention_count,
+                        **f,
+                    }
+                new = sorted(found, key=lambda i: (-found[i]["strength"], i))
+                order += [i for i in new if i in info]
+                frontier = [i for i in new if i in info]
+        return [info[i] for i in order]
+
+    def memories_for_entities(
+        self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int
+    ) -> list[tuple[int, int]]:
+        me, mt = self.t.memory_entities, self.t.memories
+        ids = list(dict.fromkeys(entity_ids))
+        if not ids:
+            return []
+        with self._read() as conn:
+            rows = conn.execute(
+                select(me.c.memory_id, me.c.entity_id)
+                .join(mt, mt.c.id == me.c.memory_id)
+                .where(me.c.user_id == user_id, me.c.entity_id.in_(ids), *self._filter_clause(filters, now))
+                .order_by(mt.c.importance.desc(), mt.c.id.desc())
+                .limit(limit)
+            ).all()
+        return [(int(a), int(b)) for a, b in rows]
+
+    def _memory_entities(self, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
+        me, et = self.t.memory_entities, self.t.entities
+        out: dict[int, list[str]] = {}
+        for chunk in _chunks(list(memory_ids)):
+            for mid, name in conn.execute(
+                select(me.c.memory_id, et.c.name)
+                .join(et, et.c.id == me.c.entity_id)
+                .where(me.c.user_id == user_id, me.c.memory_id.in_(list(chunk)))
+                .order_by(me.c.memory_id, et.c.name)
+            ):
+                out.setdefault(mid, []).append(name)
+        return out
+
+    def memory_entities(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
+        with self._read() as conn:
+            return self._memory_entities(conn, user_id, memory_ids)
+
+    def _sources(self, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[Provenance]]:
+        ms, tt = self.t.memory_sources, self.t.turns
+        out: dict[int, list[Provenance]] = {}
+        for chunk in _chunks(list(memory_ids)):
+            for r in conn.execute(
+                select(ms.c.memory_id, tt.c.id, tt.c.conversation_id, tt.c.role, tt.c.name, tt.c.said_at)
+                .join(tt, tt.c.id == ms.c.turn_id)
+                .where(ms.c.user_id == user_id, ms.c.memory_id.in_(list(chunk)))
+                .order_by(ms.c.memory_id, tt.c.id)
+            ):
+                out.setdefault(r.memory_id, []).append(
+                    Provenance(
+                        turn_id=r.id, conversation_id=r.conversation_id, role=r.role, speaker=r.name, said_at=r.said_at
+                    )
+                )
+        return out
+
+    def sources(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[Provenance]]:
+        with self._read() as conn:
+            return self._sources(conn, user_id, memory_ids)
+
+    # ------------------------------------------------------------------------------------------
+    # kv
+    # ------------------------------------------------------------------------------------------
+    def kv_get(self, user_id: str, namespace: str, key: str) -> Any | None:
+        kv = self.t.kv
+        with self._read() as conn:
+            row = conn.execute(
+                select(kv.c.value).where(kv.c.user_id == user_id, kv.c.namespace == namespace, kv.c.key == key)
+            ).first()
+        return None if row is None else row[0]
+
+    def kv_put(self, user_id: str, namespace: str, key: str, value: Any, now: datetime) -> None:
+        kv = self.t.kv
+        with self._write() as conn:
+            stmt = self._upsert(kv).values(user_id=user_id, namespace=namespace, key=key, value=value, updated_at=now)
+            conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=[kv.c.user_id, kv.c.namespace, kv.c.key],
+                    set_={"value": stmt.excluded.value, "updated_at": now},
+                )
+            )
+
+    def kv_delete(self, user_id: str, namespace: str, key: str) -> bool:
+        kv = self.t.kv
+        with self._write() as conn:
+            res = conn.execute(
+                delete(kv).where(kv.c.user_id == user_id, kv.c.namespace == namespace, kv.c.key == key)
+            )
+            return bool(res.rowcount)
+
+    def kv_list(self, user_id: str, namespace: str) -> dict[str, Any]:
+        kv = self.t.kv
+        with self._read() as conn:
+            return {
+                r.key: r.value
+                for r in conn.execute(
+                    select(kv.c.key, kv.c.value)
+                    .where(kv.c.user_id == user_id, kv.c.namespace == namespace)
+                    .order_by(kv.c.key)
+                )
+            }
+
+    # ------------------------------------------------------------------------------------------
+    # export
+    # ------------------------------------------------------------------------------------------
+    def iter_memories(self, user_id: str, *, batch: int = 500) -> Iterator[Memory]:
+        mt = self.t.memories
+        last = 0
+        while True:
+            with self._read() as conn:
+                ids = [
+                    r[0]
+                    for r in conn.execute(
+                        select(mt.c.id).where(mt.c.user_id == user_id, mt.c.id > last).order_by(mt.c.id).limit(batch)
+                    )
+                ]
+            if not ids:
+                return
+            yield from self.get_memories(user_id, ids)
+            last = ids[-1]
+
+    def embeddings(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """Stored vectors of these memories (export, consolidation)."""
+        mt = self.t.memories
+        out: dict[int, np.ndarray] = {}
+        with self._read() as conn:
+            for chunk in _chunks(list(memory_ids)):
+                for mid, emb in conn.execute(
+                    select(mt.c.id, mt.c.embedding).where(mt.c.user_id == user_id, mt.c.id.in_(list(chunk)))
+                ):
+                    if emb is not None:
+                        out[int(mid)] = emb
+        return out
+
+
+def _encode_cursor(last_id: int) -> str:
+    return base64.urlsafe_b64encode(f"v1:{last_id}".encode()).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> int:
+    from deepcontext.errors import ValidationError
+
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        version, value = raw.split(":", 1)
+        if version != "v1":
+            raise ValueError(version)
+        return int(value)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValidationError("invalid cursor: pass back the next_cursor of a previous page", field="cursor") from exc
