@@ -15,6 +15,8 @@ from collections.abc import Iterable
 __all__ = [
     "STOPWORDS",
     "cjk_split",
+    "entity_norm",
+    "query_ngrams",
     "content_hash",
     "is_cjk",
     "keyword_terms",
@@ -125,3 +127,31 @@ def content_hash(text: str, *parts: Iterable[str] | str) -> str:
         h.update(b"\x00")
         h.update((p if isinstance(p, str) else "\x01".join(p)).encode("utf-8"))
     return h.hexdigest()[:32]
+
+
+def entity_norm(name: str) -> str:
+    """The normalised form of an entity name: lower-case word tokens joined by spaces, possessive
+    ``'s`` dropped. Query n-grams are normalised the same way, so matching is by whole words and
+    case-insensitive ("Acme Corp." matches "acme corp", "My" never matches "mycology")."""
+    toks = []
+    for t in word_tokens(name):
+        if t.endswith("'s"):
+            t = t[:-2]
+        t = t.replace("'", "")
+        if t:
+            toks.append(t)
+    return " ".join(toks)
+
+
+def query_ngrams(text: str, max_n: int = 5) -> list[str]:
+    """Every run of 1..max_n consecutive word tokens of ``text`` (normalised like entity names),
+    skipping runs made only of stopwords."""
+    toks = entity_norm(text).split()
+    out: dict[str, None] = {}
+    for n in range(1, max_n + 1):
+        for i in range(len(toks) - n + 1):
+            run = toks[i : i + n]
+            if all(t in STOPWORDS for t in run):
+                continue
+            out.setdefault(" ".join(run), None)
+    return list(out)

@@ -39,6 +39,7 @@ class MessageIn:
     said_at: datetime  # timezone-aware: the message's own timestamp, else the add's time
     name: str | None = None  # speaker name when known ("Caroline")
     turn_id: int | None = None  # stored turn id, when already known
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     @property
     def speaker(self) -> str:

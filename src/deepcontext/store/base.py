@@ -268,6 +268,12 @@ class Store(ABC):
         self, user_id: str, query: np.ndarray, k: int, filters: MemoryFilters, now: datetime
     ) -> list[tuple[int, float]]: ...
 
+    def vector_search_batch(
+        self, user_id: str, queries: np.ndarray, k: int, filters: MemoryFilters, now: datetime
+    ) -> list[list[tuple[int, float]]]:
+        """:meth:`vector_search` for several query vectors (rows of ``queries``) at once."""
+        return [self.vector_search(user_id, q, k, filters, now) for q in queries]
+
     @abstractmethod
     def keyword_search(
         self, user_id: str, terms: Sequence[str], k: int, filters: MemoryFilters, now: datetime
@@ -311,6 +317,14 @@ class Store(ABC):
     def kv_list(self, user_id: str, namespace: str) -> dict[str, Any]: ...
 
     # --- export -------------------------------------------------------------------------------
+    @abstractmethod
+    def export_rows(self, user_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Every row of the user, table by table in import order: (table name, column values)."""
+
+    @abstractmethod
+    def import_rows(self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime) -> dict[str, int]:
+        """Write exported rows for ``user_id`` with fresh ids, references remapped. One transaction."""
+
     @abstractmethod
     def iter_memories(self, user_id: str, *, batch: int = 500) -> Iterator[Memory]:
         """Every memory of the user (any status), by id, with details."""

@@ -36,7 +36,16 @@ from sqlalchemy.types import DateTime, TypeDecorator, TypeEngine
 
 from deepcontext.clock import as_utc, from_epoch
 
-__all__ = ["JSONType", "Tables", "UTCDateTime", "VectorType", "build_metadata", "pk_type"]
+__all__ = [
+    "JSONType",
+    "Tables",
+    "UTCDateTime",
+    "VectorType",
+    "build_metadata",
+    "is_time_column",
+    "is_vector_column",
+    "pk_type",
+]
 
 #: BIGINT ids; on SQLite an INTEGER PRIMARY KEY (the rowid) so autoincrement works
 pk_type: TypeEngine[int] = BigInteger().with_variant(Integer, "sqlite")
@@ -156,3 +165,13 @@ def build_metadata(dim: int) -> MetaData:
         for step in migration.steps:
             step.model(md, dim)
     return md
+
+
+def is_time_column(col: Any) -> bool:
+    """True for columns holding aware datetimes (UTCDateTime)."""
+    return isinstance(col.type, UTCDateTime)
+
+
+def is_vector_column(col: Any) -> bool:
+    """True for embedding columns (VectorType)."""
+    return isinstance(col.type, VectorType)

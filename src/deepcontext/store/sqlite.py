@@ -171,6 +171,11 @@ class SQLiteStore(SQLStore):
     def vector_search(
         self, user_id: str, query: np.ndarray, k: int, filters: MemoryFilters, now: datetime
     ) -> list[tuple[int, float]]:
+        return self.vector_search_batch(user_id, np.asarray(query).reshape(1, -1), k, filters, now)[0]
+
+    def vector_search_batch(
+        self, user_id: str, queries: np.ndarray, k: int, filters: MemoryFilters, now: datetime
+    ) -> list[list[tuple[int, float]]]:
         if not filters.only_active:
             raise ConfigurationError("vector search covers active memories only")
         with self._read() as conn:
@@ -192,9 +197,9 @@ class SQLiteStore(SQLStore):
                     dtype=np.int64,
                 )
         if uv is None:
-            return []
+            return [[] for _ in range(len(queries))]
         with uv.lock:
-            return uv.search(query, k, filters, now.timestamp(), allowed)
+            return uv.search_many(queries, k, filters, now.timestamp(), allowed)
 
     def _forget_user_caches(self, user_id: str) -> None:
         self.vectors.drop(user_id)

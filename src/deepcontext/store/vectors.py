@@ -147,10 +147,16 @@ class UserVectors:
     def search(
         self, query: np.ndarray, k: int, filters: MemoryFilters, now: float, allowed_ids: np.ndarray | None
     ) -> list[tuple[int, float]]:
+        return self.search_many(query.reshape(1, -1), k, filters, now, allowed_ids)[0]
+
+    def search_many(
+        self, queries: np.ndarray, k: int, filters: MemoryFilters, now: float, allowed_ids: np.ndarray | None
+    ) -> list[list[tuple[int, float]]]:
+        """Top-k (id, cosine) for each row of ``queries``, with one matrix product for all."""
         n = self.n
         if n == 0 or k <= 0:
-            return []
-        scores = self.mat[:n] @ query.astype(np.float32, copy=False)
+            return [[] for _ in range(len(queries))]
+        all_scores = self.mat[:n] @ queries.astype(np.float32, copy=False).T  # (n, m)
         plain = (
             filters.tiers is None
             and filters.types is None
@@ -163,19 +169,21 @@ class UserVectors:
         )
         if not plain:
             m = self.mask(filters, now, allowed_ids)
-            scores = np.where(m, scores, -np.inf)
+            all_scores = np.where(m[:, None], all_scores, -np.inf)
             valid = int(m.sum())
         else:
             valid = n
         k = min(k, valid)
-        if k <= 0:
-            return []
-        if k < n:
-            top = np.argpartition(-scores, k - 1)[:k]
-        else:
-            top = np.arange(n)
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(self.ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i])]
+        out: list[list[tuple[int, float]]] = []
+        for j in range(all_scores.shape[1]):
+            if k <= 0:
+                out.append([])
+                continue
+            scores = all_scores[:, j]
+            top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+            top = top[np.argsort(-scores[top], kind="stable")]
+            out.append([(int(self.ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i])])
+        return out
 
 
 class VectorCache:

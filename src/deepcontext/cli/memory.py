@@ -1,0 +1,284 @@
+"""Memory commands: add, search, list, get, history, delete, graph, export, import, users, stats."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from deepcontext.cli.common import console, fail, print_json, run, short
+from deepcontext.cli.main import app
+
+USER = typer.Option(..., "--user", "-u", help="The user whose memories to use")
+
+
+def _read_batches(path: str, conversation: str, timestamp: str | None) -> list[dict[str, Any]]:
+    """Messages from a JSON / JSONL file or stdin ('-'), as batches for add().
+
+    Accepted: a JSON list of messages; a JSON object {"messages": [...], "conversation_id"?,
+    "timestamp"?}; a list of such objects; JSONL with one message or one batch object per line.
+    """
+    raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    raw = raw.strip()
+    if not raw:
+        fail("no input: expected JSON or JSONL messages")
+    try:
+        data: Any = json.loads(raw)
+        items = data if isinstance(data, list) else [data]
+    except json.JSONDecodeError:
+        items = []
+        for n, line in enumerate(raw.splitlines(), start=1):
+            if line.strip():
+                try:
+                    items.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    fail(f"line {n}: not JSON ({exc.msg})")
+    batches: list[dict[str, Any]] = []
+    loose: list[dict[str, Any]] = []
+    for it in items:
+        if isinstance(it, dict) and "messages" in it:
+            batches.append(
+                {
+                    "messages": it["messages"],
+                    "conversation_id": it.get("conversation_id", conversation),
+                    "timestamp": it.get("timestamp", timestamp),
+                }
+            )
+        else:
+            loose.append(it)
+    if loose:
+        batches.insert(0, {"messages": loose, "conversation_id": conversation, "timestamp": timestamp})
+    return batches
+
+
+@app.command()
+def add(
+    path: str = typer.Argument("-", help="JSON or JSONL file of messages; '-' reads stdin"),
+    user: str = USER,
+    conversation: str = typer.Option("default", "--conversation", "-c", help="Conversation id"),
+    timestamp: str = typer.Option(None, "--timestamp", help="When the messages were said (ISO 8601)"),
+    json_out: bool = typer.Option(False, "--json", help="Print the results as JSON"),
+) -> None:
+    """Store messages and the memories derived from them."""
+    batches = _read_batches(path, conversation, timestamp)
+
+    async def body(ctx: Any) -> list[Any]:
+        from rich.progress import Progress
+
+        out = []
+        with Progress(transient=True, disable=len(batches) < 2 or json_out) as progress:
+            task = progress.add_task("adding", total=len(batches))
+            for b in batches:
+                out.append(await ctx.add(b["messages"], user, b["conversation_id"], timestamp=b["timestamp"]))
+                progress.advance(task)
+        return out
+
+    results = run(body)
+    if json_out:
+        print_json([r.model_dump(mode="json") for r in results])
+        return
+    added = sum(r.memories_added for r in results)
+    same = sum(r.memories_unchanged for r in results)
+    turns = sum(len(r.turn_ids) for r in results)
+    ents = sorted({e for r in results for e in r.entities_found})
+    console().print(
+        f"stored {turns} turn(s); {added} new memories, {same} already known; entities: {', '.join(ents) or '-'}"
+    )
+
+
+@app.command()
+def search(
+    query: str = typer.Argument(..., help="What to look for"),
+    user: str = USER,
+    limit: int = typer.Option(10, "--limit", "-n", min=1, max=100, help="Results (1-100)"),
+    tier: list[str] = typer.Option(None, "--tier", help="working, short_term or long_term (repeatable)"),
+    memory_type: list[str] = typer.Option(None, "--type", help="semantic, episodic or procedural (repeatable)"),
+    conversation: str = typer.Option(None, "--conversation", "-c", help="Only this conversation"),
+    preset_name: str = typer.Option(None, "--preset", help="hybrid (default), relevance, vector, keyword, graph"),
+    json_out: bool = typer.Option(False, "--json", help="Print the results as JSON"),
+) -> None:
+    """Hybrid search (vector + keyword + graph) over a user's memories."""
+    res = run(
+        lambda ctx: ctx.search(
+            query, user, limit, tier or None, memory_type or None, conversation_id=conversation, config=preset_name
+        )
+    )
+    if json_out:
+        print_json(res.model_dump(mode="json"))
+        return
+    print_results(res)
+
+
+def print_results(res: Any) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{res.total} result(s) for {res.query!r} ({res.took_ms:.1f} ms)", show_lines=False)
+    for col in ("#", "score", "id", "tier", "type", "memory", "from"):
+        table.add_column(col, overflow="fold")
+    for i, r in enumerate(res.results, start=1):
+        src = r.sources[0] if r.sources else None
+        origin = (
+            f"turn {src.turn_id} · {src.speaker or src.role} · {src.said_at:%Y-%m-%d}" + (f" (+{len(r.sources) - 1})" if len(r.sources) > 1 else "")
+            if src
+            else "-"
+        )
+        table.add_row(str(i), f"{r.score:.4f}", str(r.memory_id), r.tier.value, r.memory_type.value, short(r.text, 90), origin)
+    console().print(table)
+
+
+@app.command("list")
+def list_cmd(
+    user: str = USER,
+    tier: list[str] = typer.Option(None, "--tier", help="working, short_term or long_term (repeatable)"),
+    memory_type: list[str] = typer.Option(None, "--type", help="semantic, episodic or procedural (repeatable)"),
+    limit: int = typer.Option(20, "--limit", "-n", min=1, max=1000, help="Page size"),
+    cursor: str = typer.Option(None, "--cursor", help="next_cursor of the previous page"),
+    include_inactive: bool = typer.Option(False, "--all", help="Also deleted, superseded, merged, decayed"),
+    json_out: bool = typer.Option(False, "--json", help="Print the page as JSON"),
+) -> None:
+    """List a user's memories, newest first."""
+    page = run(
+        lambda ctx: ctx.list(
+            user, tier=tier or None, memory_type=memory_type or None, limit=limit, cursor=cursor, include_inactive=include_inactive
+        )
+    )
+    if json_out:
+        print_json(page.model_dump(mode="json"))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{page.total} memories")
+    for col in ("id", "tier", "type", "status", "imp.", "memory", "said"):
+        table.add_column(col, overflow="fold")
+    for m in page.memories:
+        table.add_row(
+            str(m.id), m.tier.value, m.memory_type.value, m.status.value, f"{m.importance:.2f}", short(m.text, 90),
+            f"{m.said_at:%Y-%m-%d}" if m.said_at else "-",
+        )  # fmt: skip
+    console().print(table)
+    if page.next_cursor:
+        console().print(f"next page: --cursor {page.next_cursor}")
+
+
+@app.command()
+def get(memory_id: int = typer.Argument(..., help="Memory id"), user: str = USER) -> None:
+    """Show one memory with its provenance (JSON)."""
+    mem = run(lambda ctx: ctx.get(memory_id, user))
+    print_json(mem.model_dump(mode="json"))
+
+
+@app.command()
+def history(memory_id: int = typer.Argument(..., help="Memory id"), user: str = USER) -> None:
+    """Every change of a memory, oldest first."""
+    entries = run(lambda ctx: ctx.history(memory_id, user))
+    from rich.table import Table
+
+    table = Table(title=f"history of memory {memory_id}")
+    for col in ("when", "event", "by", "old", "new", "why"):
+        table.add_column(col, overflow="fold")
+    for h in entries:
+        table.add_row(
+            f"{h.created_at:%Y-%m-%d %H:%M:%S}", h.event.value, h.actor, short(h.old_text or "", 50),
+            short(h.new_text or "", 50), h.reason or "",
+        )  # fmt: skip
+    console().print(table)
+
+
+@app.command()
+def delete(memory_id: int = typer.Argument(..., help="Memory id"), user: str = USER) -> None:
+    """Soft-delete a memory (kept in its history)."""
+    run(lambda ctx: ctx.delete(memory_id, user))
+    console().print(f"deleted memory {memory_id}")
+
+
+@app.command()
+def graph(
+    entity: str = typer.Argument(..., help="Entity name (case-insensitive, whole name)"),
+    user: str = USER,
+    depth: int = typer.Option(2, "--depth", "-d", min=0, max=5, help="Hops (0-5)"),
+    json_out: bool = typer.Option(False, "--json", help="Print as JSON"),
+) -> None:
+    """The knowledge-graph neighbourhood of an entity."""
+    hood = run(lambda ctx: ctx.get_entity_graph(user, entity, depth))
+    if json_out:
+        print_json(hood)
+        return
+    print_graph(entity, hood)
+
+
+def print_graph(entity: str, hood: list[dict[str, Any]]) -> None:
+    from rich.tree import Tree
+
+    root = Tree(f"[bold]{hood[0]['entity']}[/] ({hood[0]['entity_type']})" if hood else entity)
+    nodes = {hood[0]["entity"]: root} if hood else {}
+    for h in hood[1:]:
+        parent = nodes.get(h["via"], root)
+        nodes[h["entity"]] = parent.add(f"--{h['relation']}--> [bold]{h['entity']}[/] ({h['entity_type']}, strength {h['strength']:.1f})")
+    console().print(root)
+
+
+@app.command()
+def export(
+    user: str = USER,
+    output: str = typer.Option("-", "--output", "-o", help="File to write (JSONL); '-' for stdout"),
+) -> None:
+    """Export everything of a user as JSONL (turns, graph, memories with provenance and history)."""
+
+    async def body(ctx: Any) -> list[dict[str, Any]]:
+        return [r async for r in ctx.export(user)]
+
+    records = run(body)
+    lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    if output == "-":
+        sys.stdout.write(lines)
+    else:
+        Path(output).write_text(lines, encoding="utf-8")
+        console(stderr=True).print(f"wrote {len(records)} records to {output}")
+
+
+@app.command("import")
+def import_cmd(
+    path: str = typer.Argument(..., help="JSONL file made by `deepcontext export` ('-' for stdin)"),
+    user: str = typer.Option(None, "--user", "-u", help="Import into this user (default: the exported one)"),
+) -> None:
+    """Restore an export (fresh ids, same memories, provenance and history)."""
+    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    records = []
+    from rich.progress import track
+
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    for n, line in enumerate(track(lines, description="reading", transient=True, disable=len(lines) < 1000), start=1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            fail(f"line {n}: not JSON ({exc.msg})")
+    counts = run(lambda ctx: ctx.import_records(records, user))
+    console().print("imported " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
+
+
+@app.command()
+def users() -> None:
+    """List the users in the database."""
+    for u in run(lambda ctx: ctx.users()):
+        print(u)
+
+
+@app.command()
+def stats(user: str = USER) -> None:
+    """Rows of a user per table."""
+    print_json(run(lambda ctx: ctx.stats(user)))
+
+
+@app.command("delete-user")
+def delete_user(
+    user: str = typer.Argument(..., help="The user to erase"),
+    yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation"),
+) -> None:
+    """Erase everything of a user from every table (irreversible)."""
+    if not yes and not typer.confirm(f"Erase everything of user {user!r}?"):
+        raise typer.Exit(1)
+    counts = run(lambda ctx: ctx.delete_user(user))
+    console().print(f"deleted {sum(counts.values())} rows of {user!r}")

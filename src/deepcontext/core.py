@@ -1,0 +1,516 @@
+"""The facade: :class:`DeepContext`, async and primary. :class:`deepcontext.SyncDeepContext` is a
+thin blocking shell over the same object.
+
+Construction reads settings (arguments > environment ``DEEPCONTEXT_*`` > ``.env`` > defaults) and
+nothing else; :meth:`DeepContext.init` opens the database (creating the default SQLite file under
+``~/.deepcontext`` on first use), migrates it and loads the embedder.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, TypeVar
+
+from deepcontext.clock import Clock, SystemClock
+from deepcontext.embed.base import Embedder
+from deepcontext.errors import ConfigurationError, EntityNotFoundError, MemoryNotFoundError, ValidationError
+from deepcontext.extract.base import Classifier, Extractor
+from deepcontext.retrieve.config import SearchConfig, preset
+from deepcontext.retrieve.search import hybrid_search
+from deepcontext.services.ingest import IngestService
+from deepcontext.services.validation import (
+    check_id,
+    check_limit,
+    check_text,
+    expiry,
+    parse_filters,
+    parse_messages,
+    parse_time,
+)
+from deepcontext.settings import DeepContextSettings
+from deepcontext.store.base import Store
+from deepcontext.text import content_hash, entity_norm
+from deepcontext.types import (
+    AddResponse,
+    HistoryEntry,
+    Memory,
+    MemoryPage,
+    MemorySearchResult,
+    MemoryStatus,
+    SearchResponse,
+    Turn,
+)
+
+__all__ = ["DeepContext"]
+
+log = logging.getLogger("deepcontext")
+T = TypeVar("T")
+
+
+class DeepContext:
+    """Memory for AI agents: add conversations, search what matters, walk the knowledge graph.
+
+    Every method takes the ``user_id`` whose data it touches and never reads or writes anyone
+    else's. Use it as ``async with DeepContext(...) as ctx:`` or call :meth:`init` / :meth:`close`.
+
+    Args (the first ones are DeepContext 0.1's):
+        database_url: ``sqlite:///path.db`` (default: ``~/.deepcontext/memory.db``) or
+            ``postgresql://user@host/db``.
+        openai_api_key, openrouter_api_key, llm_provider, llm_model: the LLM used for extraction,
+            classification, consolidation and summaries when configured; without a key everything
+            runs offline.
+        embedding_model: model name for ``embedder="openai"``; the default embedder is the local
+            all-MiniLM-L6-v2 and needs no key.
+        debug: log every SQL statement at DEBUG level.
+        settings: a ready :class:`DeepContextSettings` (then the keyword settings are applied on top).
+        embedder, extractor, classifier, store, clock: replace a component (tests, plugins).
+        **kwargs: any other setting of :class:`DeepContextSettings`.
+    """
+
+    def __init__(
+        self,
+        database_url: str = "",
+        openai_api_key: str | None = None,
+        openrouter_api_key: str | None = None,
+        llm_provider: str | None = None,
+        llm_model: str | None = None,
+        embedding_model: str | None = None,
+        debug: bool | None = None,
+        *,
+        settings: DeepContextSettings | None = None,
+        embedder: Embedder | None = None,
+        extractor: Extractor | None = None,
+        classifier: Classifier | None = None,
+        store: Store | None = None,
+        clock: Clock | None = None,
+        **kwargs: Any,
+    ) -> None:
+        given: dict[str, Any] = dict(kwargs)
+        for key, value in (
+            ("database_url", database_url or None),
+            ("openai_api_key", openai_api_key),
+            ("openrouter_api_key", openrouter_api_key),
+            ("llm_provider", llm_provider),
+            ("llm_model", llm_model),
+            ("embedding_model", embedding_model),
+            ("debug", debug),
+        ):
+            if value is not None:
+                given[key] = value
+        try:
+            if settings is None:
+                self.settings = DeepContextSettings(**given)
+            elif given:
+                self.settings = DeepContextSettings(**{**settings.model_dump(), **given})
+            else:
+                self.settings = settings
+        except Exception as exc:  # pydantic's error, re-raised under our root with the same text
+            from pydantic import ValidationError as PydanticValidationError
+
+            if isinstance(exc, PydanticValidationError):
+                raise ConfigurationError(f"invalid settings: {exc}") from exc
+            raise
+        self.clock: Clock = clock or SystemClock()
+        self._embedder = embedder
+        self._extractor = extractor
+        self._classifier = classifier
+        self._store = store
+        self._ingest: IngestService | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        self._init_lock = asyncio.Lock()
+        self._initialized = False
+
+    # ------------------------------------------------------------------------------------------
+    # lifecycle
+    # ------------------------------------------------------------------------------------------
+    async def init(self) -> None:
+        """Open (and create or migrate) the database and load the embedder. Idempotent."""
+        async with self._init_lock:
+            if self._initialized:
+                return
+            await asyncio.to_thread(self._init_sync)
+            self._initialized = True
+
+    def _init_sync(self) -> None:
+        s = self.settings
+        if self._embedder is None:
+            from deepcontext.embed import build_embedder
+
+            self._embedder = build_embedder(s)
+        if self._store is None:
+            from deepcontext.store import open_store
+
+            tracer = (lambda sql, params: log.debug("SQL %s %r", sql, params)) if s.debug else None
+            if s.backend == "sqlite" and not s.database_url:
+                s.data_dir.mkdir(parents=True, exist_ok=True)
+            self._store = open_store(s, self._embedder.dimensions, tracer=tracer)
+        self._store.migrate()
+        self._store.ensure_embedder(self._embedder.model_id, self._embedder.dimensions)
+        if self._extractor is None:
+            self._extractor = self._default_extractor()
+        self._ingest = IngestService(self._store, self._embedder, self._extractor, s, classifier=self._classifier)
+
+    def _default_extractor(self) -> Extractor:
+        from deepcontext.extract.rules import RuleExtractor
+
+        return RuleExtractor()
+
+    async def close(self) -> None:
+        """Finish background work (access counts) and release the database and the embedder."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
+        if self._store is not None:
+            await asyncio.to_thread(self._store.close)
+        if self._embedder is not None:
+            self._embedder.close()
+        self._initialized = False
+
+    async def __aenter__(self) -> DeepContext:
+        await self.init()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def store(self) -> Store:
+        self._check()
+        assert self._store is not None
+        return self._store
+
+    @property
+    def embedder(self) -> Embedder:
+        self._check()
+        assert self._embedder is not None
+        return self._embedder
+
+    def _check(self) -> None:
+        if not self._initialized:
+            raise ConfigurationError("DeepContext is not initialised: call `await ctx.init()` first")
+
+    async def _db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # ------------------------------------------------------------------------------------------
+    # add
+    # ------------------------------------------------------------------------------------------
+    async def add(
+        self,
+        messages: Sequence[Mapping[str, Any]] | Sequence[Any],
+        user_id: str,
+        conversation_id: str = "default",
+        *,
+        timestamp: datetime | str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        expires_at: datetime | str | None = None,
+        ttl: float | None = None,
+        infer: bool = True,
+    ) -> AddResponse:
+        """Store messages verbatim as turns of ``conversation_id`` and derive memories from them.
+
+        Each message is ``{"role": "user"|"assistant"|"system"|"tool", "content": str}`` with
+        optional ``name`` (speaker), ``timestamp`` (when it was said) and ``metadata``.
+        ``timestamp`` here is the default time of messages without one (e.g. a session's date).
+        ``expires_at`` / ``ttl`` (seconds) make the derived memories expire. ``infer=False`` stores
+        the turns (and their turn memories) without extraction.
+        One transaction: on any error nothing is written.
+        """
+        self._check()
+        assert self._ingest is not None
+        user_id = check_id(user_id, "user_id")
+        conversation_id = check_id(conversation_id, "conversation_id")
+        now = self.clock.now()
+        s = self.settings
+        msgs = parse_messages(
+            messages,
+            now=now,
+            default_time=parse_time(timestamp, "timestamp"),
+            max_messages=s.max_messages_per_add,
+            max_chars=s.max_message_chars,
+        )
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise ValidationError("metadata must be an object", field="metadata")
+        exp = expiry(now, expires_at, ttl)
+        return await self._ingest.add(
+            msgs,
+            user_id=user_id,
+            conversation_id=conversation_id,
+            now=now,
+            metadata=dict(metadata or {}),
+            expires_at=exp,
+            infer=infer,
+        )
+
+    # ------------------------------------------------------------------------------------------
+    # search
+    # ------------------------------------------------------------------------------------------
+    async def search(
+        self,
+        query: str,
+        user_id: str,
+        limit: int = 10,
+        tier: str | Iterable[str] | None = None,
+        memory_type: str | Iterable[str] | None = None,
+        include_graph: bool = True,
+        *,
+        conversation_id: str | Iterable[str] | None = None,
+        after: datetime | str | None = None,
+        before: datetime | str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        config: SearchConfig | str | None = None,
+    ) -> SearchResponse:
+        """Hybrid search (vector + keyword + graph, fused by weighted RRF, rescored by importance,
+        recency, confidence and access). Every leg honours the same filters. ``config`` is a
+        :class:`SearchConfig` or a preset name ("hybrid", "relevance", "vector", "keyword", "graph")."""
+        self._check()
+        started = time.perf_counter()
+        user_id = check_id(user_id, "user_id")
+        query = check_text(query, "query", self.settings.max_query_chars)
+        limit = check_limit(limit)
+        filters = parse_filters(
+            tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before, metadata=metadata
+        )
+        cfg = self._config(config)
+        now = self.clock.now()
+        qvec = await asyncio.to_thread(self.embedder.embed_one, query) if cfg.vector_weight > 0 else None
+        hits = await self._db(
+            hybrid_search,
+            self.store,
+            user_id,
+            query,
+            qvec,
+            limit=limit,
+            filters=filters,
+            config=cfg,
+            now=now,
+            include_graph=include_graph,
+        )
+        ids = [h.memory.id for h in hits]
+        links = await self._db(self.store.memory_links, user_id, ids) if ids else {}
+        results = [
+            MemorySearchResult(
+                memory_id=h.memory.id,
+                text=h.memory.text,
+                memory_type=h.memory.memory_type,
+                tier=h.memory.tier,
+                score=h.score,
+                importance=h.memory.importance,
+                confidence=h.memory.confidence,
+                created_at=h.memory.created_at,
+                connections=links.get(h.memory.id, [])[: self.settings.max_connections_per_memory],
+                entities=h.memory.entities,
+                metadata=h.memory.metadata,
+                said_at=h.memory.said_at,
+                occurred_at=h.memory.occurred_at,
+                conversation_id=h.memory.conversation_id,
+                sources=h.memory.sources,
+                legs=h.legs,
+                rrf_score=h.rrf_score,
+                access_count=h.memory.access_count,
+            )
+            for h in hits
+        ]
+        if ids and self.settings.track_access:
+            self._spawn(self._db(self.store.bump_access, user_id, ids, now))
+        return SearchResponse(
+            query=query,
+            user_id=user_id,
+            total=len(results),
+            results=results,
+            took_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+    def _config(self, config: SearchConfig | str | None) -> SearchConfig:
+        if config is None:
+            return SearchConfig.from_settings(self.settings)
+        if isinstance(config, str):
+            return preset(config)
+        if isinstance(config, SearchConfig):
+            return config
+        raise ValidationError("config must be a SearchConfig or a preset name", field="config")
+
+    # ------------------------------------------------------------------------------------------
+    # single memories
+    # ------------------------------------------------------------------------------------------
+    async def get(self, memory_id: int, user_id: str) -> Memory:
+        """A memory of this user with its provenance and entities, whatever its status."""
+        self._check()
+        user_id = check_id(user_id, "user_id")
+        mid = _check_memory_id(memory_id)
+        found = await self._db(self.store.get_memories, user_id, [mid])
+        if not found:
+            raise MemoryNotFoundError(memory_id, user_id)
+        return found[0]
+
+    async def update(self, memory_id: int, text: str, user_id: str) -> dict[str, Any]:
+        """Change a memory's text (re-embedded); the old text stays in its history."""
+        self._check()
+        user_id = check_id(user_id, "user_id")
+        mid = _check_memory_id(memory_id)
+        text = check_text(text, "text", self.settings.max_message_chars).strip()
+        vec = await asyncio.to_thread(self.embedder.embed_one, text)
+        mem = await self._db(
+            self.store.update_memory,
+            user_id,
+            mid,
+            text=text,
+            content_hash=content_hash(text),
+            embedding=vec,
+            now=self.clock.now(),
+            actor="user",
+            reason="updated through the API",
+        )
+        return {"memory_id": mem.id, "text": mem.text, "status": "updated"}
+
+    async def delete(self, memory_id: int, user_id: str) -> dict[str, Any]:
+        """Soft-delete a memory: gone from search and list, kept in history."""
+        self._check()
+        user_id = check_id(user_id, "user_id")
+        mid = _check_memory_id(memory_id)
+        await self._db(self.store.delete_memory, user_id, mid, now=self.clock.now(), actor="user", reason="deleted through the API")
+        return {"memory_id": mid, "status": "deleted"}
+
+    async def history(self, memory_id: int, user_id: str) -> list[HistoryEntry]:
+        """Every change of a memory, oldest first."""
+        self._check()
+        user_id = check_id(user_id, "user_id")
+        return await self._db(self.store.history, user_id, _check_memory_id(memory_id))
+
+    async def list(
+        self,
+        user_id: str,
+        *,
+        tier: str | Iterable[str] | None = None,
+        memory_type: str | Iterable[str] | None = None,
+        conversation_id: str | Iterable[str] | None = None,
+        after: datetime | str | None = None,
+        before: datetime | str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        include_inactive: bool = False,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> MemoryPage:
+        """Memories of a user, newest first, one page at a time (pass ``next_cursor`` back)."""
+        self._check()
+        user_id = check_id(user_id, "user_id")
+        limit = check_limit(limit, hi=1000)
+        filters = parse_filters(
+            tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before, metadata=metadata
+        )
+        if include_inactive:
+            filters.statuses = tuple(MemoryStatus)
+        memories, total, nxt = await self._db(
+            self.store.list_memories, user_id, filters, limit=limit, cursor=cursor, now=self.clock.now()
+        )
+        return MemoryPage(total=total, memories=memories, next_cursor=nxt)
+
+    async def list_memories(
+        self,
+        user_id: str,
+        tier: str | None = None,
+        memory_type: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> dict[str, Any]:
+        """DeepContext 0.1's listing (offset paging). Prefer :meth:`list` (cursor paging)."""
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise ValidationError("offset must be a non-negative integer", field="offset")
+        page = await self.list(user_id, tier=tier, memory_type=memory_type, limit=min(1000, offset + limit))
+        items = page.memories[offset : offset + limit]
+        return {
+            "total": page.total,
+            "limit": limit,
+            "offset": offset,
+            "memories": [m.model_dump(mode="json") for m in items],
+        }
+
+    async def turns(self, user_id: str, conversation_id: str = "default", limit: int = 50) -> list[Turn]:
+        """The last turns of a conversation, oldest first, verbatim."""
+        self._check()
+        user_id = check_id(user_id, "user_id")
+        conversation_id = check_id(conversation_id, "conversation_id")
+        return await self._db(self.store.recent_turns, user_id, conversation_id, check_limit(limit, hi=10_000))
+
+    # ------------------------------------------------------------------------------------------
+    # graph
+    # ------------------------------------------------------------------------------------------
+    async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> list[dict[str, Any]]:
+        """The knowledge-graph neighbourhood of an entity (matched case-insensitively by whole
+        name): ``[{entity, entity_type, relation, depth, strength}]``, breadth first. The entity
+        itself comes first with depth 0. Raises EntityNotFoundError for an unknown entity."""
+        self._check()
+        user_id = check_id(user_id, "user_id")
+        name = check_text(entity_name, "entity_name", 512)
+        depth = check_limit(depth, "depth", lo=0, hi=5)
+        norm = entity_norm(name)
+        found = await self._db(self.store.match_entities, user_id, [norm])
+        if norm not in found:
+            raise EntityNotFoundError(name, user_id)
+        hood = await self._db(self.store.entity_neighbourhood, user_id, [found[norm][0]], depth)
+        return [
+            {
+                "entity": h["entity"],
+                "entity_type": h["entity_type"],
+                "relation": h["relation"],
+                "depth": h["depth"],
+                "strength": h["strength"],
+                "via": next((x["entity"] for x in hood if x["id"] == h["via"]), None),
+            }
+            for h in hood
+        ]
+
+    # ------------------------------------------------------------------------------------------
+    # users, export
+    # ------------------------------------------------------------------------------------------
+    async def delete_user(self, user_id: str) -> dict[str, int]:
+        """Delete everything of a user from every table and cache. Returns rows deleted per table."""
+        self._check()
+        user_id = check_id(user_id, "user_id")
+        return await self._db(self.store.delete_user, user_id)
+
+    async def users(self) -> list[str]:
+        self._check()
+        return await self._db(self.store.list_users)
+
+    async def stats(self, user_id: str) -> dict[str, int]:
+        """Rows of a user per table."""
+        self._check()
+        return await self._db(self.store.count_rows, check_id(user_id, "user_id"))
+
+    async def export(self, user_id: str) -> AsyncIterator[dict[str, Any]]:
+        """Everything of a user as JSON-ready records (turns, entities, relations, memories with
+        provenance and history): what :meth:`import_records` restores."""
+        from deepcontext.services.transfer import export_records
+
+        self._check()
+        user_id = check_id(user_id, "user_id")
+        async for rec in export_records(self.store, self.embedder, user_id, self.clock.now()):
+            yield rec
+
+    async def import_records(self, records: Iterable[Mapping[str, Any]], user_id: str | None = None) -> dict[str, int]:
+        """Restore an export (into ``user_id``, default: the exported user). One transaction."""
+        from deepcontext.services.transfer import import_records
+
+        self._check()
+        if user_id is not None:
+            user_id = check_id(user_id, "user_id")
+        return await import_records(self.store, self.embedder, list(records), user_id, self.clock.now())
+
+
+def _check_memory_id(memory_id: Any) -> int:
+    if isinstance(memory_id, bool):
+        raise ValidationError("memory_id must be an integer", field="memory_id")
+    if isinstance(memory_id, str) and memory_id.strip().isdigit():
+        memory_id = int(memory_id)
+    if not isinstance(memory_id, int) or memory_id <= 0:
+        raise ValidationError(f"memory_id must be a positive integer, got {memory_id!r}", field="memory_id")
+    return memory_id

@@ -1,0 +1,70 @@
+"""Retrieval described as data: a typed search configuration with named presets."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from deepcontext.settings import DeepContextSettings
+
+__all__ = ["PRESETS", "SearchConfig", "preset"]
+
+
+class SearchConfig(BaseModel):
+    """How a search runs: which legs, how deep, how they are fused and rescored.
+
+    Leg sizes are multiples of the requested ``limit`` (the seed's 3x vector, 2x keyword).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    vector_weight: float = Field(0.6, ge=0)
+    keyword_weight: float = Field(0.25, ge=0)
+    graph_weight: float = Field(0.15, ge=0)
+    rrf_k: int = Field(60, ge=1)
+    vector_k_factor: int = Field(3, ge=0)
+    keyword_k_factor: int = Field(2, ge=0)
+    graph_k_factor: int = Field(2, ge=0)
+    min_leg_k: int = Field(20, ge=0, description="Each enabled leg fetches at least this many")
+    graph_depth: int = Field(2, ge=0, le=5)
+    # rescoring: final = rrf x importance x recency x confidence x access boost
+    use_importance: bool = True
+    use_confidence: bool = True
+    recency_half_life_days: float = Field(7.0, gt=0)
+    recency_floor: float = Field(0.5, ge=0, le=1)
+    access_boost: float = Field(0.01, ge=0, description="Per access, up to access_cap")
+    access_cap: int = Field(50, ge=0)
+
+    @classmethod
+    def from_settings(cls, settings: DeepContextSettings) -> SearchConfig:
+        return cls(
+            vector_weight=settings.vector_weight,
+            keyword_weight=settings.keyword_weight,
+            graph_weight=settings.graph_weight,
+            rrf_k=settings.rrf_k,
+            graph_depth=settings.graph_depth,
+            recency_half_life_days=settings.effective_recency_half_life_days,
+            recency_floor=settings.recency_floor,
+        )
+
+
+PRESETS: dict[str, SearchConfig] = {
+    # the seed's fusion and rescoring, with a floor under recency
+    "hybrid": SearchConfig(),
+    # pure relevance: no importance / recency / access rescoring
+    "relevance": SearchConfig(use_importance=False, use_confidence=False, recency_floor=1.0, access_boost=0.0),
+    "vector": SearchConfig(keyword_weight=0.0, graph_weight=0.0),
+    "keyword": SearchConfig(vector_weight=0.0, graph_weight=0.0),
+    "graph": SearchConfig(vector_weight=0.0, keyword_weight=0.0),
+}
+
+
+def preset(name: str) -> SearchConfig:
+    from deepcontext.errors import ValidationError
+
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ValidationError(f"unknown search preset {name!r}; choose one of {sorted(PRESETS)}", field="preset") from None

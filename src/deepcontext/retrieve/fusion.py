@@ -1,0 +1,54 @@
+"""Fusion and rescoring as small pure functions (tests call them directly)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+
+__all__ = ["access_factor", "recency_factor", "rescore", "rrf"]
+
+
+def rrf(legs: Mapping[str, Sequence[int]], weights: Mapping[str, float], k: int = 60) -> dict[int, float]:
+    """Weighted Reciprocal Rank Fusion: score(d) = sum over legs of w_leg / (k + rank_leg(d)),
+    ranks starting at 1. Legs with weight 0 contribute nothing."""
+    scores: dict[int, float] = {}
+    for leg, ids in legs.items():
+        w = weights.get(leg, 0.0)
+        if w <= 0:
+            continue
+        for rank, mid in enumerate(ids, start=1):
+            scores[mid] = scores.get(mid, 0.0) + w / (k + rank)
+    return scores
+
+
+def recency_factor(when: datetime | None, now: datetime, half_life_days: float, floor: float) -> float:
+    """floor + (1 - floor) * exp(-ln2 * age_days / half_life). floor=0 is the seed's pure curve.
+    Future times count as age 0."""
+    if when is None:
+        return 1.0
+    days = max(0.0, (now - when).total_seconds() / 86400.0)
+    return floor + (1.0 - floor) * math.exp(-math.log(2) * days / half_life_days)
+
+
+def access_factor(access_count: int, per_access: float = 0.01, cap: int = 50) -> float:
+    return 1.0 + per_access * min(max(access_count, 0), cap)
+
+
+def rescore(
+    rrf_score: float,
+    *,
+    importance: float,
+    confidence: float,
+    recency: float,
+    access: float,
+    use_importance: bool = True,
+    use_confidence: bool = True,
+) -> float:
+    """The seed's final score: rrf x importance x recency x confidence x access boost."""
+    s = rrf_score * recency * access
+    if use_importance:
+        s *= importance
+    if use_confidence:
+        s *= confidence
+    return max(0.0, s)

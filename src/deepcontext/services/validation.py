@@ -1,0 +1,191 @@
+"""Validation of public inputs: one clear ValidationError, raised before anything is written."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from deepcontext.clock import as_utc
+from deepcontext.errors import ValidationError
+from deepcontext.extract.base import MessageIn
+from deepcontext.store.base import MemoryFilters
+from deepcontext.types import Message, MemoryTier, MemoryType
+
+__all__ = [
+    "ROLES",
+    "check_id",
+    "check_limit",
+    "check_text",
+    "parse_filters",
+    "parse_messages",
+    "parse_time",
+]
+
+ROLES = ("user", "assistant", "system", "tool")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+MAX_ID_CHARS = 255
+
+
+def check_id(value: Any, field: str) -> str:
+    """A user / conversation id: a non-empty string of at most 255 characters, no control chars."""
+    if not isinstance(value, str):
+        raise ValidationError(f"{field} must be a string, got {type(value).__name__}", field=field)
+    if not value.strip():
+        raise ValidationError(f"{field} must not be empty", field=field)
+    if len(value) > MAX_ID_CHARS:
+        raise ValidationError(f"{field} is longer than {MAX_ID_CHARS} characters", field=field)
+    if _CONTROL.search(value):
+        raise ValidationError(f"{field} contains control characters", field=field)
+    return value
+
+
+def check_text(value: Any, field: str, max_chars: int) -> str:
+    if not isinstance(value, str):
+        raise ValidationError(f"{field} must be a string, got {type(value).__name__}", field=field)
+    if not value.strip():
+        raise ValidationError(f"{field} must not be empty", field=field)
+    if len(value) > max_chars:
+        raise ValidationError(
+            f"{field} has {len(value)} characters; the limit is {max_chars} (setting max_message_chars)",
+            field=field,
+        )
+    return value
+
+
+def check_limit(value: Any, field: str = "limit", lo: int = 1, hi: int = 100) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{field} must be an integer, got {type(value).__name__}", field=field)
+    if not lo <= value <= hi:
+        raise ValidationError(f"{field} must be between {lo} and {hi}, got {value}", field=field)
+    return value
+
+
+def parse_time(value: Any, field: str) -> datetime | None:
+    """A datetime, an ISO 8601 string or an epoch number; naive times are taken as UTC."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return as_utc(value)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        from deepcontext.clock import from_epoch
+
+        return from_epoch(float(value))
+    if isinstance(value, str):
+        try:
+            return as_utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
+        except ValueError:
+            pass
+    raise ValidationError(f"{field} must be a datetime or an ISO 8601 string, got {value!r}", field=field)
+
+
+def parse_messages(
+    messages: Any,
+    *,
+    now: datetime,
+    default_time: datetime | None,
+    max_messages: int,
+    max_chars: int,
+) -> list[MessageIn]:
+    if isinstance(messages, (str, bytes)) or not isinstance(messages, Sequence):
+        raise ValidationError("messages must be a list of {role, content} objects", field="messages")
+    if not messages:
+        raise ValidationError("messages must not be empty", field="messages")
+    if len(messages) > max_messages:
+        raise ValidationError(
+            f"{len(messages)} messages in one add; the limit is {max_messages} (setting max_messages_per_add)",
+            field="messages",
+        )
+    out: list[MessageIn] = []
+    for i, raw in enumerate(messages):
+        f = f"messages[{i}]"
+        if isinstance(raw, Message):
+            m: Mapping[str, Any] = raw.model_dump()
+        elif isinstance(raw, Mapping):
+            m = raw
+        else:
+            raise ValidationError(f"{f} must be an object with role and content, got {type(raw).__name__}", field=f)
+        unknown = set(m) - {"role", "content", "name", "timestamp", "metadata"}
+        if unknown:
+            raise ValidationError(f"{f} has unknown keys {sorted(unknown)}", field=f)
+        role = m.get("role")
+        if not isinstance(role, str) or role.lower() not in ROLES:
+            raise ValidationError(f"{f}.role must be one of {', '.join(ROLES)}; got {role!r}", field=f"{f}.role")
+        content = check_text(m.get("content"), f"{f}.content", max_chars)
+        name = m.get("name")
+        if name is not None:
+            name = check_id(name, f"{f}.name").strip()
+        said_at = parse_time(m.get("timestamp"), f"{f}.timestamp") or default_time or now
+        metadata = m.get("metadata") or {}
+        if not isinstance(metadata, Mapping):
+            raise ValidationError(f"{f}.metadata must be an object", field=f"{f}.metadata")
+        out.append(
+            MessageIn(index=i, role=role.lower(), content=content, said_at=said_at, name=name, metadata=dict(metadata))
+        )
+    return out
+
+
+def _enum_tuple(value: Any, enum: Any, field: str) -> tuple[Any, ...] | None:
+    if value is None:
+        return None
+    items = [value] if isinstance(value, (str, enum)) else list(value)
+    try:
+        return tuple(enum(v.value if isinstance(v, enum) else str(v)) for v in items)
+    except ValueError:
+        raise ValidationError(
+            f"{field} must be one of {[e.value for e in enum]}, got {value!r}", field=field
+        ) from None
+
+
+def parse_filters(
+    *,
+    tier: Any = None,
+    memory_type: Any = None,
+    conversation_id: Any = None,
+    after: Any = None,
+    before: Any = None,
+    metadata: Any = None,
+) -> MemoryFilters:
+    conv = None
+    if conversation_id is not None:
+        items = [conversation_id] if isinstance(conversation_id, str) else list(conversation_id)
+        conv = tuple(check_id(c, "conversation_id") for c in items)
+    if metadata is not None:
+        if not isinstance(metadata, Mapping):
+            raise ValidationError("metadata filter must be an object of key: value", field="metadata")
+        for k, v in metadata.items():
+            if not isinstance(k, str) or not isinstance(v, (str, int, float, bool)):
+                raise ValidationError(
+                    "metadata filter values must be strings, numbers or booleans", field=f"metadata.{k}"
+                )
+    a, b = parse_time(after, "after"), parse_time(before, "before")
+    if a and b and a >= b:
+        raise ValidationError("after must be earlier than before", field="after")
+    return MemoryFilters(
+        tiers=_enum_tuple(tier, MemoryTier, "tier"),
+        types=_enum_tuple(memory_type, MemoryType, "memory_type"),
+        conversation_ids=conv,
+        after=a,
+        before=b,
+        metadata=dict(metadata) if metadata else None,
+    )
+
+
+def expiry(now: datetime, expires_at: Any, ttl: Any) -> datetime | None:
+    if expires_at is not None and ttl is not None:
+        raise ValidationError("give expires_at or ttl, not both", field="ttl")
+    if ttl is not None:
+        if isinstance(ttl, timedelta):
+            seconds = ttl.total_seconds()
+        elif isinstance(ttl, (int, float)) and not isinstance(ttl, bool):
+            seconds = float(ttl)
+        else:
+            raise ValidationError("ttl must be seconds or a timedelta", field="ttl")
+        if seconds <= 0:
+            raise ValidationError("ttl must be positive", field="ttl")
+        return now + timedelta(seconds=seconds)
+    when = parse_time(expires_at, "expires_at")
+    if when is not None and when <= now:
+        raise ValidationError("expires_at is in the past", field="expires_at")
+    return when
