@@ -67,7 +67,8 @@ class DeepContext:
             all-MiniLM-L6-v2 and needs no key.
         debug: log every SQL statement at DEBUG level.
         settings: a ready :class:`DeepContextSettings` (then the keyword settings are applied on top).
-        embedder, extractor, classifier, store, clock: replace a component (tests, plugins).
+        embedder: an :class:`Embedder` instance, or the name of one ("local", "openai", "hash").
+        extractor, classifier, store, clock: replace a component (tests, plugins).
         **kwargs: any other setting of :class:`DeepContextSettings`.
     """
 
@@ -82,7 +83,7 @@ class DeepContext:
         debug: bool | None = None,
         *,
         settings: DeepContextSettings | None = None,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
         extractor: Extractor | None = None,
         classifier: Classifier | None = None,
         store: Store | None = None,
@@ -90,6 +91,9 @@ class DeepContext:
         **kwargs: Any,
     ) -> None:
         given: dict[str, Any] = dict(kwargs)
+        if isinstance(embedder, str):  # the setting (local / openai / hash), not a component
+            given["embedder"] = embedder
+            embedder = None
         for key, value in (
             ("database_url", database_url or None),
             ("openai_api_key", openai_api_key),

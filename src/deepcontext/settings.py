@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-__all__ = ["DeepContextSettings", "EmbedderKind", "LLMProvider"]
+__all__ = ["DeepContextSettings", "EmbedderKind", "JSONMode", "LLMBackendConfig", "LLMProvider"]
 
 
 class LLMProvider(str, Enum):
@@ -25,6 +25,42 @@ class LLMProvider(str, Enum):
     OPENAI = "openai"  # also any OpenAI-compatible server through llm_base_url (vLLM, Ollama, LM Studio, DeepSeek)
     OPENROUTER = "openrouter"
     LITELLM = "litellm"
+
+
+class JSONMode(str, Enum):
+    """How structured (JSON) answers are requested from a backend.
+
+    ``auto``: a JSON schema response_format first; if the backend rejects it (HTTP 400/422), a plain
+    JSON-object response_format, then instructions in the prompt only (remembered per backend).
+    The prompt always carries the JSON instructions and the schema, whatever the mode.
+    """
+
+    AUTO = "auto"
+    JSON_SCHEMA = "json_schema"
+    JSON_OBJECT = "json_object"
+    PROMPT = "prompt"
+
+
+class LLMBackendConfig(BaseModel):
+    """One named LLM backend (an item of ``llm_backends``). Unset values fall back to the llm_* settings."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$", description="Name used by llm_fallback and routing")
+    provider: LLMProvider = LLMProvider.OPENAI
+    model: str = Field(min_length=1)
+    base_url: str | None = Field(default=None, description="Default: OpenAI's, or OpenRouter's for openrouter")
+    api_key: SecretStr | None = Field(default=None, description="Default: the provider's key among the settings")
+    timeout: float | None = Field(default=None, gt=0, le=3600, description="Seconds per call; default llm_timeout")
+    max_retries: int | None = Field(default=None, ge=0, le=10, description="Default llm_max_retries")
+    json_mode: JSONMode | None = None
+
+    @field_validator("provider")
+    @classmethod
+    def _not_none(cls, v: LLMProvider) -> LLMProvider:
+        if v is LLMProvider.NONE:
+            raise ValueError("a backend's provider cannot be 'none'; leave the backend out instead")
+        return v
 
 
 class EmbedderKind(str, Enum):
@@ -67,6 +103,47 @@ class DeepContextSettings(BaseSettings):
     llm_model: str = "gpt-4o-mini"
     llm_base_url: str | None = Field(default=None, description="OpenAI-compatible base URL (Ollama, vLLM, ...)")
     llm_api_key: SecretStr | None = Field(default=None, description="Key for llm_base_url, if it needs one")
+    llm_backends: list[LLMBackendConfig] = Field(
+        default_factory=list,
+        description="Extra named backends, JSON in the environment: "
+        'DEEPCONTEXT_LLM_BACKENDS=\'[{"name": "local", "base_url": "http://localhost:11434/v1", "model": "qwen3"}]\'',
+    )
+    llm_default_backend: str | None = Field(
+        default=None, description="Backend tried first; default: the one from llm_provider, else the first listed"
+    )
+    llm_fallback: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Backends tried in this order after the default fails (JSON list or comma-separated names)",
+    )
+    llm_timeout: float = Field(
+        default=60.0, gt=0, le=3600, description="Seconds per LLM call (per chunk when streaming)"
+    )
+    llm_max_retries: int = Field(default=2, ge=0, le=10, description="Retries per backend on timeouts, 429 and 5xx")
+    llm_retry_max_wait: float = Field(
+        default=30.0, ge=0, le=600, description="Longest wait between retries, Retry-After included"
+    )
+    llm_max_concurrency: int = Field(default=8, ge=1, le=1024, description="LLM calls in flight at once per engine")
+    llm_json_mode: JSONMode = JSONMode.AUTO
+
+    @field_validator("llm_fallback", mode="before")
+    @classmethod
+    def _split_fallback(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            text = v.strip()
+            if text.startswith("["):
+                import json
+
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return v
+
+    @model_validator(mode="after")
+    def _check_llm_backends(self) -> DeepContextSettings:
+        names = [b.name for b in self.llm_backends]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"llm_backends: duplicate backend names {duplicates}")
+        return self
 
     # --- embeddings ----------------------------------------------------------------------------
     embedder: EmbedderKind = EmbedderKind.LOCAL
@@ -112,6 +189,12 @@ class DeepContextSettings(BaseSettings):
         ge=0.0,
         le=1.0,
         description="Smallest recency factor: 0 gives the seed's pure exponential, which buries old memories",
+    )
+    importance_floor: float = Field(
+        default=0.5,
+        ge=0.0,
+        le=1.0,
+        description="Search weighs importance as floor + (1 - floor) x importance; 0 is the seed's raw product",
     )
     graph_depth: int = Field(default=2, ge=0, le=5)
     max_query_chars: int = Field(default=4_000, ge=1)

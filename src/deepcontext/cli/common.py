@@ -88,6 +88,17 @@ def run(body: Callable[[DeepContext], Awaitable[T]], *, db: str | None = None) -
     raise AssertionError("unreachable")
 
 
+def read_input(path: str) -> str:
+    """The text of a file, or of stdin for '-'; a missing file is a clean error."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        return Path(path).expanduser().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"cannot read {path}: {exc.strerror if isinstance(exc, OSError) and exc.strerror else exc}")
+    raise AssertionError("unreachable")
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from deepcontext.cli.common import console, run, state
-from deepcontext.cli.main import app
+from deepcontext.cli.app import app
 
 
 def load_sample() -> dict[str, Any]:

@@ -5,38 +5,7 @@ from __future__ import annotations
 
 import sys
 
-import typer
-
-from deepcontext.cli.common import state
-
-app = typer.Typer(
-    name="deepcontext",
-    help="Memory for AI agents: store conversations, search what matters, walk the knowledge graph. "
-    "Offline by default (a SQLite file under ~/.deepcontext and a local embedding model).",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-
-
-@app.callback()
-def main(
-    db: str = typer.Option(
-        None,
-        "--db",
-        envvar="DEEPCONTEXT_DATABASE_URL",
-        help="Database: a SQLite file path, sqlite:///path.db or postgresql://... (default ~/.deepcontext/memory.db)",
-    ),
-    embedder: str = typer.Option(
-        None, "--embedder", envvar="DEEPCONTEXT_EMBEDDER", help="local (default), openai or hash"
-    ),
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks and SQL on errors"),
-) -> None:
-    state.db = db
-    state.embedder = embedder
-    state.debug = debug
-
+from deepcontext.cli.app import app
 
 #: modules whose import registers commands on ``app`` (one line per module)
 COMMAND_MODULES = [

@@ -9,8 +9,8 @@ from typing import Any
 
 import typer
 
-from deepcontext.cli.common import console, fail, print_json, run, short
-from deepcontext.cli.main import app
+from deepcontext.cli.common import console, fail, print_json, read_input, run, short
+from deepcontext.cli.app import app
 
 USER = typer.Option(..., "--user", "-u", help="The user whose memories to use")
 
@@ -21,8 +21,7 @@ def _read_batches(path: str, conversation: str, timestamp: str | None) -> list[d
     Accepted: a JSON list of messages; a JSON object {"messages": [...], "conversation_id"?,
     "timestamp"?}; a list of such objects; JSONL with one message or one batch object per line.
     """
-    raw = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
-    raw = raw.strip()
+    raw = read_input(path).strip()
     if not raw:
         fail("no input: expected JSON or JSONL messages")
     try:
@@ -245,7 +244,7 @@ def import_cmd(
     user: str = typer.Option(None, "--user", "-u", help="Import into this user (default: the exported one)"),
 ) -> None:
     """Restore an export (fresh ids, same memories, provenance and history)."""
-    text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    text = read_input(path)
     records = []
     from rich.progress import track
 

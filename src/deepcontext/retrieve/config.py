@@ -32,6 +32,10 @@ class SearchConfig(BaseModel):
     # rescoring: final = rrf x importance x recency x confidence x access boost
     use_importance: bool = True
     use_confidence: bool = True
+    importance_floor: float = Field(
+        0.5, ge=0, le=1, description="Importance factor = floor + (1 - floor) x importance; 0 is the seed's raw product"
+    )
+    confidence_floor: float = Field(0.5, ge=0, le=1, description="Same for confidence")
     recency_half_life_days: float = Field(7.0, gt=0)
     recency_floor: float = Field(0.5, ge=0, le=1)
     access_boost: float = Field(0.01, ge=0, description="Per access, up to access_cap")
@@ -47,6 +51,7 @@ class SearchConfig(BaseModel):
             graph_depth=settings.graph_depth,
             recency_half_life_days=settings.effective_recency_half_life_days,
             recency_floor=settings.recency_floor,
+            importance_floor=settings.importance_floor,
         )
 
 

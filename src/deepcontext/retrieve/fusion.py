@@ -44,11 +44,17 @@ def rescore(
     access: float,
     use_importance: bool = True,
     use_confidence: bool = True,
+    importance_floor: float = 0.0,
+    confidence_floor: float = 0.0,
 ) -> float:
-    """The seed's final score: rrf x importance x recency x confidence x access boost."""
+    """The seed's final score: rrf x importance x recency x confidence x access boost.
+
+    With floors, importance and confidence enter as ``floor + (1 - floor) x value``, so they
+    reorder results of similar relevance without burying a much better match (floors of 0 give
+    the seed's raw product)."""
     s = rrf_score * recency * access
     if use_importance:
-        s *= importance
+        s *= importance_floor + (1.0 - importance_floor) * importance
     if use_confidence:
-        s *= confidence
+        s *= confidence_floor + (1.0 - confidence_floor) * confidence
     return max(0.0, s)

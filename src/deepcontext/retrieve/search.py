@@ -99,6 +99,8 @@ def hybrid_search(
             access=access_factor(mem.access_count, config.access_boost, config.access_cap),
             use_importance=config.use_importance,
             use_confidence=config.use_confidence,
+            importance_floor=config.importance_floor,
+            confidence_floor=config.confidence_floor,
         )
         hits.append(
             Hit(

@@ -57,6 +57,8 @@ async def export_records(store: Store, embedder: Embedder, user_id: str, now: da
 
 
 def _from_json(store: Any, table: str, rec: Mapping[str, Any]) -> dict[str, Any]:
+    if table not in store.metadata.tables or table in ("users", "dc_meta", "locks", "api_keys"):
+        raise ValidationError(f"unknown record type {table!r} in import", field="records")
     cols = store.metadata.tables[table].c
     out: dict[str, Any] = {}
     for k, v in rec.items():

@@ -105,6 +105,10 @@ class SQLStore(Store):
     def _forget_user_caches(self, user_id: str) -> None:
         """Drop in-process caches of a user."""
 
+    def _lock_user(self, conn: Connection, user_id: str) -> None:
+        """Serialise this write with the user's other writes, before it reads anything (PostgreSQL:
+        the users row FOR UPDATE; SQLite: nothing, BEGIN IMMEDIATE already serialises writers)."""
+
     def _upsert(self, table: Any) -> Any:
         """The dialect's INSERT supporting ON CONFLICT (sqlite / postgresql insert())."""
         raise NotImplementedError
@@ -180,25 +184,24 @@ class SQLStore(Store):
     # writes
     # ------------------------------------------------------------------------------------------
     def _bump_user(self, conn: Connection, user_id: str, now: datetime, *, consolidation_due: bool = False) -> int:
-        """Create the user row if needed and increment its version; returns the new version."""
+        """Create the user row if needed and increment its version; returns the new version.
+
+        An upsert, so two writers creating the same user cannot collide. On PostgreSQL the row
+        lock it takes also serialises concurrent writes of one user until commit."""
         u = self.t.users
-        values: dict[str, Any] = {"version": u.c.version + 1, "updated_at": now}
-        if consolidation_due:
-            values["consolidation_due"] = True
-        res = conn.execute(update(u).where(u.c.user_id == user_id).values(**values).returning(u.c.version)).first()
-        if res is not None:
-            return int(res[0])
-        conn.execute(
-            insert(u).values(
-                user_id=user_id,
-                version=1,
-                incarnation=secrets.token_hex(8),
-                created_at=now,
-                updated_at=now,
-                consolidation_due=consolidation_due,
-            )
+        stmt = self._upsert(u).values(
+            user_id=user_id,
+            version=1,
+            incarnation=secrets.token_hex(8),
+            created_at=now,
+            updated_at=now,
+            consolidation_due=consolidation_due,
         )
-        return 1
+        set_: dict[str, Any] = {"version": u.c.version + 1, "updated_at": now}
+        if consolidation_due:
+            set_["consolidation_due"] = True
+        stmt = stmt.on_conflict_do_update(index_elements=[u.c.user_id], set_=set_).returning(u.c.version)
+        return int(conn.execute(stmt).scalar_one())
 
     def _check_turns(self, conn: Connection, user_id: str, turn_ids: Sequence[int]) -> None:
         ids = sorted(set(turn_ids))
@@ -586,6 +589,7 @@ class SQLStore(Store):
     ) -> Memory:
         mt = self.t.memories
         with self._write() as conn:
+            self._lock_user(conn, user_id)
             row = self._active_memory(conn, user_id, memory_id)
             rev = self._bump_user(conn, user_id, now)
             values: dict[str, Any] = {
@@ -609,6 +613,7 @@ class SQLStore(Store):
     def delete_memory(self, user_id: str, memory_id: int, *, now: datetime, actor: str, reason: str | None) -> Memory:
         mt = self.t.memories
         with self._write() as conn:
+            self._lock_user(conn, user_id)
             row = self._active_memory(conn, user_id, memory_id)
             rev = self._bump_user(conn, user_id, now)
             conn.execute(
@@ -622,6 +627,7 @@ class SQLStore(Store):
     def delete_user(self, user_id: str) -> dict[str, int]:
         counts: dict[str, int] = {}
         with self._write() as conn:
+            self._lock_user(conn, user_id)
             ids = [r[0] for r in conn.execute(select(self.t.memories.c.id).where(self.t.memories.c.user_id == user_id))]
             self._unindex(conn, ids)
             for table in self.t.user_tables:

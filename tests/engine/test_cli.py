@@ -1,0 +1,99 @@
+"""The CLI as a user runs it: a real process, a real database file."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash"}
+    return subprocess.run(
+        [sys.executable, "-m", "deepcontext", "--db", str(tmp_path / "cli.db"), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
+
+
+def _commands() -> list[str]:
+    from deepcontext.cli.main import app
+
+    import typer.main
+
+    group = typer.main.get_command(app)
+    return sorted(group.commands)  # type: ignore[attr-defined]
+
+
+def test_every_command_has_help_and_is_in_the_readme() -> None:
+    from deepcontext.cli.main import app
+
+    import typer.main
+
+    group = typer.main.get_command(app)
+    readme = (ROOT / "README.md").read_text()
+    for name, cmd in group.commands.items():  # type: ignore[attr-defined]
+        assert cmd.help and cmd.help.strip(), f"command {name} has no help"
+        for p in cmd.params:
+            if p.param_type_name == "option":
+                assert getattr(p, "help", None), f"{name} {p.name} has no help"
+        assert re.search(rf"deepcontext[^\n`]*\b{re.escape(name)}\b", readme), f"command {name} missing from README"
+
+
+def test_add_search_export_import_flow(tmp_path: Path) -> None:
+    msgs = [
+        {"role": "user", "name": "Ana", "content": "I work at Globex Corporation in Madrid."},
+        {"role": "assistant", "content": "Madrid is lovely."},
+    ]
+    p = cli(tmp_path, "add", "-", "--user", "ana", "--conversation", "c1", stdin=json.dumps(msgs))
+    assert p.returncode == 0, p.stderr
+    assert "stored 2 turn(s)" in p.stdout
+    p = cli(tmp_path, "search", "Where does Ana work?", "--user", "ana", "--json")
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    assert res["results"] and any("Globex" in r["text"] for r in res["results"])
+    mid = res["results"][0]["memory_id"]
+    assert cli(tmp_path, "get", str(mid), "--user", "ana").returncode == 0
+    p = cli(tmp_path, "graph", "Globex Corporation", "--user", "ana", "--json")
+    assert p.returncode == 0 and json.loads(p.stdout)[0]["entity"] == "Globex Corporation"
+    out = tmp_path / "ana.jsonl"
+    assert cli(tmp_path, "export", "--user", "ana", "-o", str(out)).returncode == 0
+    p = cli(tmp_path, "import", str(out), "--user", "ana2")
+    assert p.returncode == 0, p.stderr
+    p = cli(tmp_path, "list", "--user", "ana2", "--json")
+    assert json.loads(p.stdout)["total"] == json.loads(cli(tmp_path, "list", "--user", "ana", "--json").stdout)["total"]
+    p = cli(tmp_path, "delete", str(mid), "--user", "ana")
+    assert p.returncode == 0
+    p = cli(tmp_path, "history", str(mid), "--user", "ana")
+    assert "DELETE" in p.stdout
+    p = cli(tmp_path, "delete-user", "ana", "--yes")
+    assert p.returncode == 0
+    assert json.loads(cli(tmp_path, "stats", "--user", "ana").stdout)["memories"] == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "needle"),
+    [
+        (("add", "-", "--user", "u"), "not json at all", "not JSON"),
+        (("add", "-", "--user", "u"), '[{"role": "robot", "content": "x"}]', "role"),
+        (("get", "999", "--user", "u"), None, "not found"),
+        (("search", "x", "--user", "u", "--tier", "medium"), None, "tier"),
+        (("graph", "Nobody", "--user", "u"), None, "not found"),
+        (("import", "/nonexistent/file.jsonl"), None, "No such file"),
+    ],
+)
+def test_errors_are_one_line_and_nonzero(tmp_path: Path, args, stdin, needle) -> None:
+    p = cli(tmp_path, *args, stdin=stdin)
+    assert p.returncode != 0
+    assert "Traceback" not in p.stderr
+    assert needle.lower() in p.stderr.lower(), p.stderr
+    assert len([ln for ln in p.stderr.splitlines() if ln.strip()]) <= 2, p.stderr
