@@ -17,6 +17,12 @@ The tree::
     ├── EmbeddingError                the embedder failed; nothing was written
     ├── ExtractionError               an extractor failed or returned something unusable
     ├── LLMError                      an LLM call failed (the LLM layer adds subclasses)
+    │   ├── LLMTimeoutError (TimeoutError too, as in Memory Graph)  no answer in time, after the retries
+    │   ├── LLMBackendError           the backend failed: HTTP error, connection refused, ...
+    │   │   ├── LLMRateLimitError     HTTP 429 (``retry_after`` when the backend said)
+    │   │   └── LLMStreamError        a stream broke after text was already yielded (never retried)
+    │   └── LLMResponseError          an answer arrived but is unusable (empty, not JSON, ...)
+    │       └── LLMValidationError    JSON that does not fit the expected schema, even after one repair
     ├── CyclicGraphError (ValueError) an edge would create a cycle in a conversation DAG
     └── AuthError                     REST API authentication / authorisation
 
@@ -36,7 +42,13 @@ __all__ = [
     "EmbeddingError",
     "EntityNotFoundError",
     "ExtractionError",
+    "LLMBackendError",
     "LLMError",
+    "LLMRateLimitError",
+    "LLMResponseError",
+    "LLMStreamError",
+    "LLMTimeoutError",
+    "LLMValidationError",
     "LockTimeoutError",
     "MemoryNotFoundError",
     "MigrationError",
@@ -143,3 +155,101 @@ class AuthError(DeepContextError):
     def __init__(self, message: str, *, status_code: int = 401) -> None:
         super().__init__(message)
         self.status_code = status_code
+
+
+# --- the LLM layer's errors (deepcontext.llm) ---------------------------------------------------------
+
+
+class LLMTimeoutError(LLMError, TimeoutError):
+    """No answer within the timeout, after the retries the router allows.
+
+    ``backend`` names the backend that timed out last; ``attempts`` counts the calls made.
+    """
+
+    def __init__(self, message: str, *, backend: str | None = None, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.backend = backend
+        self.attempts = attempts
+        #: every failure a router met before giving up (oldest first)
+        self.failures: list[LLMError] = []
+
+
+class LLMBackendError(LLMError):
+    """The backend failed: an HTTP error status, a refused connection, a broken response.
+
+    ``status_code`` is the HTTP status when there was one; ``retryable`` tells whether the same call
+    may succeed later (5xx, 429, connection errors) or not (400, 401, 404...).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        backend: str | None = None,
+        status_code: int | None = None,
+        retryable: bool = False,
+        attempts: int = 1,
+    ) -> None:
+        super().__init__(message)
+        self.backend = backend
+        self.status_code = status_code
+        self.retryable = retryable
+        self.attempts = attempts
+        #: every failure a router met before giving up (oldest first)
+        self.failures: list[LLMError] = []
+
+
+class LLMRateLimitError(LLMBackendError):
+    """HTTP 429. ``retry_after`` holds the seconds the backend asked to wait, when it said."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        backend: str | None = None,
+        retry_after: float | None = None,
+        attempts: int = 1,
+    ) -> None:
+        super().__init__(message, backend=backend, status_code=429, retryable=True, attempts=attempts)
+        self.retry_after = retry_after
+
+
+class LLMStreamError(LLMBackendError):
+    """A stream broke after text had been yielded. Never retried: the caller already has part of it.
+
+    ``partial_text`` is what had been yielded before the break.
+    """
+
+    def __init__(self, message: str, *, backend: str | None = None, partial_text: str = "") -> None:
+        super().__init__(message, backend=backend, retryable=False)
+        self.partial_text = partial_text
+
+
+class LLMResponseError(LLMError):
+    """An answer arrived but cannot be used (empty, not JSON, cut off...).
+
+    ``text`` holds the start of the offending answer (at most a few hundred characters).
+    """
+
+    def __init__(self, message: str, *, backend: str | None = None, text: str | None = None) -> None:
+        super().__init__(message)
+        self.backend = backend
+        self.text = text
+
+
+class LLMValidationError(LLMResponseError):
+    """The answer's JSON does not fit the expected schema, even after one repair attempt.
+
+    ``errors`` lists pydantic's error descriptions of the last attempt.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        backend: str | None = None,
+        text: str | None = None,
+        errors: list[str] | None = None,
+    ) -> None:
+        super().__init__(message, backend=backend, text=text)
+        self.errors = errors or []

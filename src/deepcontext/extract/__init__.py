@@ -12,6 +12,7 @@ from deepcontext.extract.base import (
     Extractor,
     MessageIn,
 )
+from deepcontext.extract.rules import RuleExtractor as RuleExtractor
 
 __all__ = [
     "Classifier",

@@ -1,0 +1,465 @@
+"""The rule-based extraction pipeline: facts, entities and relations from rules, no network, no model.
+
+Pipeline for each user or assistant message (system and tool messages are skipped):
+
+1. clean the text (quotes, markdown emphasis, fenced code) and split it into sentences
+   (:mod:`~deepcontext.extract.sentences`);
+2. drop interjections and "remember that" at the start, skip questions, greetings, thanks, reactions,
+   requests to the assistant and vague "it / that" sentences (:mod:`~deepcontext.extract.facts`);
+3. rewrite first person into third person with the speaker's name, "User" when unnamed
+   ("I'm a Python developer" -> "User is a Python developer"); from an assistant, keep only what it says
+   about the user in the second person ("you prefer dark mode" -> "User prefers dark mode")
+   (:mod:`~deepcontext.extract.rewrite`); keep the sentence if it still has three content words;
+4. find entities (:mod:`~deepcontext.extract.entities`), relations (:mod:`~deepcontext.extract.relations`),
+   the time it is about (:mod:`~deepcontext.extract.timeparse`), type, importance and confidence.
+
+Non-English text: a Latin-script sentence that reads as another language, and Japanese, Korean or other
+scripts, give no fact (the verbatim turn keeps it); a Chinese sentence in the first person (我) becomes a
+fact with 我 replaced by the speaker, dated when it carries 昨天, 上周, 去年...
+
+Everything is pure CPU work on strings. Importing this module compiles every pattern of the package
+(some tens of milliseconds); :mod:`deepcontext.extract.rules` imports it on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from deepcontext.extract.base import (
+    ExtractedEntity,
+    ExtractedFact,
+    ExtractedRelationship,
+    ExtractionContext,
+    ExtractionResult,
+    MessageIn,
+)
+from deepcontext.extract.entities import EntitySpan, find_entities
+from deepcontext.extract.facts import (
+    confidence_of,
+    content_word_count,
+    importance_of,
+    is_episodic_action,
+    is_procedural,
+    is_question,
+    is_skippable,
+    starts_with_third_pronoun,
+    strip_lead,
+    tense_of,
+)
+from deepcontext.extract.gazetteer import ORG_HEADS, ORG_SUFFIXES, STOPCAPS
+from deepcontext.extract.relations import RelationHit, find_relations
+from deepcontext.extract.rewrite import (
+    FIRST_PERSON_RE,
+    SECOND_PERSON_RE,
+    WE_RE,
+    rewrite_first_person,
+    rewrite_second_person,
+)
+from deepcontext.extract.sentences import clean_text, is_foreign, split_sentences
+from deepcontext.extract.timeparse import TimeMention, resolve_time
+from deepcontext.types import EntityType, MemoryType
+
+__all__ = ["RulePipeline"]
+
+
+@functools.cache
+def _cjk() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """CJK, kana-or-hangul and Han character patterns, compiled on the first non-ASCII sentence
+    (wide character ranges are slow to compile)."""
+    return (
+        re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"),
+        re.compile(r"[\u3040-\u30ff\uac00-\ud7af]"),
+        re.compile(r"[\u4e00-\u9fff]"),
+    )
+
+
+_ZH_QUESTION_RE = re.compile(r"[？?]|[吗呢吧][。！!\s]*$|什么|怎么|为什么|哪|谁|几[个点]|多少")
+_ZH_FILLER_RE = re.compile(r"^(?:你好|您好|谢谢|多谢|哈哈|嘿嘿|再见|拜拜|好的|嗯|早上好|晚安|晚上好|没问题|不客气|对|是的|好吧)")
+_ZH_ME_RE = re.compile(r"我(?!们)")
+_ZH_PAST_RE = re.compile(r"了|过|昨天|前天|上周|上个|去年")
+_ZH_FUTURE_RE = re.compile(r"会|要|将|明天|后天|下周|下个|明年|打算|计划")
+_WORDS_RE = re.compile(r"[a-z][a-z'-]*")
+_TRAILING_JUNK_RE = re.compile(
+    r"(?:\s*(?::\)|:-\)|:\(|:D|;\)|:P|<3|xD|XD|\^\^|[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+))+\s*$"
+)
+_END_PUNCT_RE = re.compile(r"\s*(?:[.!…]+|\.\.\.)\s*$")
+_ASSIST_PREFIX_RE = re.compile(
+    r"^(?:(?:it's|it\s+is|that's|that\s+is|how)\s+(?:\w+\s+){0,2}?(?:great|nice|wonderful|awesome|cool|amazing|"
+    r"fantastic|impressive|exciting|good|lovely|interesting|sweet|fun|brave|admirable)\s+(?:that\s+|to\s+hear\s+(?:that\s+)?)"
+    r"|(?:i'm|i\s+am)\s+(?:so\s+|really\s+|very\s+)?(?:glad|happy|sorry|excited|thrilled)\s+(?:to\s+(?:hear|see|know)\s+)?that\s+"
+    r"|i\s+(?:remember|know|recall|understand|see|noticed|gather|hear)\s+(?:that\s+)?"
+    r"|(?:as\s+)?you\s+(?:mentioned|said|told\s+me|noted|shared|wrote)(?:\s+(?:earlier|before))?(?:\s+that|,)?\s+"
+    r"|(?:based\s+on|from)\s+what\s+you(?:'ve|\s+have)?\s+(?:told\s+me|said|shared|mentioned)(?:\s+(?:so\s+far|before|earlier))?,?\s+"
+    r"|if\s+i\s+(?:remember|recall)\s+(?:correctly|right),?\s+"
+    r"|noted(?:\s+that)?[:,]?\s+|got\s+it[,:.!]?\s+|understood[,:.!]?\s+|so\s+|since\s+(?=you))+",
+    re.IGNORECASE,
+)
+# "..., so I'll keep that in mind": the assistant's own clause is cut off
+_ASSIST_CLAUSE_CUT_RE = re.compile(
+    r"\s*(?:[,;:]|\s-|\s—)\s*(?:(?:so|and|but|which|then)\s+)?(?:I|I'll|I'm|I've|I'd|let\s+me|let's|let\s+us|we'll)\b.*$"
+)
+_ASSIST_SUBJECT_RE = re.compile(r"^(?:you|your|you're|you've)\b", re.IGNORECASE)
+_ADVICE_RE = re.compile(
+    r"^you(?:'ll|\s+will|\s+should|\s+could|\s+might|\s+may|\s+can|\s+must|\s+need|\s+have\s+to|'d|\s+would|"
+    r"\s+want\s+to|\s+may\s+want|\s+might\s+want|'re\s+(?:welcome|right|absolutely|correct|so\s+welcome)|"
+    r"\s+are\s+(?:welcome|right|correct)|\s+got\s+this|\s+deserve|\s+know)\b"
+    r"|\b(?:sounds?|seems?|looks?)\b",
+    re.IGNORECASE,
+)
+_PRONOUN_START_RE = re.compile(r"^(?P<p>He|She|he|she)\s+|^(?P<poss>His|Her|his|her)\s+(?=[a-z])")
+_WE_START_RE = re.compile(r"^(?:we|our|us)\b", re.IGNORECASE)
+# a date that describes the person, not an event: "born in 1990", "my birthday is on July 14"
+_RECURRING_RE = re.compile(r"\b(?:born|birthday|birthdays|anniversary|bday)\b", re.IGNORECASE)
+# what must not become a memory of its own: credentials and payment data (the verbatim turn is stored anyway)
+_SECRET_RE = re.compile(
+    r"\b(?:password|passwd|passcode|pin\s+(?:code|number)|api[\s_-]?key|secret[\s_-]?key|access[\s_-]?token|"
+    r"private[\s_-]?key|ssn|social\s+security\s+number|credit\s+card\s+number|card\s+number|cvv|iban|"
+    r"seed\s+phrase|recovery\s+phrase)\b|\b(?:sk|pk|ghp|gho|xox[abp])[-_][A-Za-z0-9]{12,}|\bAKIA[0-9A-Z]{12,}|"
+    r"\b(?:\d[ -]?){13,19}\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(slots=True)
+class _EntityAcc:
+    name: str
+    type: EntityType
+    attributes: dict[str, Any]
+    sources: list[int]
+
+
+@dataclass(slots=True)
+class _Acc:
+    """Batch-level accumulator: deduplicates facts, entities and relations, merging their sources."""
+
+    facts: dict[str, ExtractedFact] = field(default_factory=dict)
+    learned: dict[str, EntityType | None] = field(default_factory=dict)  # names seen so far in the batch
+    entities: dict[str, _EntityAcc] = field(default_factory=dict)
+    relations: dict[tuple[str, str, str], ExtractedRelationship] = field(default_factory=dict)
+
+    def learn(self, spans: list[EntitySpan], known: dict[str, EntityType | None]) -> None:
+        """Remember names for the rest of the batch ("Acme Corp" now, "Acme" at a sentence start later)."""
+        for sp in spans:
+            if sp.type is EntityType.DATE:
+                continue
+            key = sp.name.lower()
+            known.setdefault(key, sp.type)
+            self.learned.setdefault(key, sp.type)
+            if sp.type in (EntityType.ORGANIZATION, EntityType.PERSON) and sp.name.count(" ") == 1:
+                first, second = sp.name.split(" ")
+                if (first[:1].isupper() and first.lower() not in STOPCAPS and first not in ORG_HEADS
+                        and (sp.type is EntityType.PERSON or second in ORG_SUFFIXES)):
+                    known.setdefault(first.lower(), sp.type)
+                    self.learned.setdefault(first.lower(), sp.type)
+
+    def fact(self, fact: ExtractedFact) -> None:
+        key = " ".join(fact.text.lower().split()).rstrip(".")
+        old = self.facts.get(key)
+        if old is None:
+            self.facts[key] = fact
+            return
+        for i in fact.source_indices:
+            if i not in old.source_indices:
+                old.source_indices.append(i)
+        old.importance = max(old.importance, fact.importance)
+
+    def entity(self, name: str, etype: EntityType, index: int, attributes: dict[str, Any] | None = None) -> str:
+        key = name.lower()
+        e = self.entities.get(key)
+        if e is None:
+            self.entities[key] = _EntityAcc(name, etype, dict(attributes or {}), [index])
+            return name
+        if index not in e.sources:
+            e.sources.append(index)
+        if e.type is EntityType.OTHER and etype is not EntityType.OTHER and "kind" not in e.attributes:
+            e.type = etype  # a pet ("a dog named Max") stays a pet when "Max" is seen again
+        if attributes:
+            for k, v in attributes.items():
+                e.attributes.setdefault(k, v)
+        return e.name
+
+    def relation(self, hit: RelationHit, index: int) -> None:
+        key = (hit.source.lower(), hit.relation, hit.target.lower())
+        r = self.relations.get(key)
+        if r is None:
+            self.relations[key] = ExtractedRelationship(
+                source=hit.source, target=hit.target, relation=hit.relation, properties=dict(hit.properties),
+                source_indices=[index],
+            )
+        elif index not in r.source_indices:
+            r.source_indices.append(index)
+
+    def result(self) -> ExtractionResult:
+        aliases = self._aliases()
+        entities = [
+            ExtractedEntity(name=e.name, entity_type=e.type, attributes=e.attributes, source_indices=sorted(e.sources))
+            for key, e in self.entities.items()
+            if key not in aliases
+        ]
+        facts = list(self.facts.values())
+        relations = list(self.relations.values())
+        if aliases:
+            for f in facts:
+                f.entities = list(dict.fromkeys(aliases.get(n.lower(), n) for n in f.entities))
+            merged: dict[tuple[str, str, str], ExtractedRelationship] = {}
+            for r in relations:
+                r.source = aliases.get(r.source.lower(), r.source)
+                r.target = aliases.get(r.target.lower(), r.target)
+                key = (r.source.lower(), r.relation, r.target.lower())
+                if key in merged:
+                    merged[key].source_indices = sorted(set(merged[key].source_indices) | set(r.source_indices))
+                elif r.source.lower() != r.target.lower():
+                    merged[key] = r
+            relations = list(merged.values())
+            for e in entities:  # give the long form the sources of its short form
+                for short, long in aliases.items():
+                    if long == e.name:
+                        e.source_indices = sorted(set(e.source_indices) | set(self.entities[short].sources))
+        return ExtractionResult(facts=facts, entities=entities, relationships=relations)
+
+    def _aliases(self) -> dict[str, str]:
+        """Short forms of a longer name in the same batch: "Acme" -> "Acme Corp", "Sarah" -> "Sarah Lee"."""
+        longs: dict[str, list[str]] = {}
+        for e in self.entities.values():
+            if " " in e.name and e.type in (EntityType.ORGANIZATION, EntityType.PERSON):
+                longs.setdefault(e.name.split(" ", 1)[0].lower(), []).append(e.name)
+        out: dict[str, str] = {}
+        if not longs:
+            return out
+        for key, e in self.entities.items():
+            cands = longs.get(key)
+            if cands and len(cands) == 1 and " " not in e.name and e.type in (EntityType.ORGANIZATION, EntityType.PERSON, EntityType.OTHER):
+                long = self.entities[cands[0].lower()]
+                if e.type is EntityType.OTHER or e.type is long.type:
+                    out[key] = long.name
+        return out
+
+
+def _finish(text: str) -> str:
+    """Tidy a fact's ends: no trailing emoji or emoticon, one full stop, a capital letter first."""
+    t = _TRAILING_JUNK_RE.sub("", text).strip()
+    t = _END_PUNCT_RE.sub("", t).strip()
+    if not t:
+        return ""
+    if t[0].islower():
+        t = t[0].upper() + t[1:]
+    if t[-1] not in ".!?。！？\"')":
+        t += "."
+    return t
+
+
+def _user_name(messages: list[MessageIn], context: ExtractionContext, index: int) -> str:
+    """The user's name as known before message ``index``: the nearest named user turn, else "User"."""
+    for m in reversed(messages[:index]):
+        if m.role == "user" and m.name:
+            return m.name
+    for m in messages[index + 1 :]:
+        if m.role == "user" and m.name:
+            return m.name
+    for m in reversed(context.recent_messages):
+        if m.role == "user" and m.name:
+            return m.name
+    return "User"
+
+
+class RulePipeline:
+    """The extraction pipeline with its options; :class:`~deepcontext.extract.rules.RuleExtractor` runs it."""
+
+    def __init__(self, *, min_content_words: int = 3, assistant_facts: bool = True, max_sentence_chars: int = 600) -> None:
+        self.min_content_words = min_content_words
+        self.assistant_facts = assistant_facts
+        self.max_sentence_chars = max_sentence_chars
+
+    def run(self, messages: list[MessageIn], context: ExtractionContext) -> ExtractionResult:
+        """Facts, entities and relationships of ``messages`` (already validated)."""
+        acc = _Acc()
+        base_known: dict[str, EntityType | None] = {n.lower(): None for n in context.known_entities if n}
+        for m in messages:
+            if m.name:
+                base_known[m.name.lower()] = EntityType.PERSON
+        for pos, msg in enumerate(messages):
+            if msg.role not in ("user", "assistant") or not msg.content or msg.content.isspace():
+                continue
+            if msg.role == "assistant" and not self.assistant_facts:
+                continue
+            if msg.role == "user":
+                speaker = msg.name or "User"
+            else:
+                speaker = _user_name(messages, context, pos)
+            known = {**base_known, **acc.learned}
+            known[speaker.lower()] = EntityType.PERSON
+            self._message(msg, speaker, known, acc)
+        return acc.result()
+
+    # --- one message ---------------------------------------------------------------------------------------
+
+    def _message(self, msg: MessageIn, speaker: str, known: dict[str, EntityType | None], acc: _Acc) -> None:
+        prev_person: str | None = None
+        for sent in split_sentences(clean_text(msg.content)):
+            raw = sent.text
+            if len(raw) > self.max_sentence_chars or len(raw) < 6:
+                prev_person = None
+                continue
+            if not raw.isascii() and _cjk()[0].search(raw):
+                self._chinese(msg, raw, speaker, known, acc)
+                prev_person = None
+                continue
+            prev_person = self._sentence(msg, raw, sent.list_item, speaker, known, acc, prev_person)
+
+    def _sentence(self, msg: MessageIn, raw: str, list_item: bool, speaker: str,
+                  known: dict[str, EntityType | None], acc: _Acc, prev_person: str | None) -> str | None:
+        s, remember = strip_lead(raw)
+        if len(s) < 6 or is_question(s) or s.endswith(":") or _SECRET_RE.search(s):
+            return None
+        from_assistant = msg.role == "assistant"
+        we = prefix_we = False
+        if from_assistant:
+            s = _ASSIST_PREFIX_RE.sub("", s, count=1)
+            s = _ASSIST_CLAUSE_CUT_RE.sub("", s)
+            if not _ASSIST_SUBJECT_RE.match(s) or _ADVICE_RE.search(s) or FIRST_PERSON_RE.search(s):
+                return None
+            if is_skippable(s, role="assistant") or is_foreign(s):
+                return None
+            text, changes = rewrite_second_person(s, speaker)
+            if not changes:
+                return None
+            procedural = False
+            about_speaker = True
+        else:
+            if is_skippable(s, role="user"):
+                return None
+            if starts_with_third_pronoun(s):
+                p = _PRONOUN_START_RE.match(s)
+                if prev_person is None or p is None:
+                    return None
+                s = (prev_person + " " + s[p.end() :]) if p.group("p") else (prev_person + "'s " + s[p.end() :])
+            if is_foreign(s):
+                return None
+            procedural = is_procedural(s, list_item=list_item)
+            text, changes = rewrite_first_person(s, speaker)
+            about_speaker = changes > 0
+            if not about_speaker and not procedural and SECOND_PERSON_RE.search(s):
+                return None  # about whoever the speaker talks to ("So cool you found a group"): unresolvable
+            if WE_RE.search(s) and not procedural:
+                we = True  # "we" includes the speaker: relations with "we" as subject are theirs
+                about_speaker = True
+                # told as theirs ("User said: we ...") unless the sentence already names them
+                prefix_we = changes == 0 or bool(_WE_START_RE.match(s))
+        words_said = content_word_count(text) + (1 if procedural else 0)  # an imperative has no subject
+        # one word short is still a fact when it is about identity, health or family: "I'm vegetarian"
+        if words_said < self.min_content_words and (
+            words_said < self.min_content_words - 1 or importance_of(s, remember=remember) < 0.6
+        ):
+            return None
+        low = text.lower()
+        if low.rstrip(". ") in (f"{speaker.lower()} is {speaker.lower()}", f"{speaker.lower()}'s name is {speaker.lower()}"):
+            return None
+
+        spans = find_entities(text, known)
+        if spans:
+            acc.learn(spans, known)
+        words = frozenset(_WORDS_RE.findall(low))
+        tense = tense_of(s)
+        hits = find_relations(text, spans, words, we_subject=speaker if we else None, future=tense == "future")
+        when: TimeMention | None = resolve_time(s, msg.said_at, tense)
+        if procedural:
+            mtype = MemoryType.PROCEDURAL
+        elif when is not None and not when.since and not _RECURRING_RE.search(s) or is_episodic_action(s):
+            mtype = MemoryType.EPISODIC
+        else:
+            mtype = MemoryType.SEMANTIC
+
+        if we and prefix_we:
+            text = f"{speaker} said: {text[0].lower() + text[1:] if _WE_START_RE.match(text) else text}"
+        fact_text = _finish(text)
+        if not fact_text:
+            return None
+        index = msg.index
+
+        # entities: the speaker first when the fact is about them, then mentions, then relation targets
+        names: list[str] = []
+        if about_speaker:
+            names.append(acc.entity(speaker, EntityType.PERSON, index))
+        retype: dict[str, EntityType] = {}
+        attrs: dict[str, dict[str, Any]] = {}
+        forced: set[str] = set()
+        for h in hits:
+            if h.target_type is not None:
+                retype.setdefault(h.target.lower(), h.target_type)
+            if h.target_attributes.get("kind") and h.relation == "has" and h.target_type is EntityType.OTHER:
+                forced.add(h.target.lower())  # a pet, whatever its name looks like
+            if h.target_attributes:
+                attrs.setdefault(h.target.lower(), {}).update(h.target_attributes)
+        span_names = {sp.name.lower() for sp in spans}
+        for sp in spans:
+            etype = sp.type
+            key = sp.name.lower()
+            if key in retype and (etype is EntityType.OTHER or key in forced):
+                etype = retype[key]
+            a = dict(sp.attributes)
+            a.update(attrs.get(key, {}))
+            names.append(acc.entity(sp.name, etype, index, a))
+        for h in hits:
+            if h.target.lower() not in span_names and h.target.lower() != speaker.lower():
+                names.append(acc.entity(h.target, h.target_type or EntityType.CONCEPT, index, h.target_attributes))
+            if h.source.lower() not in span_names and h.source.lower() != speaker.lower():
+                names.append(acc.entity(h.source, EntityType.PERSON, index))
+            acc.relation(h, index)
+        names = list(dict.fromkeys(names))
+
+        named = sum(1 for sp in spans if sp.name.lower() != speaker.lower() and sp.type is not EntityType.DATE)
+        importance = importance_of(
+            s, relations=[h.relation for h in hits], named_entities=named, remember=remember,
+            procedural=procedural,
+        )
+        confidence, hedged = confidence_of(s, from_assistant=from_assistant)
+        metadata: dict[str, Any] = {"speaker": speaker, "role": msg.role}
+        if when is not None:
+            metadata["time_expression"] = when.text
+            metadata["time_granularity"] = when.granularity
+        if hedged:
+            metadata["hedged"] = True
+        acc.fact(ExtractedFact(
+            text=fact_text, memory_type=mtype, importance=importance, confidence=confidence, entities=names,
+            source_indices=[index], occurred_at=when.when if when is not None else None, metadata=metadata,
+        ))
+        return _single_person(spans, speaker)
+
+    def _chinese(self, msg: MessageIn, raw: str, speaker: str, known: dict[str, EntityType | None],
+                 acc: _Acc) -> None:
+        """A Chinese sentence in the first person: 我 -> the speaker; everything else verbatim."""
+        _, kana_hangul, han = _cjk()
+        if msg.role != "user" or kana_hangul.search(raw) or not han.search(raw):
+            return
+        s = raw.strip()
+        if _ZH_QUESTION_RE.search(s) or _ZH_FILLER_RE.match(s) or not _ZH_ME_RE.search(s):
+            return
+        if len(han.findall(s)) < 5:
+            return
+        text = _ZH_ME_RE.sub(speaker, s)
+        tense = "past" if _ZH_PAST_RE.search(s) else ("future" if _ZH_FUTURE_RE.search(s) else "present")
+        when = resolve_time(s, msg.said_at, tense)
+        mtype = MemoryType.EPISODIC if (when is not None or "了" in s) else MemoryType.SEMANTIC
+        spans = find_entities(text, known, first_is_initial=False)
+        index = msg.index
+        names = [acc.entity(speaker, EntityType.PERSON, index)]
+        names += [acc.entity(sp.name, sp.type, index, sp.attributes) for sp in spans]
+        metadata: dict[str, Any] = {"speaker": speaker, "role": msg.role, "language": "zh"}
+        if when is not None:
+            metadata["time_expression"] = when.text
+            metadata["time_granularity"] = when.granularity
+        text = text.rstrip("。！!. ") + "。"
+        acc.fact(ExtractedFact(
+            text=text, memory_type=mtype, importance=0.5, confidence=0.8, entities=list(dict.fromkeys(names)),
+            source_indices=[index], occurred_at=when.when if when is not None else None, metadata=metadata,
+        ))
+
+
+def _single_person(spans: list[EntitySpan], speaker: str) -> str | None:
+    """The one named person or pet a sentence introduces (for "He..." / "She..." next), if exactly one."""
+    cands = [sp.name for sp in spans if sp.type in (EntityType.PERSON, EntityType.OTHER)
+             and sp.name.lower() != speaker.lower() and not sp.possessive]
+    return cands[0] if len(cands) == 1 else None

@@ -1,0 +1,180 @@
+"""Rewrite first person (a speaker's own words) and second person (an assistant addressing the user) into
+third person, keeping the rest of the sentence verbatim.
+
+``rewrite_first_person("I'm a Python developer", "Caroline")`` -> ``"Caroline is a Python developer"``.
+
+Rules: ``I`` becomes the speaker and its verb agrees (am/'m -> is, have/'ve -> has, do -> does, don't ->
+doesn't, 'll -> will, 'd -> had before a participle else would, present verbs take -s / -es / -ies; past
+forms and modals stay). Adverbs between ``I`` and the verb are skipped ("I really love" -> "loves").
+``me`` -> the speaker, ``my`` / ``mine`` -> the speaker + 's, ``myself`` -> themself. In "Sarah and I
+went" the verb is already plural and stays. Roman numerals ("World War I") are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deepcontext.extract.gazetteer import (
+    ADVERBS,
+    IRREGULAR_PARTICIPLES,
+    IRREGULAR_PAST,
+    words,
+)
+
+__all__ = ["FIRST_PERSON_RE", "SECOND_PERSON_RE", "WE_RE", "rewrite_first_person", "rewrite_second_person",
+           "third_person"]
+
+_ADV = "|".join(sorted(ADVERBS, key=len, reverse=True))
+_VERB = r"[A-Za-z]+(?:n't)?"
+
+_FP_RE = re.compile(
+    rf"""(?<![\w'.-])(?:
+        (?P<i>I|i)(?:'(?P<c>m|ve|ll|d|M|VE|LL|D))?(?![\w'-]|\.\w)
+        (?P<adv>(?:\s+(?:{_ADV}))*)
+        (?:\s+(?P<verb>{_VERB})(?![\w'-]))?
+      | (?P<me>me|Me|ME)(?![\w'-])
+      | (?P<my>my|My|MY)(?![\w'-])
+      | (?P<mine>mine|Mine)(?![\w'-])
+      | (?P<myself>myself|Myself)(?![\w'-])
+    )""",
+    re.VERBOSE,
+)
+FIRST_PERSON_RE = re.compile(r"(?<![\w'-])(?:I|i(?=['\s])|me|my|mine|myself|Me|My|Mine|Myself)(?![\w-])")
+WE_RE = re.compile(r"(?<![\w'-])(?:we|We|us|our|Our|ours|ourselves)(?![\w'-])")
+SECOND_PERSON_RE = re.compile(r"(?<![\w'-])(?:[Yy]ou|[Yy]our|[Yy]ours|[Yy]ourself)(?![\w-])")
+
+_SP_RE = re.compile(
+    rf"""(?<![\w'-])(?:
+        (?P<you>[Yy]ou)(?:'(?P<c>re|ve|ll|d))?(?![\w'-])
+        (?P<adv>(?:\s+(?:{_ADV}))*)
+        (?:\s+(?P<verb>{_VERB})(?![\w'-]))?
+      | (?P<your>[Yy]our)(?![\w'-])
+      | (?P<yours>[Yy]ours)(?![\w'-])
+      | (?P<yourself>[Yy]ourself)(?![\w'-])
+    )""",
+    re.VERBOSE,
+)
+
+_MODALS = words(
+    """can could will would shall should may might must can't couldn't won't wouldn't shouldn't mustn't
+    didn't wasn't weren't hadn't cannot ought used"""
+)
+_AGREE = {
+    "am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't",
+    "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't", "ain't": "isn't", "be": "is", "go": "goes",
+}
+_NOT_VERBS = words(
+    """and or but too alone myself yourself personally here there both all as is was has does said
+    the a an to of in on at for with from"""
+)
+_ROMAN_BEFORE = re.compile(
+    r"(?:War|Part|Phase|Type|Chapter|Volume|Vol|Act|Season|Level|Class|Stage|Grade|Henry|Louis|Elizabeth|"
+    r"Charles|James|George|Edward|William|Richard|Mary|Step|Book|Episode)\s+$"
+)
+# "Sarah and I", "my wife and I", "me and you and I" at the start of a clause: a plural subject
+_COMPOUND_BEFORE = re.compile(
+    r"(?:^|[,;:(\"]\s*|\b(?i:when|because|since|that|so|but|then|while|after|before|if|and|yesterday|today)\s+)"
+    r"(?:[Mm]y\s+(?:[\w-]+\s+)?[\w-]+|[Oo]ur\s+[\w-]+|(?!I\b|I')[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?"
+    r"|[Hh]e|[Ss]he|[Tt]hey|[Yy]ou|[Mm]e|[Hh]im|[Hh]er)"
+    r"\s+(?:and|&|or)\s+$"
+)
+_ME_THEN_I_RE = re.compile(r"\s+I(?:'m|'ve|'ll|'d)?\s")
+_CLAUSE_BEFORE = re.compile(
+    r"(?:^|[,;:(\"]|\b(?:that|and|but|so|because|since|when|whenever|if|while|as|where|though|although|"
+    r"unless|until|after|before|once|now|then)\s*)\s*$",
+    re.IGNORECASE,
+)
+
+
+def third_person(verb: str) -> str:
+    """``love`` -> ``loves``, ``watch`` -> ``watches``, ``study`` -> ``studies``, ``have`` -> ``has``."""
+    low = verb.lower()
+    if low in _AGREE:
+        out = _AGREE[low]
+    elif low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        out = low + "es"
+    elif len(low) > 2 and low.endswith("y") and low[-2] not in "aeiou":
+        out = low[:-1] + "ies"
+    else:
+        out = low + "s"
+    if len(verb) > 1 and verb.isupper():
+        return out.upper()
+    return out.capitalize() if verb[:1].isupper() else out
+
+
+def _is_participle(word: str) -> bool:
+    w = word.lower()
+    return w in IRREGULAR_PARTICIPLES or (w.endswith("ed") and len(w) > 3) or w == "better"
+
+
+def _agree_verb(verb: str) -> str:
+    low = verb.lower()
+    if low in _AGREE:
+        return _AGREE[low] if verb[:1].islower() else _AGREE[low].capitalize()
+    if low in _MODALS or low in IRREGULAR_PAST or low in _NOT_VERBS or low.endswith("n't"):
+        return verb
+    if low.endswith(("ed", "ing")) or not low.isalpha():
+        return verb
+    return third_person(verb)
+
+
+def _subject(name: str, contraction: str | None, adv: str, verb: str | None, compound: bool) -> str:
+    c = (contraction or "").lower()
+    tail = f" {verb}" if verb else ""
+    if compound:  # "Sarah and I are" -> "Sarah and Caroline are"
+        had_or_would = " had" if verb and _is_participle(verb) else " would"
+        aux = {"m": " am", "ve": " have", "re": " are", "ll": " will", "d": had_or_would}.get(c, "")
+        return f"{name}{aux}{adv}{tail}"
+    if c:
+        aux = {"m": "is", "re": "is", "ve": "has", "ll": "will"}.get(c) or ("had" if verb and _is_participle(verb) else "would")
+        return f"{name} {aux}{adv}{tail}"
+    if verb is None:
+        return f"{name}{adv}"
+    return f"{name}{adv} {_agree_verb(verb)}"
+
+
+def rewrite_first_person(sentence: str, speaker: str) -> tuple[str, int]:
+    """Replace I / me / my / mine / myself by ``speaker``. Returns the text and the number of changes."""
+    count = 0
+
+    def repl(m: re.Match[str]) -> str:
+        nonlocal count
+        if m.group("i"):
+            if m.group("i") == "I" and _ROMAN_BEFORE.search(sentence, max(0, m.start() - 12), m.start()):
+                return m.group(0)
+            compound = bool(_COMPOUND_BEFORE.search(sentence, max(0, m.start() - 40), m.start()))
+            count += 1
+            return _subject(speaker, m.group("c"), m.group("adv") or "", m.group("verb"), compound)
+        count += 1
+        if m.group("me"):
+            if _ME_THEN_I_RE.match(sentence, m.end()):
+                return speaker + " that"  # "told me I'm" -> "told Ana that Ana is"
+            return speaker
+        if m.group("my") or m.group("mine"):
+            return f"{speaker}'s"
+        return "themself"
+
+    out = _FP_RE.sub(repl, sentence)
+    return out, count
+
+
+def rewrite_second_person(sentence: str, user: str) -> tuple[str, int]:
+    """Replace you / your / yours / yourself (an assistant speaking to the user) by ``user``."""
+    count = 0
+
+    def repl(m: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        if m.group("you"):
+            subject = bool(_CLAUSE_BEFORE.search(sentence, max(0, m.start() - 12), m.start()))
+            if not subject:  # object position: "I'll remind you tomorrow"
+                rest = m.group(0)[len(m.group("you")) :]
+                return user + rest
+            compound = bool(_COMPOUND_BEFORE.search(sentence, max(0, m.start() - 40), m.start()))
+            return _subject(user, m.group("c"), m.group("adv") or "", m.group("verb"), compound)
+        if m.group("your") or m.group("yours"):
+            return f"{user}'s"
+        return "themself"
+
+    out = _SP_RE.sub(repl, sentence)
+    return out, count

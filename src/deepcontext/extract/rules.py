@@ -1,0 +1,93 @@
+"""The offline extractor: facts, entities and relations from rules, without a network or a model.
+
+``RuleExtractor`` is what runs when no LLM is configured. It rewrites what people say about themselves
+into third-person facts ("I'm a Python developer working at Acme Corp" said by Caroline -> "Caroline is a
+Python developer working at Acme Corp"), types them (semantic, episodic, procedural), dates them
+("yesterday", "last Friday", "8 May 2023" against the message's time), scores importance and confidence,
+and finds entities and relations (works_at, lives_in, likes, sister_of...). The stages live in their own
+modules: :mod:`~deepcontext.extract.sentences`, :mod:`~deepcontext.extract.facts`,
+:mod:`~deepcontext.extract.rewrite`, :mod:`~deepcontext.extract.entities`,
+:mod:`~deepcontext.extract.relations`, :mod:`~deepcontext.extract.timeparse`, with word lists in
+:mod:`~deepcontext.extract.gazetteer`; :mod:`~deepcontext.extract.pipeline` puts them together.
+
+Importing this module is cheap: the patterns are compiled when the pipeline is first needed (or when
+:meth:`RuleExtractor.prepare` is called, e.g. at start-up).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import TYPE_CHECKING
+
+from deepcontext.errors import ValidationError
+from deepcontext.extract.base import (
+    ExtractionContext,
+    ExtractionResult,
+    Extractor,
+    MessageIn,
+)
+
+if TYPE_CHECKING:
+    from deepcontext.extract.pipeline import RulePipeline
+
+__all__ = ["RuleExtractor"]
+
+_LOCK = threading.Lock()
+
+
+class RuleExtractor(Extractor):
+    """Rule-based extraction: no network, no model, thousands of messages a second on one core.
+
+    ``min_content_words``: sentences with fewer content words (after rewriting) give no fact.
+    ``assistant_facts``: keep what the assistant states about the user ("you prefer dark mode" -> "User
+    prefers dark mode", confidence 0.7).
+    ``thread_threshold``: :meth:`extract` runs batches of at least this many messages (or over 20,000
+    characters) in a worker thread, smaller ones inline.
+    ``max_sentence_chars``: longer sentences (pasted text, logs) give no fact.
+    """
+
+    name = "rules"
+
+    def __init__(self, *, min_content_words: int = 3, assistant_facts: bool = True, thread_threshold: int = 32,
+                 max_sentence_chars: int = 600) -> None:
+        if min_content_words < 1:
+            raise ValidationError("min_content_words must be at least 1")
+        if thread_threshold < 1:
+            raise ValidationError("thread_threshold must be at least 1")
+        if max_sentence_chars < 20:
+            raise ValidationError("max_sentence_chars must be at least 20")
+        self.min_content_words = min_content_words
+        self.assistant_facts = assistant_facts
+        self.thread_threshold = thread_threshold
+        self.max_sentence_chars = max_sentence_chars
+        self._pipeline: RulePipeline | None = None
+
+    def prepare(self) -> None:
+        """Load the pipeline now (compiles its patterns once per process) instead of on the first call."""
+        if self._pipeline is None:
+            with _LOCK:
+                if self._pipeline is None:
+                    from deepcontext.extract.pipeline import RulePipeline
+
+                    self._pipeline = RulePipeline(
+                        min_content_words=self.min_content_words, assistant_facts=self.assistant_facts,
+                        max_sentence_chars=self.max_sentence_chars,
+                    )
+
+    async def extract(self, messages: list[MessageIn], context: ExtractionContext) -> ExtractionResult:
+        """Extract from ``messages``: inline for small batches, in a worker thread for large ones."""
+        if len(messages) >= self.thread_threshold or sum(len(m.content or "") for m in messages) > 20_000:
+            return await asyncio.to_thread(self.extract_sync, messages, context)
+        return self.extract_sync(messages, context)
+
+    def extract_sync(self, messages: list[MessageIn], context: ExtractionContext) -> ExtractionResult:
+        """Extract facts, entities and relationships from ``messages``: pure CPU work, no I/O."""
+        if not isinstance(messages, list) or any(not isinstance(m, MessageIn) for m in messages):
+            raise ValidationError("messages must be a list of MessageIn")
+        if not isinstance(context, ExtractionContext):
+            raise ValidationError("context must be an ExtractionContext")
+        if self._pipeline is None:
+            self.prepare()
+        assert self._pipeline is not None
+        return self._pipeline.run(messages, context)

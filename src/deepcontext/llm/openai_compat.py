@@ -1,0 +1,267 @@
+"""OpenAI-compatible chat backend through the official ``openai`` SDK (``AsyncOpenAI`` with a base URL).
+
+Covers OpenAI, OpenRouter, DeepSeek, Ollama (``http://localhost:11434/v1``), vLLM, LM Studio and any
+server speaking ``/v1/chat/completions``. The SDK's own retries are off: a :class:`~deepcontext.llm.Router`
+retries, with backoff, and falls back to other backends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncGenerator, Mapping
+from typing import Any
+
+from pydantic import SecretStr
+
+from deepcontext.errors import ConfigurationError, LLMBackendError, LLMResponseError, LLMStreamError
+from deepcontext.llm.base import LLM
+from deepcontext.llm.errors import from_sdk_error
+from deepcontext.llm.types import ChatRequest, Completion, JSONFormat, Usage
+from deepcontext.settings import JSONMode
+
+__all__ = ["OPENROUTER_BASE_URL", "OpenAICompatibleLLM"]
+
+logger = logging.getLogger("deepcontext.llm")
+
+OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
+
+#: JSON modes tried in order by ``auto`` when a backend rejects the previous one
+_DOWNGRADE = {JSONMode.JSON_SCHEMA: JSONMode.JSON_OBJECT, JSONMode.JSON_OBJECT: JSONMode.PROMPT}
+
+
+class OpenAICompatibleLLM(LLM):
+    """A chat model behind an OpenAI-compatible HTTP API.
+
+    ``api_key`` may be omitted for local servers (Ollama, vLLM); a placeholder is sent then, never the
+    ``OPENAI_API_KEY`` of the environment. ``json_mode`` (see :class:`~deepcontext.settings.JSONMode`)
+    decides how JSON answers are requested; ``auto`` steps down from a JSON-schema response_format to
+    a JSON-object one to prompt-only instructions when the server rejects one (HTTP 400/422), and
+    remembers it.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        name: str = "openai",
+        base_url: str | None = None,
+        api_key: str | SecretStr | None = None,
+        timeout: float | None = 60.0,
+        max_retries: int | None = None,
+        json_mode: JSONMode | str = JSONMode.AUTO,
+        default_headers: Mapping[str, str] | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigurationError(f"LLM backend {name!r}: a model name is required")
+        if base_url is not None and not base_url.startswith(("http://", "https://")):
+            raise ConfigurationError(f"LLM backend {name!r}: base_url must start with http:// or https://")
+        if timeout is not None and timeout <= 0:
+            raise ConfigurationError(f"LLM backend {name!r}: timeout must be positive")
+        try:
+            mode = JSONMode(json_mode)
+        except ValueError:
+            raise ConfigurationError(
+                f"LLM backend {name!r}: json_mode must be one of {[m.value for m in JSONMode]}"
+            ) from None
+        self.name = name
+        self.model = model.strip()
+        self.base_url = base_url.rstrip("/") if base_url else None
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.json_mode = mode
+        self._effective_mode: JSONMode = JSONMode.JSON_SCHEMA if mode is JSONMode.AUTO else mode
+        self._api_key = api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key
+        self._headers = dict(default_headers or {})
+        self._extra_body = dict(extra_body or {})
+        self._client: Any = None
+
+    # --- plumbing ------------------------------------------------------------------------------------
+    @property
+    def effective_json_mode(self) -> JSONMode:
+        """The JSON mode in use now (``auto`` may have stepped down)."""
+        return self._effective_mode
+
+    def _secrets(self) -> list[str | None]:
+        return [self._api_key]
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            try:
+                from openai import AsyncOpenAI
+            except ImportError:
+                raise ConfigurationError(
+                    "the OpenAI-compatible LLM backend needs the openai package: pip install 'deepcontext[llm]'"
+                ) from None
+            self._client = AsyncOpenAI(
+                api_key=self._api_key or "no-key",
+                base_url=self.base_url,
+                max_retries=0,
+                timeout=self.timeout,
+                default_headers=self._headers or None,
+            )
+        return self._client
+
+    def _response_format(self, fmt: JSONFormat | None) -> dict[str, Any] | None:
+        if fmt is None or self._effective_mode is JSONMode.PROMPT:
+            return None
+        if self._effective_mode is JSONMode.JSON_OBJECT:
+            return {"type": "json_object"}
+        return {
+            "type": "json_schema",
+            "json_schema": {"name": _safe_name(fmt.name), "schema": fmt.schema, "strict": False},
+        }
+
+    def _params(self, request: ChatRequest) -> dict[str, Any]:
+        params: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in request.messages]}
+        if request.temperature is not None:
+            params["temperature"] = request.temperature
+        if request.max_tokens is not None:
+            params["max_tokens"] = request.max_tokens
+        if request.stop:
+            params["stop"] = list(request.stop)
+        response_format = self._response_format(request.response_format)
+        if response_format is not None:
+            params["response_format"] = response_format
+        if self._extra_body:
+            params["extra_body"] = dict(self._extra_body)
+        return params
+
+    def _downgrade(self, err: LLMBackendError, request: ChatRequest) -> bool:
+        """Step the JSON mode down after the server rejected a response_format. True if it did."""
+        if (
+            self.json_mode is JSONMode.AUTO
+            and request.response_format is not None
+            and err.status_code in (400, 422)
+            and self._effective_mode in _DOWNGRADE
+        ):
+            previous, self._effective_mode = self._effective_mode, _DOWNGRADE[self._effective_mode]
+            logger.info(
+                "LLM backend %s rejected response_format %s (HTTP %s); using %s from now on",
+                self.name,
+                previous.value,
+                err.status_code,
+                self._effective_mode.value,
+            )
+            return True
+        return False
+
+    # --- the seam ------------------------------------------------------------------------------------
+    async def complete(self, request: ChatRequest) -> Completion:
+        """One chat call (no retries here; see :class:`~deepcontext.llm.Router`)."""
+        client = self._get_client()
+        timeout = request.timeout or self.timeout
+        while True:
+            try:
+                async with asyncio.timeout(timeout):
+                    response = await client.chat.completions.create(**self._params(request), timeout=timeout)
+                break
+            except Exception as exc:  # noqa: BLE001 - every SDK/transport error is translated
+                err = from_sdk_error(exc, backend=self.name, secrets=self._secrets())
+                if isinstance(err, LLMBackendError) and self._downgrade(err, request):
+                    continue
+                raise err from None
+        choices = getattr(response, "choices", None) or []
+        if not choices:
+            raise LLMResponseError(f"backend {self.name!r} returned no choices", backend=self.name)
+        choice = choices[0]
+        message = choice.message
+        text = message.content or ""
+        if not text and getattr(message, "refusal", None):
+            raise LLMResponseError(f"backend {self.name!r} refused: {message.refusal}", backend=self.name)
+        usage = getattr(response, "usage", None)
+        return Completion(
+            text=text,
+            backend=self.name,
+            model=getattr(response, "model", None) or self.model,
+            finish_reason=choice.finish_reason,
+            usage=Usage(
+                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                total_tokens=getattr(usage, "total_tokens", 0) or 0,
+            ),
+        )
+
+    async def stream(self, request: ChatRequest) -> AsyncGenerator[str, None]:
+        """Yield text deltas as they arrive. ``timeout`` bounds the wait for each chunk.
+
+        A stream that breaks, or ends without a finish reason, raises :class:`LLMStreamError` once
+        text was yielded, else :class:`LLMBackendError` / :class:`LLMTimeoutError` (retryable).
+        """
+        client = self._get_client()
+        timeout = request.timeout or self.timeout
+        stream: Any = None
+        while stream is None:
+            try:
+                async with asyncio.timeout(timeout):
+                    stream = await client.chat.completions.create(**self._params(request), stream=True, timeout=timeout)
+            except Exception as exc:  # noqa: BLE001
+                err = from_sdk_error(exc, backend=self.name, secrets=self._secrets())
+                if isinstance(err, LLMBackendError) and self._downgrade(err, request):
+                    continue
+                raise err from None
+        parts: list[str] = []
+        finished = False
+        iterator = stream.__aiter__()
+        try:
+            while True:
+                try:
+                    async with asyncio.timeout(timeout):
+                        chunk = await iterator.__anext__()
+                except StopAsyncIteration:
+                    break
+                except Exception as exc:  # noqa: BLE001
+                    raise _broken(from_sdk_error(exc, backend=self.name, secrets=self._secrets()), parts) from None
+                delta = ""
+                for choice in getattr(chunk, "choices", None) or []:
+                    if getattr(choice, "finish_reason", None):
+                        finished = True
+                    content = getattr(getattr(choice, "delta", None), "content", None)
+                    if content:
+                        delta += content
+                if delta:
+                    parts.append(delta)
+                    yield delta
+            if not finished:
+                raise _broken(
+                    LLMBackendError(
+                        f"stream from backend {self.name!r} ended before the backend finished the answer",
+                        backend=self.name,
+                        retryable=True,
+                    ),
+                    parts,
+                )
+        finally:
+            try:
+                await stream.close()
+            except Exception:  # noqa: BLE001 - closing a broken stream may fail again; nothing to add
+                pass
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r}, "
+            f"json_mode={self.json_mode.value!r})"
+        )
+
+
+def _broken(err: Exception, parts: list[str]) -> Exception:
+    """After text was yielded, any failure becomes a non-retryable :class:`LLMStreamError`."""
+    if not parts:
+        return err
+    return LLMStreamError(
+        f"{err} (after {sum(map(len, parts))} characters were streamed)",
+        backend=getattr(err, "backend", None),
+        partial_text="".join(parts),
+    )
+
+
+def _safe_name(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)[:64]
+    return cleaned or "answer"
