@@ -13,12 +13,14 @@ import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from deepcontext.clock import Clock, SystemClock
+from deepcontext.dialogue.facade import DialogueAPI
 from deepcontext.embed.base import Embedder
 from deepcontext.errors import ConfigurationError, EntityNotFoundError, MemoryNotFoundError, ValidationError
 from deepcontext.extract.base import Classifier, Extractor
+from deepcontext.lifecycle.facade import LifecycleAPI
 from deepcontext.retrieve.config import SearchConfig, preset
 from deepcontext.retrieve.search import hybrid_search
 from deepcontext.services.ingest import IngestService
@@ -45,13 +47,17 @@ from deepcontext.types import (
     Turn,
 )
 
+if TYPE_CHECKING:
+    from deepcontext.llm.base import LLM
+    from deepcontext.services.summaries import SummaryService
+
 __all__ = ["DeepContext"]
 
 log = logging.getLogger("deepcontext")
 T = TypeVar("T")
 
 
-class DeepContext:
+class DeepContext(LifecycleAPI, DialogueAPI):
     """Memory for AI agents: add conversations, search what matters, walk the knowledge graph.
 
     Every method takes the ``user_id`` whose data it touches and never reads or writes anyone
@@ -68,7 +74,12 @@ class DeepContext:
         debug: log every SQL statement at DEBUG level.
         settings: a ready :class:`DeepContextSettings` (then the keyword settings are applied on top).
         embedder: an :class:`Embedder` instance, or the name of one ("local", "openai", "hash").
-        extractor, classifier, store, clock: replace a component (tests, plugins).
+        llm: an :class:`deepcontext.llm.LLM` (a backend or a :class:`~deepcontext.llm.Router`) to use
+            instead of the one the settings describe; the caller keeps ownership (``close`` does not
+            close it). Without it, ``build_llm(settings)`` decides; None there means offline.
+        extractor, classifier, store, clock: replace a component (tests, plugins). Without them: with
+            an LLM, LLM extraction and classification; offline, the rule-based extractor and the
+            offline rule (NOOP at ``dedup_threshold`` cosine, else ADD).
         **kwargs: any other setting of :class:`DeepContextSettings`.
     """
 
@@ -88,6 +99,7 @@ class DeepContext:
         classifier: Classifier | None = None,
         store: Store | None = None,
         clock: Clock | None = None,
+        llm: LLM | None = None,
         **kwargs: Any,
     ) -> None:
         given: dict[str, Any] = dict(kwargs)
@@ -123,6 +135,9 @@ class DeepContext:
         self._extractor = extractor
         self._classifier = classifier
         self._store = store
+        self._llm = llm
+        self._owns_llm = False
+        self._summaries: SummaryService | None = None
         self._ingest: IngestService | None = None
         self._background: set[asyncio.Task[Any]] = set()
         self._init_lock = asyncio.Lock()
@@ -154,19 +169,72 @@ class DeepContext:
             self._store = open_store(s, self._embedder.dimensions, tracer=tracer)
         self._store.migrate()
         self._store.ensure_embedder(self._embedder.model_id, self._embedder.dimensions)
+        self._init_llm()
         if self._extractor is None:
             self._extractor = self._default_extractor()
-        self._ingest = IngestService(self._store, self._embedder, self._extractor, s, classifier=self._classifier)
+        self._ingest = IngestService(
+            self._store,
+            self._embedder,
+            self._extractor,
+            s,
+            classifier=self._classifier,
+            offline_extractor=self._offline_extractor(),
+            offline_fallback=s.llm_offline_fallback,
+            context_turns=int(getattr(self._extractor, "context_messages", 0) or 0),
+        )
+
+    def _init_llm(self) -> None:
+        """The LLM (injected, or built from the settings: None offline), the LLM classifier when no
+        classifier was given, and the conversation summaries. No network call happens here."""
+        from deepcontext.llm.base import LLM
+
+        if self._llm is None:
+            from deepcontext.llm.factory import build_llm
+
+            self._llm = build_llm(self.settings)
+            self._owns_llm = self._llm is not None
+        elif not isinstance(self._llm, LLM):
+            raise ConfigurationError(f"llm must be a deepcontext.llm.LLM, got {type(self._llm).__name__}")
+        if self._llm is None:
+            return
+        if self._classifier is None:
+            from deepcontext.extract.llm import LLMClassifier
+
+            self._classifier = LLMClassifier(self._llm, dedup_threshold=self.settings.dedup_threshold)
+        if self._summaries is None:
+            from deepcontext.services.summaries import SummaryService
+
+            assert self._store is not None
+            self._summaries = SummaryService(
+                self._store, self._llm, self.clock, every_turns=self.settings.summary_every_turns
+            )
 
     def _default_extractor(self) -> Extractor:
+        if self._llm is not None:
+            from deepcontext.extract.llm import LLMExtractor
+
+            return LLMExtractor(self._llm)
+        return self._offline_extractor()
+
+    def _offline_extractor(self) -> Extractor:
         from deepcontext.extract.rules import RuleExtractor
 
         return RuleExtractor()
 
+    @property
+    def llm(self) -> LLM | None:
+        """The LLM in use (a :class:`~deepcontext.llm.Router` when built from the settings), or None
+        offline. Other features (consolidation) use it too."""
+        self._check()
+        return self._llm
+
     async def close(self) -> None:
-        """Finish background work (access counts) and release the database and the embedder."""
-        if self._background:
+        """Finish background work (access counts, summaries) and release the LLM client, the
+        database and the embedder."""
+        while self._background:  # a finishing task may start another (a summary asked again)
             await asyncio.gather(*self._background, return_exceptions=True)
+        if self._llm is not None and self._owns_llm:
+            await self._llm.aclose()
         if self._store is not None:
             await asyncio.to_thread(self._store.close)
         if self._embedder is not None:
@@ -199,10 +267,11 @@ class DeepContext:
     async def _db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await asyncio.to_thread(fn, *args, **kwargs)
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        return task
 
     # ------------------------------------------------------------------------------------------
     # add
@@ -244,7 +313,7 @@ class DeepContext:
         if metadata is not None and not isinstance(metadata, Mapping):
             raise ValidationError("metadata must be an object", field="metadata")
         exp = expiry(now, expires_at, ttl)
-        return await self._ingest.add(
+        response = await self._ingest.add(
             msgs,
             user_id=user_id,
             conversation_id=conversation_id,
@@ -253,6 +322,24 @@ class DeepContext:
             expires_at=exp,
             infer=infer,
         )
+        if self._summaries is not None and infer:  # after the transaction, in the background
+            self._summaries.schedule(user_id, conversation_id, self._spawn)
+        self._lifecycle_after_add(user_id, response)  # auto-consolidation, in the background
+        return response
+
+    async def summary(self, user_id: str, conversation_id: str = "default") -> str | None:
+        """The conversation's running summary, or None if there is none (offline, or fewer than
+        ``summary_every_turns`` turns so far). With an LLM it is refreshed in the background after
+        adds; if a refresh of this conversation is running, this waits for it first."""
+        self._check()
+        user_id = check_id(user_id, "user_id")
+        conversation_id = check_id(conversation_id, "conversation_id")
+        if self._summaries is not None:
+            return await self._summaries.get(user_id, conversation_id)
+        from deepcontext.store.summaries import read_summary
+
+        state = await self._db(read_summary, self.store, user_id, conversation_id)
+        return state.summary if state is not None else None
 
     # ------------------------------------------------------------------------------------------
     # search

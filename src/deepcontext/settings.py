@@ -166,6 +166,52 @@ class DeepContextSettings(BaseSettings):
     debug: bool = False
     auto_consolidate: bool = True
 
+    # --- lifecycle: decay, consolidation, cleanup (deepcontext.lifecycle) ------------------------
+    decay_type_factors: dict[str, float] = Field(
+        default_factory=lambda: {"episodic": 1.0, "semantic": 4.0, "procedural": 12.0},
+        description="Half-life multiplier per memory type (x decay_half_life_days); 0: never decays. "
+        'JSON in the environment: DEEPCONTEXT_DECAY_TYPE_FACTORS=\'{"semantic": 6}\'',
+    )
+    decay_tier_factors: dict[str, float] = Field(
+        default_factory=lambda: {"working": 0.5, "short_term": 1.0, "long_term": 10.0},
+        description="Half-life multiplier per tier; 0: never decays",
+    )
+    decay_min_importance: float = Field(
+        default=0.05, ge=0.0, le=1.0, description="Importance under which a memory is deactivated (decayed)"
+    )
+    consolidation_similarity_threshold: float = Field(
+        default=0.8, ge=-1.0, le=1.0, description="Cosine at or above which two short-term memories are grouped"
+    )
+    consolidation_promote_importance: float = Field(
+        default=0.8,
+        ge=0.0,
+        le=2.0,
+        description="A short-term memory related to no other moves to long-term alone when its base importance "
+        "reaches this (or it was accessed 3 times); above 1: never",
+    )
+    deleted_retention_days: float = Field(
+        default=30.0, ge=0.0, description="Soft-deleted memories are purged for good after this many days"
+    )
+    lifecycle_lock_timeout: float = Field(
+        default=60.0, ge=0.0, description="Seconds run_lifecycle waits for another process's run on the same user"
+    )
+
+    @field_validator("decay_type_factors", "decay_tier_factors")
+    @classmethod
+    def _check_factors(cls, v: dict[str, float], info: Any) -> dict[str, float]:
+        names = (
+            {"episodic", "semantic", "procedural"}
+            if info.field_name == "decay_type_factors"
+            else {"working", "short_term", "long_term"}
+        )
+        unknown = sorted(set(v) - names)
+        if unknown:
+            raise ValueError(f"unknown keys {unknown}; expected some of {sorted(names)}")
+        bad = {k: x for k, x in v.items() if not x >= 0 or x == float("inf")}
+        if bad:
+            raise ValueError(f"factors must be finite numbers >= 0, got {bad}")
+        return v
+
     # --- ingest --------------------------------------------------------------------------------
     dedup_threshold: float = Field(
         default=0.95, gt=0.0, le=1.0, description="Cosine at or above which a new memory is a duplicate (NOOP)"
@@ -174,6 +220,17 @@ class DeepContextSettings(BaseSettings):
     max_messages_per_add: int = Field(default=2_000, ge=1)
     store_turn_memories: bool = Field(
         default=True, description="Keep every message searchable as a working-tier memory of its own"
+    )
+    llm_offline_fallback: bool = Field(
+        default=False,
+        description="When the LLM fails during an add (after retries and fallback backends): extract with the "
+        "offline rules instead of raising the LLMError (default: raise, nothing written)",
+    )
+    summary_every_turns: int = Field(
+        default=20,
+        ge=0,
+        description="With an LLM: refresh a conversation's running summary in the background after an add once "
+        "this many turns arrived since the last one (0: never)",
     )
 
     # --- retrieval -----------------------------------------------------------------------------
@@ -199,6 +256,37 @@ class DeepContextSettings(BaseSettings):
     graph_depth: int = Field(default=2, ge=0, le=5)
     max_query_chars: int = Field(default=4_000, ge=1)
     track_access: bool = Field(default=True, description="Count accesses of returned search results")
+
+    # --- server (REST API and MCP; deepcontext.server) -------------------------------------------
+    server_host: str = Field(default="127.0.0.1", description="Address `deepcontext serve` binds")
+    server_port: int = Field(default=8000, ge=0, le=65535)
+    server_workers: int = Field(default=1, ge=1, le=64, description="uvicorn worker processes")
+    require_auth: bool = Field(
+        default=True,
+        description="Require an API key on every endpoint but health; off is refused on a non-loopback address",
+    )
+    cors_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, description="Origins allowed by CORS (JSON list or comma-separated); empty: CORS off"
+    )
+    max_body_bytes: int = Field(default=1_048_576, ge=1024, description="Largest accepted request body")
+    local_tenant: str | None = Field(
+        default=None,
+        description="Tenant used without an API key (serve --no-auth, MCP over stdio); "
+        "none: user ids are used as they are, like the library and the CLI",
+    )
+    mcp_default_user: str | None = Field(default=None, description="MCP tools' user when a call names none")
+
+    @field_validator("cors_origins", mode="before")
+    @classmethod
+    def _split_origins(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            text = v.strip()
+            if text.startswith("["):
+                import json
+
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return v
 
     @field_validator("database_url")
     @classmethod

@@ -4,6 +4,7 @@ async :class:`~deepcontext.core.DeepContext` methods there; no logic is copied."
 from __future__ import annotations
 
 import asyncio
+import inspect
 import threading
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
@@ -50,6 +51,22 @@ class SyncDeepContext:
 
     def init(self) -> None:
         self._run(self._async.init())
+
+    def __getattr__(self, name: str) -> Any:
+        """Methods of the async API not spelled out below (added by feature modules) are wrapped
+        the same way: coroutines run on the private loop, async iterators are collected to lists."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        attr = getattr(self._async, name)
+        if inspect.iscoroutinefunction(attr):
+            return lambda *a, **kw: self._run(attr(*a, **kw))
+        if inspect.isasyncgenfunction(attr):
+
+            async def collect(*a: Any, **kw: Any) -> list[Any]:
+                return [x async for x in attr(*a, **kw)]
+
+            return lambda *a, **kw: self._run(collect(*a, **kw))
+        return attr
 
     def close(self) -> None:
         if self._loop.is_closed():
@@ -98,6 +115,9 @@ class SyncDeepContext:
 
     def history(self, memory_id: int, user_id: str) -> list[HistoryEntry]:
         return self._run(self._async.history(memory_id, user_id))
+
+    def summary(self, user_id: str, conversation_id: str = "default") -> str | None:
+        return self._run(self._async.summary(user_id, conversation_id))
 
     def list(self, user_id: str, **kwargs: Any) -> MemoryPage:
         return self._run(self._async.list(user_id, **kwargs))

@@ -11,6 +11,12 @@ from deepcontext.cli.app import app
 COMMAND_MODULES = [
     "deepcontext.cli.memory",
     "deepcontext.cli.demo",
+    "deepcontext.cli.lifecycle",
+    "deepcontext.cli.bench",
+    "deepcontext.cli.serve",
+    "deepcontext.cli.keys",
+    "deepcontext.cli.mcp",
+    "deepcontext.cli.dialogue",
 ]
 
 

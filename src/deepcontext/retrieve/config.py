@@ -29,6 +29,9 @@ class SearchConfig(BaseModel):
     graph_k_factor: int = Field(2, ge=0)
     min_leg_k: int = Field(20, ge=0, description="Each enabled leg fetches at least this many")
     graph_depth: int = Field(2, ge=0, le=5)
+    group_by_source: bool = Field(
+        True, description="Memories citing the same turns (a turn and its facts) compete as one result"
+    )
     # rescoring: final = rrf x importance x recency x confidence x access boost
     use_importance: bool = True
     use_confidence: bool = True

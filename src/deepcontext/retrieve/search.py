@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +16,10 @@ from deepcontext.store.base import MemoryFilters, Store
 from deepcontext.text import keyword_terms, query_ngrams
 from deepcontext.types import Memory
 
-__all__ = ["Hit", "graph_leg", "hybrid_search"]
+__all__ = ["HUB_SHARE", "Hit", "graph_leg", "hybrid_search"]
+
+#: an entity mentioned by more than this share of a user's memories is too generic for the graph leg
+HUB_SHARE = 0.05
 
 
 @dataclass(slots=True)
@@ -30,23 +34,37 @@ def graph_leg(
     store: Store, user_id: str, query: str, k: int, depth: int, filters: MemoryFilters, now: datetime
 ) -> list[int]:
     """Memories linked to entities named in the query (whole words, case-insensitive) and to their
-    neighbours up to ``depth`` hops. An entity weighs 1/(1+hops), times relation strength for
-    neighbours, divided by log2(2 + mentions) so that entities mentioned everywhere (the user
-    themself) count less than specific ones."""
+    neighbours up to ``depth`` hops.
+
+    Entities are weighted like terms in IR: 1/(1+hops) (times relation strength for neighbours)
+    times idf = log(N / mentions), N the user's active memories. An entity mentioned in more than
+    :data:`HUB_SHARE` of the memories (typically the user themself) is a hub: it names nothing
+    specific, so it is neither scored nor expanded."""
     matched = store.match_entities(user_id, query_ngrams(query))
     if not matched or k <= 0:
         return []
+    n_mem = max(1, store.active_memory_count(user_id))
+
+    def hub(mentions: int) -> bool:
+        return n_mem >= 50 and mentions > HUB_SHARE * n_mem
+
     # a matched n-gram inside a longer matched one ("york" in "new york") is dropped
     names = sorted(matched, key=len, reverse=True)
     keep: list[str] = []
     for n in names:
         if not any(f" {n} " in f" {m} " for m in keep):
             keep.append(n)
-    hood = store.entity_neighbourhood(user_id, [matched[n][0] for n in keep], depth)
+    start = [matched[n][0] for n in keep if not hub(matched[n][1])]
+    if not start:
+        return []
+    hood = store.entity_neighbourhood(user_id, start, depth)
     weight: dict[int, float] = {}
     for item in hood:
+        mentions = max(1, int(item.get("mention_count") or 1))
+        if hub(mentions) or (item["depth"] and item.get("via") not in weight):
+            continue  # no hubs, and no expansion through a skipped entity
         w = (1.0 / (1 + item["depth"])) * (min(item["strength"], 2.0) if item["depth"] else 1.0)
-        weight[item["id"]] = w / math.log2(2 + max(0, int(item.get("mention_count") or 0)))
+        weight[item["id"]] = w * math.log(1 + n_mem / mentions)
     pairs = store.memories_for_entities(user_id, list(weight), filters, now, limit=max(50 * k, 500))
     scores: dict[int, float] = {}
     for mid, eid in pairs:
@@ -81,42 +99,79 @@ def hybrid_search(
     if include_graph and config.graph_weight > 0:
         legs["graph"] = graph_leg(store, user_id, query, k_for(config.graph_k_factor), config.graph_depth, filters, now)
 
-    fused = rrf(legs, weights, config.rrf_k)
-    if not fused:
+    if not any(legs.values()):
         return []
-    memories = {m.id: m for m in store.get_memories(user_id, list(fused), details=False)}
-    ranks = {leg: {mid: r for r, mid in enumerate(ids, start=1)} for leg, ids in legs.items()}
-    hits: list[Hit] = []
-    for mid, fscore in fused.items():
-        mem = memories.get(mid)
-        if mem is None:  # deleted between the legs and now
+    all_ids = list(dict.fromkeys(m for ids in legs.values() for m in ids))
+    fields = store.rank_fields(user_id, all_ids)
+    if config.group_by_source:
+        turn_ids = store.source_turn_ids(user_id, all_ids)
+        groups, legs_g, fused = _group_by_source(legs, turn_ids, weights, config.rrf_k)
+    else:
+        groups = {mid: [mid] for mid in all_ids}
+        legs_g = legs
+        fused = rrf(legs, weights, config.rrf_k)
+    ranks = {leg: {g: r for r, g in enumerate(ids, start=1)} for leg, ids in legs_g.items()}
+    own = rrf(legs, weights, config.rrf_k) if config.group_by_source else fused
+    scored: list[tuple[float, float, int, Any]] = []
+    for gkey, fscore in fused.items():
+        # the group's representative is the member that matched best on its own
+        members = [m for m in groups[gkey] if (f := fields.get(m)) is not None and f.active]
+        if not members:  # changed between the legs and now
             continue
-        score = rescore(
-            fscore,
-            importance=mem.importance,
-            confidence=mem.confidence,
-            recency=recency_factor(mem.said_at or mem.created_at, now, config.recency_half_life_days, config.recency_floor),
-            access=access_factor(mem.access_count, config.access_boost, config.access_cap),
-            use_importance=config.use_importance,
-            use_confidence=config.use_confidence,
-            importance_floor=config.importance_floor,
-            confidence_floor=config.confidence_floor,
-        )
-        hits.append(
-            Hit(
-                memory=mem,
-                score=score,
-                rrf_score=fscore,
-                legs={leg: r[mid] for leg, r in ranks.items() if mid in r},
-            )
-        )
-    hits.sort(key=lambda h: (-h.score, -h.rrf_score, -h.memory.id))
-    hits = hits[:limit]
-    # details only for what is returned
-    ids = [h.memory.id for h in hits]
-    entities = store.memory_entities(user_id, ids)
-    sources = store.sources(user_id, ids)
-    for h in hits:
-        h.memory.entities = entities.get(h.memory.id, [])
-        h.memory.sources = sources.get(h.memory.id, [])
+        mid = max(members, key=lambda m: (own.get(m, 0.0), fields[m].importance, m))
+        # the group ranks by its best rescored member (a turn and its fact are one piece of news)
+        score = max(_rescore(fscore, fields[m], config, now) for m in members)
+        scored.append((score, fscore, mid, gkey))
+    scored.sort(key=lambda x: (-x[0], -x[1], -x[2]))
+    scored = scored[:limit]
+    # full memories, with details, only for what is returned
+    ids = [mid for _, _, mid, _ in scored]
+    memories = {m.id: m for m in store.get_memories(user_id, ids, details=True)}
+    hits = []
+    for score, fscore, mid, gkey in scored:
+        mem = memories.get(mid)
+        if mem is not None:
+            hits.append(Hit(memory=mem, score=score, rrf_score=fscore, legs={leg: r[gkey] for leg, r in ranks.items() if gkey in r}))
     return hits
+
+
+def _rescore(fscore: float, f: Any, config: SearchConfig, now: datetime) -> float:
+    return rescore(
+        fscore,
+        importance=f.importance,
+        confidence=f.confidence,
+        recency=recency_factor(f.when, now, config.recency_half_life_days, config.recency_floor),
+        access=access_factor(f.access_count, config.access_boost, config.access_cap),
+        use_importance=config.use_importance,
+        use_confidence=config.use_confidence,
+        importance_floor=config.importance_floor,
+        confidence_floor=config.confidence_floor,
+    )
+
+
+def _group_by_source(
+    legs: dict[str, list[int]],
+    sources: dict[int, list[int]],
+    weights: dict[str, float],
+    k: int,
+) -> tuple[dict[Any, list[int]], dict[str, list[Any]], dict[Any, float]]:
+    """Fuse at the level of *what the memories come from*: memories citing the same turns (a turn
+    and the facts extracted from it) form one group that takes, in each leg, the rank of its best
+    member. Returns (group -> members in order of appearance, legs over groups, fused scores)."""
+
+    def key(mid: int) -> Any:
+        turns = tuple(sources.get(mid, ()))
+        return turns or ("memory", mid)
+
+    groups: dict[Any, list[int]] = {}
+    legs_g: dict[str, list[Any]] = {}
+    for leg, ids in legs.items():
+        seen: dict[Any, None] = {}
+        for mid in ids:
+            g = key(mid)
+            members = groups.setdefault(g, [])
+            if mid not in members:
+                members.append(mid)
+            seen.setdefault(g, None)
+        legs_g[leg] = list(seen)
+    return groups, legs_g, rrf(legs_g, weights, k)

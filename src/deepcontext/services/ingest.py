@@ -4,28 +4,43 @@ Pipeline (nothing is written until the last step; no transaction is open while t
 the embedder or an LLM works):
 
 1. validate the messages (``ValidationError`` before anything else);
-2. extract candidate facts, entities and relations (rules offline, an LLM when configured);
+2. extract candidate facts, entities and relations (rules offline, an LLM when configured; the LLM
+   is also shown the conversation's running summary and its last turns);
 3. add one *turn memory* per message (working tier, the message verbatim with its speaker), so the
    raw turn stays searchable whatever the extractor found;
 4. drop exact duplicates (content hash: already stored -> NOOP with the new turn as provenance);
 5. embed the rest in one batch; find each candidate's nearest stored memories in one batch;
 6. classify facts against those neighbours: ADD / UPDATE / REPLACE / DELETE / NOOP (offline: NOOP
    above ``dedup_threshold`` cosine, else ADD; with an LLM classifier its answer is validated: ids
-   must be among the neighbours shown, else the offline rule decides);
-7. write everything with :meth:`Store.apply_add` in one transaction.
+   must be among the neighbours shown for that candidate, a memory is changed by at most one fact
+   of the add, else the offline rule decides);
+7. write everything with :meth:`Store.apply_add` in one transaction. The store re-checks inside it
+   that every memory the plan changes is still an active memory of the user; if another writer
+   changed one meanwhile, the add is planned again from step 4 (the extraction is kept).
+
+LLM failures (after the router's retries, fallback backends and the one JSON repair) raise the
+:class:`~deepcontext.errors.LLMError` before anything is written, unless ``offline_fallback`` is on:
+then a failed extraction is redone by the offline extractor and a failed classification is decided
+by the offline rule.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
 from deepcontext.embed.base import Embedder
+from deepcontext.errors import (
+    LLMError,
+    MemoryNotFoundError,
+    StorageError,
+    ValidationError,
+)
 from deepcontext.extract.base import (
     Classifier,
     Decision,
@@ -63,6 +78,34 @@ __all__ = ["Candidate", "IngestService", "offline_decision", "turn_importance", 
 log = logging.getLogger("deepcontext.ingest")
 
 _NEIGHBOURS = 5
+#: how often an add is planned before a conflict with concurrent writers is reported
+_PLAN_ATTEMPTS = 3
+#: classifier actions that change an existing memory (at most one fact of an add may change a memory)
+_MUTATIONS = frozenset({"UPDATE", "REPLACE", "DELETE"})
+
+
+def _referenced(plan: AddPlan) -> set[int]:
+    """Ids of existing memories a plan changes or links to."""
+    ids = {nm.supersedes for nm in plan.memories if nm.supersedes is not None}
+    return ids | {ch.memory_id for ch in plan.changes}
+
+
+def _redirect_noops(plan: AddPlan, changed: dict[int, NewMemory | None]) -> None:
+    """NOOPs on memories this same add supersedes or deletes: the store applies changes after the
+    new versions, when those memories are no longer active. A NOOP's turns become provenance of the
+    new version (UPDATE / REPLACE); a NOOP on a memory the add deletes is dropped (its turn is kept)."""
+    kept: list[MemoryChange] = []
+    for ch in plan.changes:
+        if ch.action is not HistoryEvent.NOOP or ch.memory_id not in changed:
+            kept.append(ch)
+            continue
+        target = changed[ch.memory_id]
+        if target is not None:
+            target.source_turn_indices = list(dict.fromkeys(target.source_turn_indices + ch.source_turn_indices))
+            target.source_turn_ids = list(dict.fromkeys(target.source_turn_ids + ch.source_turn_ids))
+        else:
+            log.info("NOOP on memory %s dropped: the same add deletes it", ch.memory_id)
+    plan.changes = kept
 
 
 def turn_memory_text(msg: MessageIn) -> str:
@@ -115,12 +158,20 @@ class IngestService:
         settings: DeepContextSettings,
         *,
         classifier: Classifier | None = None,
+        offline_extractor: Extractor | None = None,
+        offline_fallback: bool = False,
+        context_turns: int = 0,
     ) -> None:
         self.store = store
         self.embedder = embedder
         self.extractor = extractor
         self.classifier = classifier
         self.settings = settings
+        #: used instead of ``extractor`` when it raises an LLMError and ``offline_fallback`` is on
+        self.offline_extractor = offline_extractor
+        self.offline_fallback = offline_fallback
+        #: earlier turns of the conversation (and its summary) shown to the extractor; 0: none
+        self.context_turns = context_turns
 
     async def _db(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(fn, *args, **kwargs)
@@ -139,25 +190,132 @@ class IngestService:
         actor: str = "system",
     ) -> AddResponse:
         context = ExtractionContext(user_id=user_id, conversation_id=conversation_id, now=now)
-        result = await self.extractor.extract(msgs, context) if infer else ExtractionResult()
+        extractor, classifier = self.extractor, self.classifier
+        if infer:
+            if self.context_turns > 0:
+                await self._load_context(context)
+            try:
+                result = await extractor.extract(msgs, context)
+            except LLMError as exc:
+                if not (self.offline_fallback and self.offline_extractor is not None):
+                    raise
+                log.warning("LLM extraction failed (%s); this add uses the offline extractor", exc)
+                extractor, classifier = self.offline_extractor, None
+                result = await extractor.extract(msgs, context)
+        else:
+            result = ExtractionResult()
         result = self._sane(result, len(msgs))
-        candidates = self._candidates(msgs, result, metadata)
-        plan = AddPlan(user_id=user_id, conversation_id=conversation_id, now=now, actor=actor)
-        plan.turns = [
-            NewTurn(
-                role=m.role,
-                content=m.content,
-                content_hash=content_hash(m.content, m.role, m.name or ""),
-                said_at=m.said_at,
-                name=m.name,
-                metadata=dict(m.metadata),
+        for attempt in range(1, _PLAN_ATTEMPTS + 1):
+            candidates = self._candidates(msgs, result, metadata)
+            plan = AddPlan(user_id=user_id, conversation_id=conversation_id, now=now, actor=actor)
+            plan.turns = [
+                NewTurn(
+                    role=m.role,
+                    content=m.content,
+                    content_hash=content_hash(m.content, m.role, m.name or ""),
+                    said_at=m.said_at,
+                    name=m.name,
+                    metadata=dict(m.metadata),
+                )
+                for m in msgs
+            ]
+            counts = await self._plan_memories(
+                plan, candidates, context, expires_at, conversation_id, source=extractor.name, classifier=classifier
             )
-            for m in msgs
+            self._plan_graph(plan, result, candidates)
+            try:
+                outcome: AddOutcome = await self._db(self.store.apply_add, plan)
+            except MemoryNotFoundError as exc:
+                if exc.memory_id not in _referenced(plan):
+                    raise
+                if attempt == _PLAN_ATTEMPTS:
+                    raise StorageError(
+                        f"add for user {user_id!r}: memory {exc.memory_id} was changed by another writer while "
+                        f"this add was being planned, {attempt} times in a row; nothing was written, retry the add"
+                    ) from exc
+                log.info("memory %s changed while an add was planned; planning again", exc.memory_id)
+                continue
+            return self._response(plan, outcome, result, counts, conversation_id)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def derive(
+        self,
+        msgs: list[MessageIn],
+        *,
+        user_id: str,
+        conversation_id: str,
+        now: datetime,
+        metadata: dict[str, Any] | None = None,
+        expires_at: datetime | None = None,
+        actor: str = "system",
+    ) -> AddResponse:
+        """Derive memories from turns that are stored already (``msgs[i].turn_id`` set; the
+        dialogue writes its nodes as turns itself). The same steps as :meth:`add` from extraction
+        on, with provenance to those turn ids; no turn is inserted. ``turn_ids`` of the response
+        are the given ones."""
+        turn_ids = [m.turn_id for m in msgs]
+        if not msgs or any(t is None for t in turn_ids):
+            raise ValidationError("derive needs messages of stored turns (turn_id set)", field="messages")
+        ids = [int(t) for t in turn_ids if t is not None]
+        msgs = [replace(m, index=i) for i, m in enumerate(msgs)]
+        metadata = dict(metadata or {})
+        context = ExtractionContext(user_id=user_id, conversation_id=conversation_id, now=now)
+        extractor, classifier = self.extractor, self.classifier
+        if self.context_turns > 0:  # earlier turns only: the ones derived here are stored already
+            await self._load_context(context)
+            context.recent_messages = [
+                m for m in context.recent_messages if m.turn_id is not None and m.turn_id < min(ids)
+            ]
+        try:
+            result = await extractor.extract(msgs, context)
+        except LLMError as exc:
+            if not (self.offline_fallback and self.offline_extractor is not None):
+                raise
+            log.warning("LLM extraction failed (%s); this derive uses the offline extractor", exc)
+            extractor, classifier = self.offline_extractor, None
+            result = await extractor.extract(msgs, context)
+        result = self._sane(result, len(msgs))
+        for attempt in range(1, _PLAN_ATTEMPTS + 1):
+            candidates = self._candidates(msgs, result, metadata)
+            plan = AddPlan(user_id=user_id, conversation_id=conversation_id, now=now, actor=actor)
+            counts = await self._plan_memories(
+                plan, candidates, context, expires_at, conversation_id, source=extractor.name, classifier=classifier
+            )
+            self._plan_graph(plan, result, candidates)
+            for item in [*plan.memories, *plan.changes]:  # message indices -> the stored turns
+                item.source_turn_ids = list(dict.fromkeys([*item.source_turn_ids, *(ids[i] for i in item.source_turn_indices)]))
+                item.source_turn_indices = []
+            try:
+                outcome: AddOutcome = await self._db(self.store.apply_add, plan)
+            except MemoryNotFoundError as exc:
+                if exc.memory_id not in _referenced(plan) or attempt == _PLAN_ATTEMPTS:
+                    raise
+                log.info("memory %s changed while a derive was planned; planning again", exc.memory_id)
+                continue
+            response = self._response(plan, outcome, result, counts, conversation_id)
+            response.turn_ids = ids
+            return response
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _load_context(self, context: ExtractionContext) -> None:
+        """Fill the context with the conversation's summary and its last turns (before this add)."""
+        from deepcontext.store.summaries import load_context
+
+        summary, turns = await self._db(
+            load_context, self.store, context.user_id, context.conversation_id, self.context_turns
+        )
+        context.summary = summary
+        context.recent_messages = [
+            MessageIn(
+                index=-len(turns) + i,  # before the batch: never citable
+                role=t.role,
+                content=t.content,
+                said_at=t.said_at,
+                name=t.name,
+                turn_id=t.id,
+            )
+            for i, t in enumerate(turns)
         ]
-        counts = await self._plan_memories(plan, candidates, context, expires_at, conversation_id)
-        self._plan_graph(plan, result, candidates)
-        outcome: AddOutcome = await self._db(self.store.apply_add, plan)
-        return self._response(plan, outcome, result, counts, conversation_id)
 
     # ------------------------------------------------------------------------------------------
     @staticmethod
@@ -223,6 +381,9 @@ class IngestService:
         context: ExtractionContext,
         expires_at: datetime | None,
         conversation_id: str,
+        *,
+        source: str,
+        classifier: Classifier | None,
     ) -> dict[str, int]:
         counts = {"noop": 0, "update": 0, "replace": 0, "delete": 0}
         s = self.settings
@@ -290,8 +451,10 @@ class IngestService:
                     facts[dup_of].entities = list(dict.fromkeys(facts[dup_of].entities + c.entities))
                     counts["noop"] += 1
 
-        decisions = await self._classify(kept, context)
+        decisions = await self._classify(kept, context, classifier)
         reembed: list[tuple[NewMemory, str]] = []
+        #: existing memory id -> the new version superseding it in this plan (None: deleted)
+        changed: dict[int, NewMemory | None] = {}
 
         def new_memory(c: Candidate, **kw: Any) -> NewMemory:
             return NewMemory(
@@ -302,7 +465,7 @@ class IngestService:
                 importance=c.importance,
                 confidence=c.confidence,
                 embedding=c.vector,
-                source="turn" if c.is_turn else self.extractor.name,
+                source="turn" if c.is_turn else source,
                 said_at=c.said_at,
                 occurred_at=c.occurred_at,
                 valid_from=c.occurred_at or c.said_at,
@@ -322,23 +485,22 @@ class IngestService:
         for c in fresh:
             if c.is_turn:
                 plan.memories.append(new_memory(c))
+        noops: list[tuple[Candidate, Decision]] = []
         for c, d in zip(kept, decisions, strict=True):
             action = d.action
             if action == "ADD":
                 plan.memories.append(new_memory(c, reason=d.reason))
             elif action == "NOOP":
-                counts["noop"] += 1
-                if d.memory_id is not None:
-                    plan.changes.append(
-                        MemoryChange(memory_id=d.memory_id, action=HistoryEvent.NOOP, reason=d.reason, source_turn_indices=c.sources)
-                    )
+                noops.append((c, d))
             elif action == "DELETE":
                 counts["delete"] += 1
                 assert d.memory_id is not None
+                changed[d.memory_id] = None
                 plan.changes.append(
                     MemoryChange(memory_id=d.memory_id, action=HistoryEvent.DELETE, reason=d.reason, source_turn_indices=c.sources)
                 )
             else:  # UPDATE / REPLACE: a new version supersedes the old one
+                assert d.memory_id is not None
                 event = HistoryEvent.UPDATE if action == "UPDATE" else HistoryEvent.REPLACE
                 counts["update" if action == "UPDATE" else "replace"] += 1
                 text = (d.text or c.text).strip()
@@ -346,34 +508,66 @@ class IngestService:
                 nm.links = [(i, sim) for i, sim in nm.links if i != d.memory_id]
                 if text != c.text:
                     reembed.append((nm, text))
+                changed[d.memory_id] = nm
                 plan.memories.append(nm)
+        for c, d in noops:
+            counts["noop"] += 1
+            if d.memory_id is not None:
+                plan.changes.append(
+                    MemoryChange(memory_id=d.memory_id, action=HistoryEvent.NOOP, reason=d.reason, source_turn_indices=c.sources)
+                )
+        if changed:
+            _redirect_noops(plan, changed)
         if reembed:
             vecs2 = await asyncio.to_thread(self.embedder.embed, [t for _, t in reembed])
             for (nm, _), v in zip(reembed, vecs2, strict=True):
                 nm.embedding = v
         return counts
 
-    async def _classify(self, kept: list[Candidate], context: ExtractionContext) -> list[Decision]:
+    async def _classify(
+        self, kept: list[Candidate], context: ExtractionContext, classifier: Classifier | None
+    ) -> list[Decision]:
         threshold = self.settings.dedup_threshold
         offline = [offline_decision(c.fact or ExtractedFact(text=c.text), c.neighbours, threshold) for c in kept]
-        if self.classifier is None or not kept:
+        if classifier is None or not any(c.neighbours for c in kept):
             return offline
-        proposals = await self.classifier.classify([c.fact or ExtractedFact(text=c.text) for c in kept], [c.neighbours for c in kept], context)
+        facts = [c.fact or ExtractedFact(text=c.text) for c in kept]
+        try:
+            proposals = await classifier.classify(facts, [c.neighbours for c in kept], context)
+        except LLMError as exc:
+            if not self.offline_fallback:
+                raise
+            log.warning("LLM classification failed (%s); the offline rule decides this add", exc)
+            return offline
         if len(proposals) != len(kept):
             log.warning("classifier returned %d decisions for %d candidates; using the offline rule", len(proposals), len(kept))
             return offline
+        checked = [self._validated(c, d, fb) for c, d, fb in zip(kept, proposals, offline, strict=True)]
+        # a memory is changed (UPDATE / REPLACE / DELETE) by at most one fact of the add: the first
         out: list[Decision] = []
         claimed: set[int] = set()
-        for c, d, fallback in zip(kept, proposals, offline, strict=True):
-            out.append(self._validated(c, d, fallback, claimed))
+        for d, fb in zip(checked, offline, strict=True):
+            target = d.memory_id
+            if d.action in _MUTATIONS and target is not None:
+                if target in claimed:
+                    d = fb.model_copy(
+                        update={
+                            "reason": f"rejected {d.action}: memory {target} is already changed by another "
+                            f"fact of this add; {fb.reason or 'offline rule'}"
+                        }
+                    )
+                else:
+                    claimed.add(target)
+            out.append(d)
         return out
 
     @staticmethod
-    def _validated(c: Candidate, d: Decision, fallback: Decision, claimed: set[int]) -> Decision:
-        """An LLM decision is applied only if it names one of the neighbours shown for this candidate
-        (and no other candidate of the batch already claimed that memory)."""
+    def _validated(c: Candidate, d: Decision, fallback: Decision) -> Decision:
+        """An LLM decision is applied only if its action is known and, for UPDATE / REPLACE / DELETE
+        / NOOP, it names one of the neighbours shown for this candidate (stored memories of this
+        user); otherwise the offline rule decides, and says why in the reason."""
         try:
-            action = ToolAction(str(d.action).upper()).value
+            action = ToolAction(str(d.action).strip().upper()).value
         except ValueError:
             return fallback.model_copy(update={"reason": f"rejected unknown action {d.action!r}; {fallback.reason or 'offline rule'}"})
         shown = {n.id for n in c.neighbours}
@@ -381,12 +575,9 @@ class IngestService:
             return Decision(action="ADD", reason=d.reason)
         if action == "NOOP" and d.memory_id is None:
             return Decision(action="NOOP", reason=d.reason)
-        if d.memory_id is None or d.memory_id not in shown or d.memory_id in claimed:
-            why = "no id" if d.memory_id is None else f"id {d.memory_id} was not among the candidates shown"
-            if d.memory_id in claimed:
-                why = f"memory {d.memory_id} already changed by another fact of this add"
+        if d.memory_id is None or d.memory_id not in shown:
+            why = "no id" if d.memory_id is None else f"id {d.memory_id} was not among the memories shown"
             return fallback.model_copy(update={"reason": f"rejected {action} ({why}); {fallback.reason or 'offline rule'}"})
-        claimed.add(d.memory_id)
         return Decision(action=action, memory_id=d.memory_id, text=d.text, reason=d.reason)
 
     def _plan_graph(self, plan: AddPlan, result: ExtractionResult, candidates: list[Candidate]) -> None:

@@ -38,6 +38,7 @@ __all__ = [
     "MemoryFilters",
     "NewMemory",
     "NewTurn",
+    "RankFields",
     "RelationUpsert",
     "Store",
 ]
@@ -59,6 +60,17 @@ class MemoryFilters:
     @property
     def only_active(self) -> bool:
         return self.statuses == (MemoryStatus.ACTIVE,)
+
+
+@dataclass(slots=True, frozen=True)
+class RankFields:
+    """The few fields search rescoring needs for a candidate."""
+
+    importance: float
+    confidence: float
+    when: datetime  # said_at, else created_at
+    access_count: int
+    active: bool
 
 
 @dataclass(slots=True)
@@ -262,6 +274,10 @@ class Store(ABC):
     @abstractmethod
     def list_users(self) -> list[str]: ...
 
+    @abstractmethod
+    def active_memory_count(self, user_id: str) -> int:
+        """Number of active memories of the user (cheap when nothing changed)."""
+
     # --- retrieval legs: ranked (memory_id, leg score), best first ----------------------------
     @abstractmethod
     def vector_search(
@@ -299,6 +315,14 @@ class Store(ABC):
 
     @abstractmethod
     def memory_entities(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]: ...
+
+    @abstractmethod
+    def rank_fields(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, RankFields]:
+        """Importance, confidence, time and access count of candidates (cheap, no details)."""
+
+    @abstractmethod
+    def source_turn_ids(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[int]]:
+        """The turn ids each memory cites."""
 
     @abstractmethod
     def sources(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[Provenance]]: ...

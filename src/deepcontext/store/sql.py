@@ -27,7 +27,7 @@ from deepcontext.errors import (
     StorageError,
     TurnNotFoundError,
 )
-from deepcontext.store.base import AddOutcome, AddPlan, MemoryFilters, Store
+from deepcontext.store.base import AddOutcome, AddPlan, MemoryFilters, RankFields, Store
 from deepcontext.store.migrations import MIGRATIONS, latest_version
 from deepcontext.store.schema import Tables, build_metadata
 from deepcontext.types import (
@@ -63,6 +63,7 @@ class SQLStore(Store):
         self.metadata = build_metadata(dim)
         self.t = Tables(self.metadata)
         self.tracer = tracer
+        self._count_cache: dict[str, tuple[tuple[str, str, int], int]] = {}
 
     # ------------------------------------------------------------------------------------------
     # transactions
@@ -76,7 +77,7 @@ class SQLStore(Store):
         except DeepContextError:
             raise
         except SQLAlchemyError as exc:
-            raise StorageError(f"database write failed: {exc.__class__.__name__}: {exc.orig or exc}") from exc
+            raise StorageError(f"database write failed: {exc.__class__.__name__}: {getattr(exc, 'orig', None) or exc}") from exc
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
@@ -86,7 +87,7 @@ class SQLStore(Store):
         except DeepContextError:
             raise
         except SQLAlchemyError as exc:
-            raise StorageError(f"database read failed: {exc.__class__.__name__}: {exc.orig or exc}") from exc
+            raise StorageError(f"database read failed: {exc.__class__.__name__}: {getattr(exc, 'orig', None) or exc}") from exc
 
     def _begin_write(self) -> Any:
         """Context manager yielding a connection inside a write transaction."""
@@ -268,15 +269,21 @@ class SQLStore(Store):
     def _upsert_entities(self, conn: Connection, plan: AddPlan) -> dict[str, int]:
         et = self.t.entities
         ids: dict[str, int] = {}
+        # mentions = memories of this add that mention the entity (at least 1): a document frequency
+        mentions: dict[str, int] = {}
+        for nm in plan.memories:
+            for n in set(nm.entity_names):
+                mentions[n] = mentions.get(n, 0) + 1
         for e in plan.entities:
             if e.norm_name in ids:
                 continue
+            inc = max(1, mentions.get(e.norm_name, 0))
             stmt = self._upsert(et).values(
                 user_id=plan.user_id,
                 name=e.name,
                 norm_name=e.norm_name,
                 entity_type=e.entity_type.value,
-                mention_count=1,
+                mention_count=inc,
                 first_seen_at=plan.now,
                 last_seen_at=plan.now,
                 attributes=e.attributes,
@@ -284,7 +291,7 @@ class SQLStore(Store):
             stmt = stmt.on_conflict_do_update(
                 index_elements=[et.c.user_id, et.c.norm_name],
                 set_={
-                    "mention_count": et.c.mention_count + 1,
+                    "mention_count": et.c.mention_count + inc,
                     "last_seen_at": plan.now,
                     # a typed mention upgrades an entity first seen as OTHER
                     "entity_type": func.coalesce(
@@ -399,7 +406,8 @@ class SQLStore(Store):
                         .where(t.memories.c.id == old.id)
                         .values(
                             status=MemoryStatus.SUPERSEDED.value,
-                            valid_to=now,
+                            # true until the new version became true (bi-temporal: said time, not write time)
+                            valid_to=nm.valid_from or nm.said_at or now,
                             superseded_by=mid,
                             updated_at=now,
                             rev=rev,
@@ -650,7 +658,8 @@ class SQLStore(Store):
     # reads
     # ------------------------------------------------------------------------------------------
     def _memory_from_row(self, r: Any) -> Memory:
-        return Memory(
+        # rows come from our own schema: construct without re-validating (hot path of search)
+        return Memory.model_construct(
             id=r.id,
             user_id=r.user_id,
             text=r.text,
@@ -675,6 +684,8 @@ class SQLStore(Store):
             metadata=dict(r.metadata or {}),
             pinned=bool(r.pinned),
             tags=list(r.tags or []),
+            entities=[],
+            sources=[],
         )
 
     def _memory_columns(self) -> list[Any]:
@@ -864,6 +875,25 @@ class SQLStore(Store):
                 for table in self.t.user_tables
             }
 
+    def active_memory_count(self, user_id: str) -> int:
+        """Active memories of the user (cached per user version: one indexed lookup when unchanged)."""
+        u, mt = self.t.users, self.t.memories
+        with self._read() as conn:
+            row = conn.execute(select(u.c.incarnation, u.c.version).where(u.c.user_id == user_id)).first()
+            if row is None:
+                return 0
+            key = (user_id, row[0], int(row[1]))
+            cached = self._count_cache.get(user_id)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            n = int(
+                conn.execute(
+                    select(func.count()).select_from(mt).where(mt.c.user_id == user_id, mt.c.status == MemoryStatus.ACTIVE.value)
+                ).scalar_one()
+            )
+        self._count_cache[user_id] = (key, n)
+        return n
+
     def list_users(self) -> list[str]:
         with self._read() as conn:
             return [r[0] for r in conn.execute(select(self.t.users.c.user_id).order_by(self.t.users.c.user_id))]
@@ -966,6 +996,40 @@ class SQLStore(Store):
                 .order_by(me.c.memory_id, et.c.name)
             ):
                 out.setdefault(mid, []).append(name)
+        return out
+
+    def rank_fields(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, RankFields]:
+        """What rescoring needs, for many candidates, without building full Memory objects."""
+        mt = self.t.memories
+        out: dict[int, RankFields] = {}
+        with self._read() as conn:
+            for chunk in _chunks(list(dict.fromkeys(memory_ids))):
+                for r in conn.execute(
+                    select(
+                        mt.c.id, mt.c.importance, mt.c.confidence, mt.c.said_at, mt.c.created_at, mt.c.access_count, mt.c.status
+                    ).where(mt.c.user_id == user_id, mt.c.id.in_(list(chunk)))
+                ):
+                    out[int(r.id)] = RankFields(
+                        importance=float(r.importance),
+                        confidence=float(r.confidence),
+                        when=r.said_at or r.created_at,
+                        access_count=int(r.access_count),
+                        active=r.status == MemoryStatus.ACTIVE.value,
+                    )
+        return out
+
+    def source_turn_ids(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[int]]:
+        """The turn ids each memory cites (provenance, ids only)."""
+        ms = self.t.memory_sources
+        out: dict[int, list[int]] = {}
+        with self._read() as conn:
+            for chunk in _chunks(list(dict.fromkeys(memory_ids))):
+                for mid, tid in conn.execute(
+                    select(ms.c.memory_id, ms.c.turn_id)
+                    .where(ms.c.user_id == user_id, ms.c.memory_id.in_(list(chunk)))
+                    .order_by(ms.c.memory_id, ms.c.turn_id)
+                ):
+                    out.setdefault(int(mid), []).append(int(tid))
         return out
 
     def memory_entities(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:

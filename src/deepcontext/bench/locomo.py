@@ -1,0 +1,183 @@
+"""Retrieval quality on LoCoMo (the LoCoMo paper's "recall accuracy" protocol).
+
+Each conversation is ingested as one user through the public API (``DeepContext.add``, one call per
+session, each session's date as the time of its turns); every question with evidence is asked
+through ``DeepContext.search``; results map back to dialogue ids through provenance (a memory
+counts for every turn it cites). recall@k = |evidence ∩ turns cited by the top k| / |evidence|,
+averaged over questions, overall and per category.
+
+Baselines run in the same process on the same turns: BM25 alone, cosine alone (the same embedder)
+and the naive hybrid (both fused by RRF k=60, one document per turn "speaker: text").
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from deepcontext.bench.baselines import BM25, cosine_rank, rrf_merge
+from deepcontext.bench.locomo_data import CATEGORIES, Conversation, load
+
+__all__ = ["KS", "SystemResult", "run_locomo"]
+
+KS = (5, 10, 25, 50)
+
+
+@dataclass
+class SystemResult:
+    name: str
+    recalls: list[tuple[int, dict[int, float]]] = field(default_factory=list)  # (category, {k: recall})
+    ingest_seconds: float = 0.0
+    search_ms: list[float] = field(default_factory=list)
+
+    def add(self, category: int, evidence: list[str], cited_in_order: list[list[str]]) -> None:
+        ev = set(evidence)
+        out = {}
+        for k in KS:
+            cited = {d for group in cited_in_order[:k] for d in group}
+            out[k] = len(ev & cited) / len(ev)
+        self.recalls.append((category, out))
+
+    def summary(self) -> dict[str, Any]:
+        overall = {k: 100 * statistics.fmean(r[k] for _, r in self.recalls) for k in KS} if self.recalls else {}
+        by_cat: dict[str, dict[int, float]] = {}
+        for cat in sorted({c for c, _ in self.recalls}):
+            rs = [r for c, r in self.recalls if c == cat]
+            by_cat[CATEGORIES.get(cat, str(cat))] = {k: 100 * statistics.fmean(r[k] for r in rs) for k in KS} | {"n": len(rs)}  # type: ignore[dict-item]
+        lat = sorted(self.search_ms)
+        return {
+            "questions": len(self.recalls),
+            "recall": overall,
+            "by_category": by_cat,
+            "ingest_seconds": round(self.ingest_seconds, 3),
+            "search_ms_p50": round(lat[len(lat) // 2], 3) if lat else None,
+            "search_ms_p95": round(lat[int(len(lat) * 0.95)], 3) if lat else None,
+        }
+
+
+async def _run_ours(
+    convs: list[Conversation], db_url: str, settings: dict[str, Any], tick: Callable[[str], None]
+) -> tuple[SystemResult, Any]:
+    from deepcontext import DeepContext
+
+    res = SystemResult("deepcontext")
+    ctx = DeepContext(database_url=db_url, track_access=False, **settings)
+    await ctx.init()
+    for conv in convs:
+        user = f"locomo-{conv.sample_id}"
+        await ctx.delete_user(user)
+        dia_of: dict[int, str] = {}
+        t0 = time.perf_counter()
+        for n, date, turns in conv.sessions:
+            if not turns:
+                continue
+            msgs = [{"role": "user", "name": t.speaker, "content": t.text, "timestamp": t.said_at} for t in turns]
+            r = await ctx.add(msgs, user, f"session_{n}", timestamp=date)
+            for tid, t in zip(r.turn_ids, turns, strict=True):
+                dia_of[tid] = t.dia_id
+            tick("ingest")
+        res.ingest_seconds += time.perf_counter() - t0
+        for q in conv.questions:
+            t1 = time.perf_counter()
+            out = await ctx.search(q.question, user, limit=max(KS))
+            res.search_ms.append((time.perf_counter() - t1) * 1000)
+            cited = [[dia_of[s.turn_id] for s in hit.sources if s.turn_id in dia_of] for hit in out.results]
+            res.add(q.category, q.evidence, cited)
+            tick("search")
+    return res, ctx
+
+
+def _run_baselines(convs: list[Conversation], embed: Callable[[list[str]], np.ndarray], tick: Callable[[str], None]) -> list[SystemResult]:
+    kw, vec, hyb = SystemResult("keyword (BM25)"), SystemResult("vector (cosine)"), SystemResult("naive hybrid (RRF)")
+    for conv in convs:
+        turns = conv.turns
+        docs = [f"{t.speaker}: {t.text}" for t in turns]
+        t0 = time.perf_counter()
+        bm = BM25(docs)
+        kw.ingest_seconds += time.perf_counter() - t0
+        t0 = time.perf_counter()
+        mat = embed(docs)
+        vec.ingest_seconds += time.perf_counter() - t0
+        hyb.ingest_seconds = kw.ingest_seconds + vec.ingest_seconds
+        questions = conv.questions
+        qvecs = embed([q.question for q in questions]) if questions else np.zeros((0, mat.shape[1]))
+        for q, qv in zip(questions, qvecs, strict=True):
+            t1 = time.perf_counter()
+            rk = bm.rank(q.question, 100)
+            kw.search_ms.append((time.perf_counter() - t1) * 1000)
+            t1 = time.perf_counter()
+            rv = cosine_rank(mat, qv, 100)
+            vec.search_ms.append((time.perf_counter() - t1) * 1000)
+            rh = rrf_merge([rv, rk], k=60)
+            for system, ranking in ((kw, rk), (vec, rv), (hyb, rh)):
+                system.add(q.category, q.evidence, [[turns[i].dia_id] for i in ranking])
+            tick("baselines")
+    return [kw, vec, hyb]
+
+
+async def run_locomo(
+    path: str | Path,
+    *,
+    conversations: int | None = None,
+    questions: int | None = None,
+    db_url: str | None = None,
+    settings: dict[str, Any] | None = None,
+    baselines: bool = True,
+    progress: Callable[[str, int], None] | None = None,
+) -> dict[str, Any]:
+    """Run the benchmark; returns a JSON-ready dict (systems, ratios, run facts)."""
+    convs = load(path)
+    if conversations is not None:
+        convs = convs[:conversations]
+    if questions is not None:
+        for c in convs:
+            c.questions = c.questions[:questions]
+    n_sessions = sum(1 for c in convs for _, _, ts in c.sessions if ts)
+    n_questions = sum(len(c.questions) for c in convs)
+    if progress:
+        progress("total", n_sessions + n_questions * (2 if baselines else 1))
+
+    def tick(_: str) -> None:
+        if progress:
+            progress("advance", 1)
+
+    tmp = None
+    if db_url is None:
+        tmp = tempfile.TemporaryDirectory(prefix="dc-locomo-")
+        db_url = f"sqlite:///{Path(tmp.name) / 'locomo.db'}"
+    try:
+        ours, ctx = await _run_ours(convs, db_url, settings or {}, tick)
+        try:
+            systems = [ours]
+            if baselines:
+                systems += _run_baselines(convs, ctx.embedder.embed, tick)
+            embedder = ctx.embedder.model_id
+            backend = ctx.store.backend
+        finally:
+            await ctx.close()
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    summaries = {s.name: s.summary() for s in systems}
+    ratios = {
+        s.name: {k: (summaries[ours.name]["recall"][k] / v if v else None) for k, v in summaries[s.name]["recall"].items()}
+        for s in systems[1:]
+    }
+    return {
+        "benchmark": "locomo",
+        "data": str(path),
+        "conversations": [c.sample_id for c in convs],
+        "turns": sum(len(c.turns) for c in convs),
+        "questions": n_questions,
+        "embedder": embedder,
+        "backend": backend,
+        "systems": summaries,
+        "ratio_ours_over": ratios,
+    }

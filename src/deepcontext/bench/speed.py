@@ -1,0 +1,156 @@
+"""Speed at scale: ingest throughput and search latency as one user's memory grows.
+
+Stages at 1k, 10k and 100k memories (1M on request) in one growing database: each stage adds
+synthetic chat turns through ``DeepContext.add`` (offline extraction on) until the user holds that
+many memories, then measures warm search latency (query embedding included) over a fixed set of
+questions, and the same searches done by brute force (all vectors, exact dot products, full sort)
+on the same vectors as a baseline. Peak RSS and the database's size on disk are recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from deepcontext.bench.synthetic import SyntheticChat
+
+__all__ = ["run_speed"]
+
+USER = "bench-user"
+
+
+def _pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
+
+
+def _rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _db_size_mb(url: str, store: Any) -> float | None:
+    if url.startswith("sqlite"):
+        path = Path(url.split("///", 1)[1])
+        return sum(p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists()) / 2**20
+    try:
+        from sqlalchemy import text
+
+        with store.engine.connect() as conn:
+            return float(conn.execute(text("SELECT pg_database_size(current_database())")).scalar_one()) / 2**20
+    except Exception:  # noqa: BLE001 - size is informative only
+        return None
+
+
+async def run_speed(
+    *,
+    sizes: tuple[int, ...] = (1_000, 10_000, 100_000),
+    db_url: str | None = None,
+    settings: dict[str, Any] | None = None,
+    queries: int = 200,
+    batch: int = 50,
+    progress: Callable[[str, int], None] | None = None,
+) -> dict[str, Any]:
+    from deepcontext import DeepContext
+
+    tmp = None
+    if db_url is None:
+        tmp = tempfile.TemporaryDirectory(prefix="dc-speed-")
+        db_url = f"sqlite:///{Path(tmp.name) / 'speed.db'}"
+    gen = SyntheticChat(seed=42)
+    qs = SyntheticChat(seed=7).questions(queries)
+    ctx = DeepContext(database_url=db_url, track_access=False, **(settings or {}))
+    await ctx.init()
+    stages: list[dict[str, Any]] = []
+    try:
+        await ctx.delete_user(USER)
+        turns = gen.turns(10**9)
+        memories = 0
+        total_turns = 0
+        if progress:
+            progress("total", max(sizes))
+        for size in sorted(sizes):
+            t0 = time.perf_counter()
+            stage_turns = 0
+            while memories < size:
+                msgs = []
+                for _ in range(batch):
+                    role, name, text = next(turns)
+                    msgs.append({"role": role, "content": text} | ({"name": name} if name else {}))
+                r = await ctx.add(msgs, USER, conversation_id=f"c{total_turns // 1000}")
+                stage_turns += len(r.turn_ids)
+                total_turns += len(r.turn_ids)
+                memories += r.memories_added
+                if progress:
+                    progress("set", min(memories, max(sizes)))
+            ingest_s = time.perf_counter() - t0
+            stats = await ctx.stats(USER)
+            memories = stats["memories"]
+            # warm-up, then measured searches (query embedding included)
+            for q in qs[:20]:
+                await ctx.search(q, USER, limit=10)
+            lat = []
+            for q in qs:
+                t1 = time.perf_counter()
+                await ctx.search(q, USER, limit=10)
+                lat.append((time.perf_counter() - t1) * 1000)
+            vec_lat = []
+            for q in qs:
+                t1 = time.perf_counter()
+                await ctx.search(q, USER, limit=10, config="vector")
+                vec_lat.append((time.perf_counter() - t1) * 1000)
+            # brute force on the same vectors: exact dot products over everything, full sort
+            ids = [m.id for m in ctx.store.iter_memories(USER) if m.is_active]
+            vecs = ctx.store.embeddings(USER, ids)  # type: ignore[attr-defined]
+            mat = np.stack([vecs[i] for i in ids]).astype(np.float32)
+            brute = []
+            for q in qs:
+                t1 = time.perf_counter()
+                qv = ctx.embedder.embed_one(q)
+                scores = mat @ qv
+                order = np.argsort(-scores)[:10]
+                _ = [ids[i] for i in order]
+                brute.append((time.perf_counter() - t1) * 1000)
+            embed_lat = []
+            for q in qs[:50]:
+                t1 = time.perf_counter()
+                ctx.embedder.embed([q + " "])  # bypass the cache: a fresh text each time
+                embed_lat.append((time.perf_counter() - t1) * 1000)
+            stages.append(
+                {
+                    "memories": memories,
+                    "turns_total": total_turns,
+                    "stage_turns": stage_turns,
+                    "ingest_seconds": round(ingest_s, 3),
+                    "ingest_turns_per_s": round(stage_turns / ingest_s, 1) if ingest_s else None,
+                    "search_ms": {"p50": _pct(lat, 50), "p95": _pct(lat, 95), "p99": _pct(lat, 99), "mean": statistics.fmean(lat)},
+                    "vector_only_ms": {"p50": _pct(vec_lat, 50), "p95": _pct(vec_lat, 95), "p99": _pct(vec_lat, 99)},
+                    "brute_force_ms": {"p50": _pct(brute, 50), "p95": _pct(brute, 95), "p99": _pct(brute, 99)},
+                    "query_embedding_ms_p50": _pct(embed_lat, 50),
+                    "peak_rss_mb": round(_rss_mb(), 1),
+                    "db_size_mb": _db_size_mb(db_url, ctx.store),
+                    "rows": stats,
+                }
+            )
+        backend = ctx.store.backend
+        embedder = ctx.embedder.model_id
+    finally:
+        await ctx.close()
+        if tmp is not None:
+            tmp.cleanup()
+    return {
+        "benchmark": "speed",
+        "backend": backend,
+        "embedder": embedder,
+        "queries": queries,
+        "batch": batch,
+        "cpus": os.cpu_count(),
+        "stages": stages,
+    }

@@ -1,0 +1,157 @@
+"""`deepcontext bench locomo | speed`: the benchmarks, with progress bars, a markdown table on the
+terminal, a JSON file and PNG plots under benchmarks/results/."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from deepcontext.cli.app import app
+from deepcontext.cli.common import console, database_url, fail, state
+
+bench = typer.Typer(help="Benchmarks: retrieval quality on LoCoMo, speed at scale.", no_args_is_help=True)
+app.add_typer(bench, name="bench")
+
+DEFAULT_LOCOMO = "../shared/data/locomo-dev.json"
+
+
+def _progress_cb(progress: Any, task: Any) -> Any:
+    def cb(kind: str, n: int) -> None:
+        if kind == "total":
+            progress.update(task, total=n)
+        elif kind == "advance":
+            progress.advance(task, n)
+        else:
+            progress.update(task, completed=n)
+
+    return cb
+
+
+def _settings() -> dict[str, Any]:
+    return {"embedder": state.embedder} if state.embedder else {}
+
+
+@bench.command()
+def locomo(
+    data: str = typer.Option(
+        None, "--data", help=f"LoCoMo-format JSON (default: $DEEPCONTEXT_LOCOMO or {DEFAULT_LOCOMO})"
+    ),
+    conversations: int = typer.Option(None, "--conversations", min=1, help="Only the first N conversations"),
+    questions: int = typer.Option(None, "--questions", min=1, help="Only the first N questions of each"),
+    db: str = typer.Option(None, "--db", help="Database to use (default: a temporary SQLite file)"),
+    no_baselines: bool = typer.Option(False, "--no-baselines", help="Skip the baselines"),
+    out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
+) -> None:
+    """Retrieval recall@5/10/25/50 on LoCoMo, overall and per category, beside BM25, cosine and a naive hybrid."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from deepcontext.bench.locomo import KS, run_locomo
+    from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json, save_plot
+
+    path = Path(data or os.environ.get("DEEPCONTEXT_LOCOMO") or DEFAULT_LOCOMO).expanduser()
+    if not path.exists():
+        fail(f"LoCoMo file not found: {path} (give --data)")
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
+        task = progress.add_task("locomo", total=None)
+        result = asyncio.run(
+            run_locomo(
+                path,
+                conversations=conversations,
+                questions=questions,
+                db_url=database_url(db),
+                settings=_settings(),
+                baselines=not no_baselines,
+                progress=_progress_cb(progress, task),
+            )
+        )
+    result["machine"] = machine()
+    out_dir = out or default_results_dir()
+    json_path = save_json(result, out_dir, "locomo")
+    systems = result["systems"]
+    rows = [
+        [name, s["questions"], *[s["recall"][k] for k in KS], s["ingest_seconds"], s["search_ms_p50"], s["search_ms_p95"]]
+        for name, s in systems.items()
+    ]
+    c = console()
+    c.print(f"LoCoMo: {result['turns']} turns, {result['questions']} questions, embedder {result['embedder']}, {result['backend']}")
+    c.print(markdown_table(["system", "questions", *[f"R@{k}" for k in KS], "ingest s", "search p50 ms", "p95 ms"], rows))
+    if result["ratio_ours_over"]:
+        c.print()
+        c.print(markdown_table(["deepcontext / baseline", *[f"R@{k}" for k in KS]], [[n, *[r[k] for k in KS]] for n, r in result["ratio_ours_over"].items()]))
+    ours = systems["deepcontext"]["by_category"]
+    c.print()
+    c.print(markdown_table(["category (deepcontext)", "n", *[f"R@{k}" for k in KS]], [[cat, v["n"], *[v[k] for k in KS]] for cat, v in ours.items()]))
+    plot = save_plot(
+        {n: (list(KS), [s["recall"][k] for k in KS]) for n, s in systems.items()},
+        title="LoCoMo recall@k",
+        xlabel="k",
+        ylabel="recall (%)",
+        path=out_dir / "locomo-recall.png",
+    )
+    c.print(f"\nresults: {json_path}" + (f", plot: {plot}" if plot else ""))
+
+
+@bench.command()
+def speed(
+    sizes: str = typer.Option("1000,10000,100000", "--sizes", help="Comma-separated memory counts"),
+    million: bool = typer.Option(False, "--million", help="Add a 1,000,000-memory stage"),
+    db: str = typer.Option(None, "--db", help="Database (default: a temporary SQLite file); postgresql://... for PostgreSQL"),
+    queries: int = typer.Option(200, "--queries", min=10, help="Measured searches per stage"),
+    out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
+) -> None:
+    """Ingest throughput and search latency p50/p95/p99 at growing sizes, beside brute force."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json, save_plot
+    from deepcontext.bench.speed import run_speed
+
+    try:
+        size_list = tuple(int(s) for s in sizes.split(",") if s.strip())
+    except ValueError:
+        fail("--sizes must be comma-separated integers")
+    if million:
+        size_list = (*size_list, 1_000_000)
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
+        task = progress.add_task("memories", total=None)
+        result = asyncio.run(
+            run_speed(sizes=size_list, db_url=database_url(db), settings=_settings(), queries=queries, progress=_progress_cb(progress, task))
+        )
+    result["machine"] = machine()
+    out_dir = out or default_results_dir()
+    name = f"speed-{result['backend']}"
+    json_path = save_json(result, out_dir, name)
+    rows = [
+        [
+            s["memories"], s["ingest_turns_per_s"], s["search_ms"]["p50"], s["search_ms"]["p95"], s["search_ms"]["p99"],
+            s["vector_only_ms"]["p95"], s["brute_force_ms"]["p50"], s["brute_force_ms"]["p95"],
+            s["brute_force_ms"]["p95"] / s["search_ms"]["p95"], s["query_embedding_ms_p50"], s["peak_rss_mb"], s["db_size_mb"],
+        ]
+        for s in result["stages"]
+    ]  # fmt: skip
+    c = console()
+    c.print(f"speed: backend {result['backend']}, embedder {result['embedder']}, {result['cpus']} cpus")
+    c.print(
+        markdown_table(
+            ["memories", "ingest turns/s", "search p50 ms", "p95", "p99", "vector-only p95", "brute p50", "brute p95",
+             "brute/ours p95", "embed ms", "peak RSS MB", "db MB"],
+            rows,
+        )
+    )  # fmt: skip
+    xs = [s["memories"] for s in result["stages"]]
+    plot = save_plot(
+        {
+            "hybrid p95": (xs, [s["search_ms"]["p95"] for s in result["stages"]]),
+            "hybrid p50": (xs, [s["search_ms"]["p50"] for s in result["stages"]]),
+            "brute force p95": (xs, [s["brute_force_ms"]["p95"] for s in result["stages"]]),
+        },
+        title=f"search latency vs memories ({result['backend']})",
+        xlabel="memories (one user)",
+        ylabel="ms (query embedding included)",
+        path=out_dir / f"{name}-latency.png",
+        logx=True,
+    )
+    c.print(f"\nresults: {json_path}" + (f", plot: {plot}" if plot else ""))

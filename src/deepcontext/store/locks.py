@@ -1,0 +1,232 @@
+"""Per-user named locks, so lifecycle work (decay, consolidation, cleanup) runs once per user at a time
+even with many processes over one database.
+
+One API on both backends: ``with store.user_lock(user_id, "consolidate", timeout=10):`` (or the
+function :func:`user_lock`). It raises :class:`~deepcontext.errors.LockTimeoutError` when another
+worker holds the lock for longer than ``timeout`` seconds. Locks are not re-entrant: taking the same
+(user, name) twice, even in one thread, waits for the first to be released.
+
+PostgreSQL: a session-level advisory lock (``pg_advisory_lock``) on a connection held out of the pool
+for as long as the lock is held. The connection is idle (no open transaction) while the caller works,
+and the server releases the lock by itself if the process dies.
+
+SQLite: a lease, one row of the ``locks`` table (owner, expiry) taken inside ``BEGIN IMMEDIATE``. A
+background thread renews the lease every ``ttl / 3`` seconds; a process that dies leaves a lease that
+expires after ``ttl`` seconds and is then taken over.
+
+Neither holds a write transaction open while the caller works: both are safe to hold across LLM or
+embedding calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import delete, func, insert, select, text, update
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+
+from deepcontext.clock import Clock, SystemClock
+from deepcontext.errors import LockTimeoutError, StorageError, ValidationError
+
+if TYPE_CHECKING:
+    from deepcontext.store.sql import SQLStore
+
+__all__ = ["HeldLock", "UserLockMixin", "advisory_key", "user_lock"]
+
+#: the ``locks.name`` column is VARCHAR(64)
+_MAX_NAME = 64
+
+
+@dataclass
+class HeldLock:
+    """What ``user_lock`` yields: who holds the lock, and whether a lease was lost while held."""
+
+    user_id: str
+    name: str
+    owner: str
+    #: SQLite only: set when a renewal found the lease taken over (it had expired: the holder was
+    #: stalled for longer than ttl). The caller may check it before committing its results.
+    lost: bool = False
+    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
+
+
+def advisory_key(user_id: str, name: str) -> int:
+    """The signed 64-bit key of a (user, name) PostgreSQL advisory lock."""
+    digest = hashlib.blake2b(f"deepcontext:user-lock\x00{name}\x00{user_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def _validate(user_id: str, name: str, timeout: float, ttl: float) -> None:
+    if not isinstance(user_id, str) or not user_id:
+        raise ValidationError("user_id must be a non-empty string", field="user_id")
+    if not isinstance(name, str) or not name or len(name) > _MAX_NAME:
+        raise ValidationError(f"lock name must be 1..{_MAX_NAME} characters", field="name")
+    if timeout < 0:
+        raise ValidationError("timeout must be >= 0 seconds", field="timeout")
+    if ttl <= 0:
+        raise ValidationError("ttl must be > 0 seconds", field="ttl")
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()[:48]}:{os.getpid()}:{threading.get_ident() % 1_000_000}:{secrets.token_hex(4)}"
+
+
+@contextmanager
+def user_lock(
+    store: SQLStore,
+    user_id: str,
+    name: str,
+    *,
+    timeout: float = 30.0,
+    ttl: float = 600.0,
+    clock: Clock | None = None,
+) -> Iterator[HeldLock]:
+    """Hold the lock ``name`` of ``user_id`` for the body of the ``with``.
+
+    ``timeout``: seconds to wait for a lock held elsewhere (0: try once), then LockTimeoutError.
+    ``ttl``: SQLite lease length (renewed while held); ignored on PostgreSQL.
+    ``clock``: wall clock for lease expiries (default: the system clock).
+    """
+    _validate(user_id, name, timeout, ttl)
+    if store.engine.dialect.name == "postgresql":
+        with _advisory_lock(store, user_id, name, timeout) as held:
+            yield held
+    else:
+        with _lease_lock(store, user_id, name, timeout, ttl, clock or SystemClock()) as held:
+            yield held
+
+
+class UserLockMixin:
+    """Gives a SQL store the ``user_lock`` method (see the module docstring)."""
+
+    def user_lock(
+        self,
+        user_id: str,
+        name: str,
+        *,
+        timeout: float = 30.0,
+        ttl: float = 600.0,
+        clock: Clock | None = None,
+    ) -> Any:
+        """Context manager holding the per-user lock ``name``; raises LockTimeoutError after ``timeout`` s."""
+        return user_lock(self, user_id, name, timeout=timeout, ttl=ttl, clock=clock)  # type: ignore[arg-type]
+
+
+# --- PostgreSQL: advisory locks ------------------------------------------------------------------
+
+
+@contextmanager
+def _advisory_lock(store: SQLStore, user_id: str, name: str, timeout: float) -> Iterator[HeldLock]:
+    key = advisory_key(user_id, name)
+    try:
+        conn = store.engine.connect()
+    except SQLAlchemyError as exc:
+        raise StorageError(f"could not connect to take lock {name!r}: {exc}") from exc
+    try:
+        try:
+            with conn.begin():
+                if timeout <= 0:
+                    got = bool(conn.execute(select(func.pg_try_advisory_lock(key))).scalar())
+                else:
+                    # lock_timeout bounds the wait; SET LOCAL ends with this short transaction, the
+                    # session-level advisory lock stays with the connection
+                    conn.execute(
+                        text("SELECT set_config('lock_timeout', :ms, true)"), {"ms": f"{max(1, int(timeout * 1000))}ms"}
+                    )
+                    conn.execute(select(func.pg_advisory_lock(key)))
+                    got = True
+        except DBAPIError as exc:
+            if getattr(exc.orig, "sqlstate", None) != "55P03":  # 55P03: lock_not_available
+                raise StorageError(f"taking lock {name!r} for user {user_id!r} failed: {exc.orig}") from exc
+            got = False
+        if not got:
+            raise LockTimeoutError(name, user_id)
+        try:
+            yield HeldLock(user_id=user_id, name=name, owner=_owner())
+        finally:
+            try:
+                with conn.begin():
+                    conn.execute(select(func.pg_advisory_unlock(key)))
+            except SQLAlchemyError:
+                # a broken session: the server drops its advisory locks with it; never reuse it
+                conn.invalidate()
+    finally:
+        conn.close()
+
+
+# --- SQLite: leases in the locks table ------------------------------------------------------------
+
+
+def _try_take(store: SQLStore, user_id: str, name: str, owner: str, ttl: float, clock: Clock) -> bool:
+    lk = store.t.locks
+    with store._write() as conn:
+        now = clock.now()
+        row = conn.execute(
+            select(lk.c.owner, lk.c.expires_at).where(lk.c.user_id == user_id, lk.c.name == name)
+        ).first()
+        if row is None:
+            conn.execute(insert(lk).values(user_id=user_id, name=name, owner=owner, expires_at=now + timedelta(seconds=ttl)))
+            return True
+        if row.expires_at <= now:
+            conn.execute(
+                update(lk)
+                .where(lk.c.user_id == user_id, lk.c.name == name)
+                .values(owner=owner, expires_at=now + timedelta(seconds=ttl))
+            )
+            return True
+        return False
+
+
+def _renew(store: SQLStore, held: HeldLock, ttl: float, clock: Clock) -> bool:
+    lk = store.t.locks
+    with store._write() as conn:
+        res = conn.execute(
+            update(lk)
+            .where(lk.c.user_id == held.user_id, lk.c.name == held.name, lk.c.owner == held.owner)
+            .values(expires_at=clock.now() + timedelta(seconds=ttl))
+        )
+        return bool(res.rowcount)
+
+
+@contextmanager
+def _lease_lock(store: SQLStore, user_id: str, name: str, timeout: float, ttl: float, clock: Clock) -> Iterator[HeldLock]:
+    owner = _owner()
+    deadline = time.monotonic() + timeout
+    delay = 0.01
+    while not _try_take(store, user_id, name, owner, ttl, clock):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise LockTimeoutError(name, user_id)
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, 0.25)
+    held = HeldLock(user_id=user_id, name=name, owner=owner)
+
+    def heartbeat() -> None:
+        while not held._stop.wait(ttl / 3):
+            try:
+                if not _renew(store, held, ttl, clock):
+                    held.lost = True
+                    return
+            except (SQLAlchemyError, StorageError):
+                continue  # a busy database: try again at the next beat, the lease still runs
+
+    beat = threading.Thread(target=heartbeat, name=f"deepcontext-lease-{name}", daemon=True)
+    beat.start()
+    try:
+        yield held
+    finally:
+        held._stop.set()
+        beat.join()
+        lk = store.t.locks
+        with store._write() as conn:
+            conn.execute(delete(lk).where(lk.c.user_id == user_id, lk.c.name == name, lk.c.owner == owner))

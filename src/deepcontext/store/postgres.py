@@ -1,0 +1,427 @@
+"""PostgreSQL + pgvector: the backend for many processes over one database.
+
+Everything shared with SQLite lives in :class:`~deepcontext.store.sql.SQLStore`; this module adds:
+
+- the engine: psycopg 3 (``postgresql+psycopg``; ``postgresql://``, ``postgres://`` and the seed's
+  ``postgresql+asyncpg://`` URLs are accepted and normalised), a QueuePool of ``pool_size``
+  connections with ``pool_pre_ping``;
+- the vector leg: pgvector cosine distance (``<=>``) over an HNSW index (m=16, ef_construction=64),
+  ``hnsw.ef_search`` = max(ef_search, k) per query (a session setting of the pooled connection, sent
+  only when it changes), pgvector 0.8's iterative index scans so the user / status / filter
+  conditions of the same query still get ``k`` rows, and an exact scan as the fallback when the
+  index scan stops short;
+- the keyword leg: ``memory_fts`` (memory id, user id, tsvector) kept by the store in the same
+  transaction as the memory, a GIN index, an OR of the stemmed query terms, ranked BM25-style
+  (idf per user x saturated term frequency; ``ts_rank_cd`` has no idf, and memories that all say
+  "User ..." need it);
+- concurrency: per-user writes serialise on the ``users`` row (the first statement of every write
+  locks it), migrations on a transaction-level advisory lock, lifecycle work on per-user session-level
+  advisory locks (:mod:`deepcontext.store.locks`).
+
+Transactions stay short: a store call is one transaction and no store call waits on an embedder or
+an LLM.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import secrets
+import unicodedata
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import (
+    Connection,
+    Float,
+    Text,
+    bindparam,
+    cast,
+    column,
+    create_engine,
+    delete,
+    event,
+    func,
+    select,
+    table,
+    text,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
+
+from deepcontext.errors import ConfigurationError, DeepContextError, MigrationError, StorageError, ValidationError
+from deepcontext.store.base import MemoryFilters
+from deepcontext.store.locks import UserLockMixin
+from deepcontext.store.migrations import PG_TS_CONFIG, pg_vector_mode
+from deepcontext.store.schema import VectorType
+from deepcontext.store.sql import SQLStore, _chunks
+from deepcontext.text import search_text
+
+__all__ = ["PostgresStore", "fold_diacritics", "normalize_url"]
+
+#: the keyword index (created by migration 1)
+_FTS = table("memory_fts", column("memory_id"), column("user_id"), column("tsv"))
+#: key of the transaction-level advisory lock that serialises migrations
+_MIGRATION_LOCK_KEY = 0x6463_6D69_6772_6174  # "dcmigrat"
+#: keyword ranking: document frequencies are counted up to this many rows; BM25's k1
+_DF_CAP = 1000
+_BM25_K1 = 1.2
+#: pgvector caps hnsw.ef_search at 1000
+_MAX_EF_SEARCH = 1000
+#: query parameters of asyncpg URLs that libpq does not know
+_ASYNCPG_ONLY = {"prepared_statement_cache_size", "statement_cache_size", "prepared_statement_name_func"}
+_SSL_MODES = {"true": "require", "false": "disable", "1": "require", "0": "disable"}
+
+
+def normalize_url(url: str | URL) -> str:
+    """A SQLAlchemy URL for psycopg 3 from any PostgreSQL URL a user may give.
+
+    ``postgres://``, ``postgresql://``, ``postgresql+psycopg2://`` and ``postgresql+asyncpg://`` all
+    become ``postgresql+psycopg://``; asyncpg's ``ssl=`` becomes libpq's ``sslmode=`` and its
+    statement-cache parameters are dropped. Anything else raises ConfigurationError.
+    """
+    try:
+        u = make_url(url) if isinstance(url, str) else url
+    except ArgumentError as exc:
+        raise ConfigurationError(f"not a database URL: {url!r}") from exc
+    if u.get_backend_name() not in ("postgresql", "postgres"):
+        raise ConfigurationError(f"not a PostgreSQL URL: {u.render_as_string(hide_password=True)!r}")
+    driver = u.get_driver_name() if "+" in u.drivername else ""
+    if driver not in ("", "psycopg", "psycopg2", "asyncpg", "psycopg_async"):
+        raise ConfigurationError(
+            f"unsupported PostgreSQL driver {driver!r}: use postgresql://user@host/db (deepcontext uses psycopg 3)"
+        )
+    query: dict[str, Any] = {}
+    for key, value in u.query.items():
+        if key in _ASYNCPG_ONLY:
+            continue
+        if key == "ssl":
+            value = value if isinstance(value, str) else value[-1]
+            query["sslmode"] = _SSL_MODES.get(value.lower(), value)
+            continue
+        query[key] = value
+    return u.set(drivername="postgresql+psycopg", query=query).render_as_string(hide_password=False)
+
+
+@functools.cache
+def _latin_fold_table() -> dict[int, str]:
+    table_: dict[int, str] = {}
+    for cp in (*range(0xC0, 0x250), *range(0x1E00, 0x1F00)):
+        ch = chr(cp)
+        base = "".join(c for c in unicodedata.normalize("NFD", ch) if not unicodedata.combining(c))
+        if base and base != ch:
+            table_[cp] = base
+    return table_
+
+
+def fold_diacritics(s: str) -> str:
+    """Drop diacritics from Latin letters ("café" -> "cafe"), like SQLite's ``remove_diacritics 2``;
+    other scripts (kana voicing marks, Hangul...) are left alone."""
+    return s.translate(_latin_fold_table())
+
+
+def _ts_body(text_: str) -> str:
+    """What the keyword index holds for a memory: search_text (CJK split into characters and bigrams),
+    Latin diacritics folded; to_tsvector(PG_TS_CONFIG) then stems it."""
+    return fold_diacritics(search_text(text_))
+
+
+def _quote_lexeme(lexeme: str) -> str:
+    """A lexeme as a tsquery operand, taken verbatim (no parsing, no stemming)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+class PostgresStore(UserLockMixin, SQLStore):
+    """The PostgreSQL + pgvector store. ``dim`` is the configured embedder's vector size."""
+
+    backend = "postgresql"
+
+    def __init__(
+        self,
+        url: str,
+        dim: int,
+        *,
+        pool_size: int = 5,
+        max_overflow: int | None = None,
+        pool_timeout: float = 30.0,
+        connect_timeout: int = 10,
+        ef_search: int = 100,
+        tracer: Any = None,
+    ) -> None:
+        if dim <= 0:
+            raise ConfigurationError(f"vector dimension must be positive, got {dim}")
+        if pool_size < 1:
+            raise ConfigurationError(f"pool_size must be >= 1, got {pool_size}")
+        if not 1 <= ef_search <= _MAX_EF_SEARCH:
+            raise ConfigurationError(f"ef_search must be within 1..{_MAX_EF_SEARCH}, got {ef_search}")
+        try:
+            import pgvector.sqlalchemy  # noqa: F401
+            import psycopg  # noqa: F401
+        except ImportError as exc:
+            raise ConfigurationError(
+                "the PostgreSQL backend needs psycopg 3 and pgvector: pip install 'deepcontext[postgres]'"
+            ) from exc
+        super().__init__(normalize_url(url), dim, tracer=tracer)
+        self.ef_search = ef_search
+        self.vector_mode = pg_vector_mode(dim)
+        self.engine = create_engine(
+            self.url,
+            pool_size=pool_size,
+            max_overflow=pool_size if max_overflow is None else max_overflow,
+            pool_timeout=pool_timeout,
+            pool_pre_ping=True,
+            connect_args={"connect_timeout": connect_timeout, "application_name": "deepcontext"},
+        )
+        if tracer is not None:
+            event.listen(
+                self.engine,
+                "before_cursor_execute",
+                lambda conn, cursor, statement, params, context, executemany: tracer(statement, params),
+            )
+        self._pgvector_version: tuple[int, ...] | None = None
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({make_url(self.url).render_as_string(hide_password=True)!r}, dim={self.dim})"
+
+    # --- transactions and locking ---------------------------------------------------------------
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        """Reads run in autocommit: under READ COMMITTED every statement has its own snapshot anyway,
+        and no BEGIN / ROLLBACK round trips are spent."""
+        try:
+            with self.engine.connect() as conn:
+                yield conn.execution_options(isolation_level="AUTOCOMMIT")
+        except DeepContextError:
+            raise
+        except SQLAlchemyError as exc:
+            raise StorageError(f"database read failed: {exc.__class__.__name__}: {getattr(exc, 'orig', None) or exc}") from exc
+
+    def _upsert(self, table_: Any) -> Any:
+        return pg_insert(table_)
+
+    def _migration_lock(self, conn: Connection) -> None:
+        conn.execute(select(func.pg_advisory_xact_lock(_MIGRATION_LOCK_KEY)))
+
+    def _lock_user(self, conn: Connection, user_id: str) -> None:
+        """Lock the user's row for the rest of the transaction: per-user writes serialise on it."""
+        u = self.t.users
+        conn.execute(select(u.c.user_id).where(u.c.user_id == user_id).with_for_update())
+
+    def _bump_user(self, conn: Connection, user_id: str, now: datetime, *, consolidation_due: bool = False) -> int:
+        # one statement, so two processes adding the first rows of a new user cannot both insert it;
+        # it locks the users row until commit, which serialises the rest of the user's write
+        u = self.t.users
+        stmt = pg_insert(u).values(
+            user_id=user_id,
+            version=1,
+            incarnation=secrets.token_hex(8),
+            created_at=now,
+            updated_at=now,
+            consolidation_due=consolidation_due,
+        )
+        set_: dict[str, Any] = {"version": u.c.version + 1, "updated_at": now}
+        if consolidation_due:
+            set_["consolidation_due"] = True
+        return int(conn.execute(stmt.on_conflict_do_update(index_elements=[u.c.user_id], set_=set_).returning(u.c.version)).scalar_one())
+
+    # --- schema ----------------------------------------------------------------------------------
+    def migrate(self) -> int:
+        self._check_pgvector()
+        return super().migrate()
+
+    def _check_pgvector(self) -> None:
+        """A clear error when the server lacks the vector extension (before any DDL runs)."""
+        try:
+            with self._read() as conn:
+                available = conn.execute(
+                    text("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+                ).first()
+        except StorageError as exc:
+            raise MigrationError(f"cannot reach PostgreSQL: {exc}") from exc
+        if available is None:
+            raise MigrationError(
+                "the PostgreSQL server has no pgvector extension ('vector'). Install it on the server "
+                "(packages postgresql-<major>-pgvector, or scripts/install-pgvector.sh on Debian bookworm), "
+                "or ask your provider to enable it; then run the migration again"
+            )
+
+    def ensure_embedder(self, model_id: str, dimensions: int) -> None:
+        try:
+            super().ensure_embedder(model_id, dimensions)
+        except StorageError as exc:
+            # two processes recording the embedder of a fresh database at once: the loser re-reads
+            if not isinstance(exc.__cause__, IntegrityError):
+                raise
+            super().ensure_embedder(model_id, dimensions)
+
+    def pgvector_version(self) -> tuple[int, ...]:
+        """The installed pgvector version of this database, e.g. (0, 8, 0)."""
+        if self._pgvector_version is None:
+            with self._read() as conn:
+                v = conn.execute(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).scalar()
+            if v is None:
+                raise ConfigurationError("the vector extension is not installed in this database: run migrate()")
+            self._pgvector_version = tuple(int(p) for p in str(v).split(".") if p.isdigit())
+        return self._pgvector_version
+
+    # --- keyword leg -------------------------------------------------------------------------------
+    def _index_texts(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
+        if not rows:
+            return
+        conn.execute(
+            text(
+                "INSERT INTO memory_fts (memory_id, user_id, tsv) "
+                f"SELECT id, user_id, to_tsvector('{PG_TS_CONFIG}'::regconfig, :body) FROM memories WHERE id = :id "
+                "ON CONFLICT (memory_id) DO UPDATE SET tsv = EXCLUDED.tsv"
+            ),
+            [{"id": int(mid), "body": _ts_body(t)} for mid, t in rows],
+        )
+
+    def _unindex(self, conn: Connection, memory_ids: Sequence[int]) -> None:
+        for chunk in _chunks([int(i) for i in memory_ids]):
+            conn.execute(delete(_FTS).where(_FTS.c.memory_id.in_(list(chunk))))
+
+    def keyword_search(
+        self, user_id: str, terms: Sequence[str], k: int, filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, float]]:
+        """Memories holding any of the terms, ranked like BM25 without length normalisation:
+        sum over the matched lexemes of idf(lexeme) * saturated term frequency.
+
+        ``terms`` are the engine's lower-case tokens; they are stemmed by the same text search
+        configuration as the index. Document frequencies are counted per user through the GIN index,
+        capped at ``_DF_CAP`` (bounded cost; a term that common weighs little anyway).
+        """
+        terms = [t for t in dict.fromkeys(terms) if t and t.strip()]
+        if not terms or k <= 0:
+            return []
+        body = " ".join(fold_diacritics(t) for t in terms[:64])
+        mt = self.t.memories
+        with self._read() as conn:
+            found = conn.execute(
+                text(
+                    "SELECT lx, (SELECT count(*) FROM (SELECT 1 FROM memory_fts f WHERE f.user_id = :u "
+                    "AND f.tsv @@ quote_literal(lx)::tsquery LIMIT :cap) s) "
+                    f"FROM unnest(tsvector_to_array(to_tsvector('{PG_TS_CONFIG}'::regconfig, :body))) AS lx"
+                ),
+                {"u": user_id, "cap": _DF_CAP, "body": body},
+            ).all()
+            lexemes = [(str(lx), int(df)) for lx, df in found if df]
+            if not lexemes:
+                return []
+            lexes = [lx for lx, _ in lexemes]
+            idfs = [math.log(1.0 + _DF_CAP / (df + 0.5)) for _, df in lexemes]
+            tsq = cast(bindparam("tsq", " | ".join(_quote_lexeme(lx) for lx in lexes)), TSQUERY)
+            w = (
+                func.unnest(bindparam("lexes", lexes, type_=ARRAY(Text)), bindparam("idfs", idfs, type_=ARRAY(Float)))
+                .table_valued("lex", "idf")
+                .render_derived()
+                .alias("w")
+            )
+            u = func.unnest(_FTS.c.tsv).table_valued("lexeme", "positions", "weights").alias("u")
+            tf = func.coalesce(func.cardinality(u.c.positions), 1)
+            score = (
+                select(func.sum(w.c.idf * tf * (_BM25_K1 + 1) / (tf + _BM25_K1)))
+                .select_from(u.join(w, w.c.lex == u.c.lexeme))
+                .scalar_subquery()
+                .label("score")
+            )
+            stmt = (
+                select(mt.c.id, score)
+                .select_from(_FTS.join(mt, mt.c.id == _FTS.c.memory_id))
+                .where(
+                    _FTS.c.user_id == user_id,
+                    _FTS.c.tsv.op("@@")(tsq),
+                    mt.c.user_id == user_id,
+                    *self._filter_clause(filters, now),
+                )
+                .order_by(score.desc(), mt.c.id.desc())
+                .limit(k)
+            )
+            rows = conn.execute(stmt).all()
+        return [(int(mid), float(sc or 0.0)) for mid, sc in rows]
+
+    # --- vector leg ----------------------------------------------------------------------------------
+    def _distance(self, query: np.ndarray) -> Any:
+        """Cosine distance to ``query``, written exactly like the HNSW index expression."""
+        mt = self.t.memories
+        param = bindparam("qvec", query, type_=VectorType(self.dim))
+        if self.vector_mode == "halfvec":
+            from pgvector.sqlalchemy import HALFVEC
+
+            return cast(mt.c.embedding, HALFVEC(self.dim)).op("<=>", return_type=Float())(cast(param, HALFVEC(self.dim)))
+        return mt.c.embedding.op("<=>", return_type=Float())(param)
+
+    def _vector_stmt(
+        self, user_id: str, query: np.ndarray, k: int, filters: MemoryFilters, now: datetime, *, exact: bool = False
+    ) -> Any:
+        mt = self.t.memories
+        dist = self._distance(query)
+        # exact: order by an expression the HNSW index cannot serve, so the planner scans the user's
+        # rows (through the user_id index) and sorts them: a complete answer
+        order = (dist + 0.0) if exact else dist
+        return (
+            select(mt.c.id, dist.label("distance"))
+            .where(mt.c.user_id == user_id, mt.c.embedding.is_not(None), *self._filter_clause(filters, now))
+            .order_by(order)
+            .limit(k)
+        )
+
+    def _hnsw_session(self, conn: Connection, ef_search: int) -> None:
+        """The HNSW settings of this pooled connection's session, sent only when they change (reads run in
+        autocommit, so a session-level SET costs one round trip per connection and change, where SET
+        LOCAL would cost a transaction and a round trip per query)."""
+        iterative = self.pgvector_version() >= (0, 8)
+        info = conn.connection.info
+        if info.get("dc_hnsw") == (ef_search, iterative):
+            return
+        conn.exec_driver_sql(f"SET hnsw.ef_search = {int(ef_search)}")
+        if iterative:
+            conn.exec_driver_sql("SET hnsw.iterative_scan = relaxed_order")
+        info["dc_hnsw"] = (ef_search, iterative)
+
+    def vector_search(
+        self, user_id: str, query: np.ndarray, k: int, filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, float]]:
+        return self.vector_search_batch(user_id, np.asarray(query).reshape(1, -1), k, filters, now)[0]
+
+    def vector_search_batch(
+        self, user_id: str, queries: np.ndarray, k: int, filters: MemoryFilters, now: datetime
+    ) -> list[list[tuple[int, float]]]:
+        """Nearest active memories by cosine, ``(id, cosine similarity)`` best first, per query row.
+
+        One connection for all queries. The HNSW index answers first (``hnsw.ef_search`` = max(configured,
+        k); with pgvector >= 0.8 an iterative scan in relaxed order keeps walking the graph until k rows
+        pass the user and filter conditions, all in the same query); if it returns fewer than ``k``
+        rows, an exact scan of the user's rows gives the complete answer.
+        """
+        if not filters.only_active:
+            raise ConfigurationError("vector search covers active memories only")
+        qs = np.asarray(queries, dtype=np.float32)
+        if qs.ndim != 2 or qs.shape[1] != self.dim:
+            raise ValidationError(f"query vectors must have {self.dim} dimensions, got shape {qs.shape}", field="query")
+        if k <= 0 or len(qs) == 0:
+            return [[] for _ in range(len(qs))]
+        out: list[list[tuple[int, float]]] = []
+        with self._read() as conn:
+            exact = self.vector_mode == "none"
+            if not exact:
+                self._hnsw_session(conn, min(max(self.ef_search, k), _MAX_EF_SEARCH))
+            for q in qs:
+                rows = conn.execute(self._vector_stmt(user_id, q, k, filters, now, exact=exact)).all()
+                if len(rows) < k and not exact:
+                    # the index scan stopped short (or the user has fewer than k matching rows): exact
+                    # scans from here on (the other queries share the user and the filters)
+                    exact = True
+                    rows = conn.execute(self._vector_stmt(user_id, q, k, filters, now, exact=True)).all()
+                # relaxed order: the index may return rows slightly out of order
+                ranked = sorted(((int(mid), float(d)) for mid, d in rows if d is not None), key=lambda r: (r[1], r[0]))
+                out.append([(mid, 1.0 - d) for mid, d in ranked])
+        return out
+
+    def _forget_user_caches(self, user_id: str) -> None:
+        """No in-process caches on PostgreSQL."""
