@@ -9,6 +9,7 @@ nothing else; :meth:`DeepContext.init` opens the database (creating the default 
 from __future__ import annotations
 
 import asyncio
+import builtins
 import logging
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
@@ -26,6 +27,7 @@ from deepcontext.retrieve.search import hybrid_search
 from deepcontext.services.ingest import IngestService
 from deepcontext.services.validation import (
     check_id,
+    check_json,
     check_limit,
     check_text,
     expiry,
@@ -312,6 +314,7 @@ class DeepContext(LifecycleAPI, DialogueAPI):
         )
         if metadata is not None and not isinstance(metadata, Mapping):
             raise ValidationError("metadata must be an object", field="metadata")
+        check_json(metadata, "metadata")
         exp = expiry(now, expires_at, ttl)
         response = await self._ingest.add(
             msgs,
@@ -524,7 +527,7 @@ class DeepContext(LifecycleAPI, DialogueAPI):
             "memories": [m.model_dump(mode="json") for m in items],
         }
 
-    async def turns(self, user_id: str, conversation_id: str = "default", limit: int = 50) -> list[Turn]:
+    async def turns(self, user_id: str, conversation_id: str = "default", limit: int = 50) -> builtins.list[Turn]:
         """The last turns of a conversation, oldest first, verbatim."""
         self._check()
         user_id = check_id(user_id, "user_id")
@@ -534,7 +537,7 @@ class DeepContext(LifecycleAPI, DialogueAPI):
     # ------------------------------------------------------------------------------------------
     # graph
     # ------------------------------------------------------------------------------------------
-    async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> list[dict[str, Any]]:
+    async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[dict[str, Any]]:
         """The knowledge-graph neighbourhood of an entity (matched case-insensitively by whole
         name): ``[{entity, entity_type, relation, depth, strength}]``, breadth first. The entity
         itself comes first with depth 0. Raises EntityNotFoundError for an unknown entity."""
@@ -568,7 +571,7 @@ class DeepContext(LifecycleAPI, DialogueAPI):
         user_id = check_id(user_id, "user_id")
         return await self._db(self.store.delete_user, user_id)
 
-    async def users(self) -> list[str]:
+    async def users(self) -> builtins.list[str]:
         self._check()
         return await self._db(self.store.list_users)
 

@@ -50,14 +50,16 @@ STOPWORDS: frozenset[str] = frozenset(
 )
 
 
+_CJK_RE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]")
+
+
 def is_cjk(ch: str) -> bool:
-    cp = ord(ch)
-    return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
+    return _CJK_RE.match(ch) is not None
 
 
 def cjk_split(token: str) -> list[str]:
     """Split a token containing CJK characters into its characters plus overlapping bigrams."""
-    if not any(is_cjk(c) for c in token):
+    if _CJK_RE.search(token) is None:
         return [token]
     out: list[str] = []
     run: list[str] = []

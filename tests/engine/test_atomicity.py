@@ -55,6 +55,10 @@ async def test_bad_input_writes_nothing(ctx: DeepContext) -> None:
         [{"role": "user", "content": "hi", "colour": "blue"}],
         "I am a string",
         [{"role": "user", "content": "hi", "timestamp": "not a date"}],
+        [{"role": "user", "content": "a NUL \x00 inside"}],
+        [{"role": "user", "content": "a lone surrogate \ud800 inside"}],
+        [{"role": "user", "content": "fine", "metadata": {"k": "bad \x00"}}],
+        [{"role": "user", "content": "fine", "metadata": {"k": object()}}],
     ]
     for messages in bad:
         with pytest.raises(ValidationError):
@@ -76,5 +80,10 @@ async def test_bad_input_writes_nothing(ctx: DeepContext) -> None:
         await ctx.update(1, "", "u")
     with pytest.raises(ValidationError):
         await ctx.list("u", cursor="garbage!")
+    import base64
+
+    huge = base64.urlsafe_b64encode(b"v1:" + str(10**30).encode()).decode().rstrip("=")
+    with pytest.raises(ValidationError):
+        await ctx.list("u", cursor=huge)
     with pytest.raises(ValidationError):
         await ctx.add([{"role": "user", "content": "hello there friend"}], user_id="u", ttl=-5)

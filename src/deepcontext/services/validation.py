@@ -15,6 +15,7 @@ from deepcontext.types import Message, MemoryTier, MemoryType
 
 __all__ = [
     "ROLES",
+    "check_json",
     "check_id",
     "check_limit",
     "check_text",
@@ -38,6 +39,7 @@ def check_id(value: Any, field: str) -> str:
         raise ValidationError(f"{field} is longer than {MAX_ID_CHARS} characters", field=field)
     if _CONTROL.search(value):
         raise ValidationError(f"{field} contains control characters", field=field)
+    _check_encodable(value, field)
     return value
 
 
@@ -46,12 +48,43 @@ def check_text(value: Any, field: str, max_chars: int) -> str:
         raise ValidationError(f"{field} must be a string, got {type(value).__name__}", field=field)
     if not value.strip():
         raise ValidationError(f"{field} must not be empty", field=field)
+    _check_encodable(value, field)
     if len(value) > max_chars:
         raise ValidationError(
             f"{field} has {len(value)} characters; the limit is {max_chars} (setting max_message_chars)",
             field=field,
         )
     return value
+
+
+def _check_encodable(value: str, field: str) -> None:
+    """Text must be storable everywhere: no NUL characters (PostgreSQL rejects them) and valid
+    UTF-8 (no lone surrogates)."""
+    if "\x00" in value:
+        raise ValidationError(f"{field} contains a NUL character", field=field)
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValidationError(f"{field} is not valid Unicode (lone surrogate)", field=field) from None
+
+
+def _check_json(value: Any, field: str, depth: int = 0) -> None:
+    """Metadata: JSON-compatible values whose strings are storable."""
+    if depth > 20:
+        raise ValidationError(f"{field} is nested too deeply", field=field)
+    if isinstance(value, str):
+        _check_encodable(value, field)
+    elif isinstance(value, Mapping):
+        for k, v in value.items():
+            if not isinstance(k, str):
+                raise ValidationError(f"{field} keys must be strings", field=field)
+            _check_encodable(k, field)
+            _check_json(v, f"{field}.{k}", depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _check_json(v, f"{field}[{i}]", depth + 1)
+    elif value is not None and not isinstance(value, (bool, int, float)):
+        raise ValidationError(f"{field} must hold JSON values, got {type(value).__name__}", field=field)
 
 
 def check_limit(value: Any, field: str = "limit", lo: int = 1, hi: int = 100) -> int:
@@ -120,6 +153,7 @@ def parse_messages(
         metadata = m.get("metadata") or {}
         if not isinstance(metadata, Mapping):
             raise ValidationError(f"{f}.metadata must be an object", field=f"{f}.metadata")
+        _check_json(metadata, f"{f}.metadata")
         out.append(
             MessageIn(index=i, role=role.lower(), content=content, said_at=said_at, name=name, metadata=dict(metadata))
         )
@@ -189,3 +223,8 @@ def expiry(now: datetime, expires_at: Any, ttl: Any) -> datetime | None:
     if when is not None and when <= now:
         raise ValidationError("expires_at is in the past", field="expires_at")
     return when
+
+
+def check_json(value: Any, field: str) -> None:
+    """Public form of the metadata check (JSON values, storable strings)."""
+    _check_json(value, field)

@@ -29,6 +29,7 @@ from deepcontext.errors import (
 )
 from deepcontext.store.base import AddOutcome, AddPlan, MemoryFilters, RankFields, Store
 from deepcontext.store.migrations import MIGRATIONS, latest_version
+from deepcontext.store.sql_add import AddWriter
 from deepcontext.store.schema import Tables, build_metadata
 from deepcontext.types import (
     EntityType,
@@ -52,7 +53,7 @@ def _chunks(seq: Sequence[Any], n: int = 500) -> Iterator[Sequence[Any]]:
         yield seq[i : i + n]
 
 
-class SQLStore(Store):
+class SQLStore(AddWriter, Store):
     """Common SQL implementation. Subclasses set ``engine`` and implement the abstract hooks."""
 
     engine: Engine
@@ -266,299 +267,10 @@ class SQLStore(Store):
             conn.execute(insert(ms), [{"memory_id": memory_id, "turn_id": tid, "user_id": user_id} for tid in new])
         return len(new)
 
-    def _upsert_entities(self, conn: Connection, plan: AddPlan) -> dict[str, int]:
-        et = self.t.entities
-        ids: dict[str, int] = {}
-        # mentions = memories of this add that mention the entity (at least 1): a document frequency
-        mentions: dict[str, int] = {}
-        for nm in plan.memories:
-            for n in set(nm.entity_names):
-                mentions[n] = mentions.get(n, 0) + 1
-        for e in plan.entities:
-            if e.norm_name in ids:
-                continue
-            inc = max(1, mentions.get(e.norm_name, 0))
-            stmt = self._upsert(et).values(
-                user_id=plan.user_id,
-                name=e.name,
-                norm_name=e.norm_name,
-                entity_type=e.entity_type.value,
-                mention_count=inc,
-                first_seen_at=plan.now,
-                last_seen_at=plan.now,
-                attributes=e.attributes,
-            )
-            stmt = stmt.on_conflict_do_update(
-                index_elements=[et.c.user_id, et.c.norm_name],
-                set_={
-                    "mention_count": et.c.mention_count + inc,
-                    "last_seen_at": plan.now,
-                    # a typed mention upgrades an entity first seen as OTHER
-                    "entity_type": func.coalesce(
-                        func.nullif(et.c.entity_type, EntityType.OTHER.value), stmt.excluded.entity_type
-                    ),
-                },
-            ).returning(et.c.id)
-            ids[e.norm_name] = int(conn.execute(stmt).scalar_one())
-        return ids
-
-    def apply_add(self, plan: AddPlan) -> AddOutcome:
-        t = self.t
-        now = plan.now
-        with self._write() as conn:
-            rev = self._bump_user(conn, plan.user_id, now, consolidation_due=plan.consolidation_due)
-            turn_ids = self._insert_turns(conn, plan, rev)
-            entity_ids = self._upsert_entities(conn, plan)
-
-            # exact duplicates already stored (checked inside the transaction: races cannot duplicate)
-            hashes = [m.content_hash for m in plan.memories if m.dedupe]
-            existing = self._active_hashes(conn, plan.user_id, hashes, now) if hashes else {}
-
-            memory_ids: list[int] = []
-            inserted: list[bool] = []
-            fts_rows: list[tuple[int, str]] = []
-            for nm in plan.memories:
-                src = [turn_ids[i] for i in nm.source_turn_indices] + list(nm.source_turn_ids)
-                if nm.source_turn_ids:
-                    self._check_turns(conn, plan.user_id, nm.source_turn_ids)
-                dup = existing.get(nm.content_hash) if nm.dedupe else None
-                if dup is not None and dup != nm.supersedes:
-                    added = self._link_sources(conn, plan.user_id, dup, src)
-                    self._history(
-                        conn,
-                        plan.user_id,
-                        dup,
-                        HistoryEvent.NOOP,
-                        now,
-                        actor=plan.actor,
-                        reason=nm.reason or "seen again",
-                        details={"turn_ids": src[:50], "new_sources": added},
-                    )
-                    memory_ids.append(dup)
-                    inserted.append(False)
-                    continue
-                old = self._active_memory(conn, plan.user_id, nm.supersedes) if nm.supersedes else None
-                mid = int(
-                    conn.execute(
-                        insert(t.memories)
-                        .values(
-                            user_id=plan.user_id,
-                            text=nm.text,
-                            content_hash=nm.content_hash,
-                            memory_type=nm.memory_type.value,
-                            tier=nm.tier.value,
-                            status=MemoryStatus.ACTIVE.value,
-                            importance=nm.importance,
-                            base_importance=nm.importance,
-                            confidence=nm.confidence,
-                            access_count=0,
-                            reinforced_at=now,
-                            created_at=now,
-                            updated_at=now,
-                            said_at=nm.said_at,
-                            occurred_at=nm.occurred_at,
-                            valid_from=nm.valid_from or nm.said_at or now,
-                            expires_at=nm.expires_at,
-                            conversation_id=nm.conversation_id,
-                            source=nm.source,
-                            consolidated_from=nm.consolidated_from,
-                            metadata=nm.metadata,
-                            pinned=nm.pinned,
-                            tags=nm.tags,
-                            canonical_key=nm.canonical_key,
-                            embedding=nm.embedding,
-                            rev=rev,
-                        )
-                        .returning(t.memories.c.id)
-                    ).scalar_one()
-                )
-                existing[nm.content_hash] = mid
-                memory_ids.append(mid)
-                inserted.append(True)
-                fts_rows.append((mid, nm.text))
-                self._link_sources(conn, plan.user_id, mid, src)
-                ents = {entity_ids[n] for n in nm.entity_names if n in entity_ids}
-                if ents:
-                    conn.execute(
-                        insert(t.memory_entities),
-                        [{"memory_id": mid, "entity_id": e, "user_id": plan.user_id} for e in sorted(ents)],
-                    )
-                links = [(o, s) for o, s in nm.links if o != mid]
-                if links:
-                    rows = [{"memory_id": mid, "other_id": o, "user_id": plan.user_id, "similarity": s} for o, s in links]
-                    rows += [{"memory_id": o, "other_id": mid, "user_id": plan.user_id, "similarity": s} for o, s in links]
-                    self._insert_links(conn, plan.user_id, rows)
-                self._history(
-                    conn,
-                    plan.user_id,
-                    mid,
-                    nm.event,
-                    now,
-                    old_text=old.text if old is not None else None,
-                    new_text=nm.text,
-                    actor=plan.actor,
-                    reason=nm.reason,
-                    details={"turn_ids": src[:50], "supersedes": nm.supersedes} if nm.supersedes else {"turn_ids": src[:50]},
-                )
-                if old is not None:
-                    conn.execute(
-                        update(t.memories)
-                        .where(t.memories.c.id == old.id)
-                        .values(
-                            status=MemoryStatus.SUPERSEDED.value,
-                            # true until the new version became true (bi-temporal: said time, not write time)
-                            valid_to=nm.valid_from or nm.said_at or now,
-                            superseded_by=mid,
-                            updated_at=now,
-                            rev=rev,
-                        )
-                    )
-                    self._history(
-                        conn,
-                        plan.user_id,
-                        old.id,
-                        nm.event,
-                        now,
-                        old_text=old.text,
-                        new_text=nm.text,
-                        actor=plan.actor,
-                        reason=nm.reason or f"superseded by memory {mid}",
-                        details={"superseded_by": mid},
-                    )
-
-            for ch in plan.changes:
-                src = [turn_ids[i] for i in ch.source_turn_indices] + list(ch.source_turn_ids)
-                row = self._active_memory(conn, plan.user_id, ch.memory_id)
-                if ch.action is HistoryEvent.DELETE:
-                    conn.execute(
-                        update(t.memories)
-                        .where(t.memories.c.id == row.id)
-                        .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev)
-                    )
-                    self._history(
-                        conn, plan.user_id, row.id, HistoryEvent.DELETE, now,
-                        old_text=row.text, actor=plan.actor, reason=ch.reason, details={"turn_ids": src[:50]},
-                    )  # fmt: skip
-                else:
-                    added = self._link_sources(conn, plan.user_id, row.id, src)
-                    self._history(
-                        conn, plan.user_id, row.id, HistoryEvent.NOOP, now,
-                        actor=plan.actor, reason=ch.reason or "seen again",
-                        details={"turn_ids": src[:50], "new_sources": added},
-                    )  # fmt: skip
-
-            relations_written = self._upsert_relations(conn, plan, entity_ids)
-            self._index_texts(conn, fts_rows)
-            return AddOutcome(
-                turn_ids=turn_ids,
-                memory_ids=memory_ids,
-                inserted=inserted,
-                entity_ids=entity_ids,
-                relations_written=relations_written,
-            )
-
     def _insert_links(self, conn: Connection, user_id: str, rows: list[dict[str, Any]]) -> None:
         ml = self.t.memory_links
         stmt = self._upsert(ml).on_conflict_do_nothing(index_elements=[ml.c.memory_id, ml.c.other_id])
         conn.execute(stmt, rows)
-
-    def _insert_turns(self, conn: Connection, plan: AddPlan, rev: int) -> list[int]:
-        if not plan.turns:
-            return []
-        t = self.t
-        now = plan.now
-        cv = t.conversations
-        row = conn.execute(
-            select(cv.c.tip_turn_id).where(cv.c.user_id == plan.user_id, cv.c.conversation_id == plan.conversation_id)
-        ).first()
-        if row is None:
-            conn.execute(
-                insert(cv).values(
-                    user_id=plan.user_id,
-                    conversation_id=plan.conversation_id,
-                    tip_turn_id=None,
-                    turn_count=0,
-                    created_at=now,
-                    updated_at=now,
-                    metadata={},
-                )
-            )
-            prev: int | None = None
-        else:
-            prev = row[0]
-        explicit = [p for nt in plan.turns if nt.parent_ids for p in nt.parent_ids]
-        if explicit:
-            self._check_turns(conn, plan.user_id, explicit)
-        ids: list[int] = []
-        edges: list[dict[str, Any]] = []
-        for nt in plan.turns:
-            tid = int(
-                conn.execute(
-                    insert(t.turns)
-                    .values(
-                        user_id=plan.user_id,
-                        conversation_id=plan.conversation_id,
-                        role=nt.role,
-                        name=nt.name,
-                        content=nt.content,
-                        content_hash=nt.content_hash,
-                        kind=nt.kind,
-                        said_at=nt.said_at,
-                        created_at=now,
-                        archived=False,
-                        summary_of=[],
-                        tags=[],
-                        metadata=nt.metadata,
-                    )
-                    .returning(t.turns.c.id)
-                ).scalar_one()
-            )
-            parents = nt.parent_ids if nt.parent_ids is not None else ([prev] if prev is not None else [])
-            edges += [
-                {"user_id": plan.user_id, "child_id": tid, "parent_id": p, "position": i} for i, p in enumerate(parents)
-            ]
-            ids.append(tid)
-            prev = tid
-        if edges:
-            conn.execute(insert(t.turn_edges), edges)
-        conn.execute(
-            update(cv)
-            .where(cv.c.user_id == plan.user_id, cv.c.conversation_id == plan.conversation_id)
-            .values(tip_turn_id=prev, turn_count=cv.c.turn_count + len(ids), updated_at=now)
-        )
-        return ids
-
-    def _upsert_relations(self, conn: Connection, plan: AddPlan, entity_ids: dict[str, int]) -> int:
-        rt = self.t.relations
-        n = 0
-        for r in plan.relations:
-            s, o = entity_ids.get(r.source_norm), entity_ids.get(r.target_norm)
-            if s is None or o is None or s == o:
-                continue
-            stmt = self._upsert(rt).values(
-                user_id=plan.user_id,
-                source_id=s,
-                target_id=o,
-                relation=r.relation,
-                strength=1.0,
-                mention_count=1,
-                created_at=plan.now,
-                updated_at=plan.now,
-                properties=r.properties,
-            )
-            stmt = stmt.on_conflict_do_update(
-                index_elements=[rt.c.user_id, rt.c.source_id, rt.c.relation, rt.c.target_id],
-                set_={
-                    "strength": func.min(rt.c.strength + 0.1, 2.0)
-                    if conn.dialect.name == "sqlite"
-                    else func.least(rt.c.strength + 0.1, 2.0),
-                    "mention_count": rt.c.mention_count + 1,
-                    "updated_at": plan.now,
-                },
-            )
-            conn.execute(stmt)
-            n += 1
-        return n
 
     def _active_hashes(self, conn: Connection, user_id: str, hashes: Sequence[str], now: datetime) -> dict[str, int]:
         mt = self.t.memories
@@ -1292,6 +1004,9 @@ def _decode_cursor(cursor: str) -> int:
         version, value = raw.split(":", 1)
         if version != "v1":
             raise ValueError(version)
-        return int(value)
+        last = int(value)
+        if not 1 <= last <= 2**63 - 1:
+            raise ValueError(value)
+        return last
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValidationError("invalid cursor: pass back the next_cursor of a previous page", field="cursor") from exc

@@ -1,0 +1,28 @@
+"""POST /v1/lifecycle/run: the memory lifecycle of one user, present when the engine has
+``DeepContext.run_lifecycle``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from deepcontext.core import DeepContext
+from deepcontext.server.auth import Ctx, WriteScope
+from deepcontext.server.problems import PROBLEM_RESPONSES
+from deepcontext.server.routes._util import jsonable
+from deepcontext.server.schemas import LifecycleBody
+
+__all__ = ["available", "router"]
+
+router = APIRouter(prefix="/v1/lifecycle", tags=["lifecycle"], responses=PROBLEM_RESPONSES)
+
+
+def available() -> bool:
+    return hasattr(DeepContext, "run_lifecycle")
+
+
+@router.post("/run")
+async def run_lifecycle(body: LifecycleBody, scope: WriteScope, ctx: Ctx) -> Any:
+    """Decay, consolidation and cleanup of one user's memories."""
+    return jsonable(await ctx.run_lifecycle(scope.user(body.user_id)))  # type: ignore[attr-defined]

@@ -1,0 +1,99 @@
+"""/v1/memories: create from messages, list (filters, cursor paging), get, update, delete, history."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, status
+
+from deepcontext.server.auth import Ctx, ReadScope, WriteScope
+from deepcontext.server.problems import PROBLEM_RESPONSES
+from deepcontext.server.routes._util import external_memory, external_page
+from deepcontext.server.schemas import (
+    MAX_INT64,
+    AddBody,
+    ConversationId,
+    DeletedMemory,
+    PatchMemoryBody,
+    Timestamp,
+    UserId,
+)
+from deepcontext.types import AddResponse, HistoryEntry, Memory, MemoryPage, MemoryTier, MemoryType
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1/memories", tags=["memories"], responses=PROBLEM_RESPONSES)
+
+MemoryIdPath = Annotated[int, Path(ge=1, le=MAX_INT64, description="The memory's id")]
+UserQuery = Annotated[UserId, Query(description="The user the memory belongs to")]
+
+
+@router.post("", response_model=AddResponse, status_code=status.HTTP_201_CREATED)
+async def create_memories(body: AddBody, scope: WriteScope, ctx: Ctx) -> AddResponse:
+    """Store messages verbatim as turns of a conversation and derive memories from them (one
+    transaction)."""
+    return await ctx.add(
+        [m.as_message() for m in body.messages],
+        scope.user(body.user_id),
+        body.conversation_id,
+        timestamp=body.timestamp,
+        metadata=body.metadata,
+        expires_at=body.expires_at,
+        ttl=body.ttl,
+        infer=body.infer,
+    )
+
+
+@router.get("", response_model=MemoryPage)
+async def list_memories(
+    scope: ReadScope,
+    ctx: Ctx,
+    user_id: UserQuery,
+    tier: Annotated[list[MemoryTier] | None, Query(max_length=3)] = None,
+    memory_type: Annotated[list[MemoryType] | None, Query(max_length=3)] = None,
+    conversation_id: Annotated[list[ConversationId] | None, Query(max_length=100)] = None,
+    after: Annotated[Timestamp | None, Query(description="Said at or after")] = None,
+    before: Annotated[Timestamp | None, Query(description="Said before")] = None,
+    include_inactive: Annotated[bool, Query(description="Also deleted, superseded, merged, decayed")] = False,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+    cursor: Annotated[str | None, Query(max_length=200, pattern=r"^[A-Za-z0-9_=-]+$", description="next_cursor of the previous page")] = None,
+) -> MemoryPage:
+    """A user's memories, newest first, one page at a time."""
+    page = await ctx.list(
+        scope.user(user_id),
+        tier=[t.value for t in tier] if tier else None,
+        memory_type=[t.value for t in memory_type] if memory_type else None,
+        conversation_id=conversation_id or None,
+        after=after,
+        before=before,
+        include_inactive=include_inactive,
+        limit=limit,
+        cursor=cursor,
+    )
+    return external_page(scope, page)
+
+
+@router.get("/{memory_id}", response_model=Memory)
+async def get_memory(memory_id: MemoryIdPath, user_id: UserQuery, scope: ReadScope, ctx: Ctx) -> Memory:
+    """One memory with its provenance, whatever its status."""
+    return external_memory(scope, await ctx.get(memory_id, scope.user(user_id)))
+
+
+@router.patch("/{memory_id}", response_model=Memory)
+async def update_memory(memory_id: MemoryIdPath, body: PatchMemoryBody, scope: WriteScope, ctx: Ctx) -> Memory:
+    """New text for a memory (re-embedded; the old text stays in its history)."""
+    uid = scope.user(body.user_id)
+    await ctx.update(memory_id, body.text, uid)
+    return external_memory(scope, await ctx.get(memory_id, uid))
+
+
+@router.delete("/{memory_id}", response_model=DeletedMemory)
+async def delete_memory(memory_id: MemoryIdPath, user_id: UserQuery, scope: WriteScope, ctx: Ctx) -> dict[str, Any]:
+    """Soft-delete a memory: gone from search and list, kept in its history."""
+    return await ctx.delete(memory_id, scope.user(user_id))
+
+
+@router.get("/{memory_id}/history", response_model=list[HistoryEntry])
+async def memory_history(memory_id: MemoryIdPath, user_id: UserQuery, scope: ReadScope, ctx: Ctx) -> list[HistoryEntry]:
+    """Every change of a memory, oldest first."""
+    return await ctx.history(memory_id, scope.user(user_id))

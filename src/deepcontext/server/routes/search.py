@@ -1,0 +1,34 @@
+"""POST /v1/search: hybrid search over one user's memories."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from deepcontext.server.auth import Ctx, ReadScope
+from deepcontext.server.problems import PROBLEM_RESPONSES
+from deepcontext.server.routes._util import external_search
+from deepcontext.server.schemas import SearchBody
+from deepcontext.types import SearchResponse
+
+__all__ = ["router"]
+
+router = APIRouter(prefix="/v1", tags=["search"], responses=PROBLEM_RESPONSES)
+
+
+@router.post("/search", response_model=SearchResponse)
+async def search(body: SearchBody, scope: ReadScope, ctx: Ctx) -> SearchResponse:
+    """Vector + keyword + graph, fused by weighted RRF and rescored; every leg honours the filters."""
+    res = await ctx.search(
+        body.query,
+        scope.user(body.user_id),
+        limit=body.limit,
+        tier=[t.value for t in body.tier] if body.tier else None,
+        memory_type=[t.value for t in body.memory_type] if body.memory_type else None,
+        include_graph=body.include_graph,
+        conversation_id=body.conversation_id or None,
+        after=body.after,
+        before=body.before,
+        metadata=body.metadata,
+        config=body.config,
+    )
+    return external_search(scope, res)

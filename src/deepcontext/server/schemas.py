@@ -1,0 +1,255 @@
+"""Request and response bodies of the REST API, with field size limits.
+
+Strings refuse NUL characters and lone surrogates (neither survives a database), times must be
+real instants (years 1-9998 in UTC), metadata must be JSON with finite numbers and 64-bit integers.
+The engine validates again against the settings (``max_message_chars``...).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from deepcontext.server.tenancy import MAX_EXTERNAL_USER_CHARS
+from deepcontext.types import MemoryTier, MemoryType
+
+__all__ = [
+    "MAX_QUERY",
+    "MAX_TEXT",
+    "AddBody",
+    "ConversationId",
+    "DeleteBody",
+    "DeletedMemory",
+    "GraphBody",
+    "GraphNeighbour",
+    "GraphResult",
+    "Health",
+    "LifecycleBody",
+    "MessageBody",
+    "Metadata",
+    "Readiness",
+    "SearchBody",
+    "SeedSearchBody",
+    "Timestamp",
+    "UpdateBody",
+    "UserDeleted",
+    "UserId",
+    "UserList",
+]
+
+MAX_TEXT = 32_000
+MAX_QUERY = 4_000
+MAX_MESSAGES = 2_000
+MAX_INT64 = 2**63 - 1
+
+
+def _clean(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("must not contain NUL characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("must be valid Unicode (no lone surrogates)") from None
+    return value
+
+
+def _instant(value: datetime) -> datetime:
+    try:
+        utc = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
+    except (OverflowError, ValueError):
+        raise ValueError("time out of range") from None
+    if not 1 <= utc.year <= 9998:
+        raise ValueError("time out of range")
+    return utc
+
+
+def _json_value(value: Any, depth: int = 0) -> Any:
+    if depth > 32:
+        raise ValueError("nested too deeply")
+    if isinstance(value, str):
+        return _clean(value)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        if not -MAX_INT64 - 1 <= value <= MAX_INT64:
+            raise ValueError("integers must fit in 64 bits")
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError("numbers must be finite")
+        return value
+    if isinstance(value, list):
+        return [_json_value(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {_clean(str(k)): _json_value(v, depth + 1) for k, v in value.items()}
+    raise ValueError(f"unsupported JSON value of type {type(value).__name__}")
+
+
+def _metadata(value: dict[str, Any]) -> dict[str, Any]:
+    out = _json_value(value)
+    assert isinstance(out, dict)
+    return out
+
+
+#: a string without NUL or lone surrogates
+SafeStr = Annotated[str, AfterValidator(_clean)]
+UserId = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_EXTERNAL_USER_CHARS, pattern=r"^[^/\x00-\x1f\x7f]+$", description="The user (no '/')"),
+    AfterValidator(_clean),
+]
+ConversationId = Annotated[
+    str, Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f]+$", description="A conversation id"), AfterValidator(_clean)
+]
+Timestamp = Annotated[datetime, AfterValidator(_instant)]
+Metadata = Annotated[dict[str, Any], Field(max_length=256), AfterValidator(_metadata)]
+Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT), AfterValidator(_clean)]
+Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY), AfterValidator(_clean)]
+EntityName = Annotated[str, Field(min_length=1, max_length=512), AfterValidator(_clean)]
+MemoryId = Annotated[int, Field(ge=1, le=MAX_INT64)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MessageBody(_Body):
+    """One message of a conversation."""
+
+    role: Literal["user", "assistant", "system", "tool"]
+    content: Text
+    name: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f]+$"), AfterValidator(_clean)] | None = (
+        Field(default=None, description="The speaker's name")
+    )
+    timestamp: Timestamp | None = Field(default=None, description="When it was said")
+    metadata: Metadata | None = None
+
+    def as_message(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+
+Messages = Annotated[list[MessageBody], Field(min_length=1, max_length=MAX_MESSAGES)]
+
+
+# --- seed-compatible bodies (DeepContext 0.1's REST API) ---------------------------------------------
+
+
+class SeedAddBody(_Body):
+    messages: Messages
+    user_id: UserId
+    conversation_id: ConversationId = "default"
+
+
+class SeedSearchBody(_Body):
+    query: Query
+    user_id: UserId
+    limit: int = Field(default=10, ge=1, le=100)
+    tier: MemoryTier | None = None
+    memory_type: MemoryType | None = None
+    include_graph: bool = True
+
+
+class UpdateBody(_Body):
+    memory_id: MemoryId
+    text: Text
+    user_id: UserId
+
+
+class DeleteBody(_Body):
+    memory_id: MemoryId
+    user_id: UserId
+
+
+class GraphBody(_Body):
+    user_id: UserId
+    entity_name: EntityName
+    depth: int = Field(default=2, ge=1, le=5)
+
+
+class LifecycleBody(_Body):
+    user_id: UserId
+
+
+# --- /v1 bodies -----------------------------------------------------------------------------------
+
+
+class AddBody(_Body):
+    """Messages to store verbatim and derive memories from."""
+
+    user_id: UserId
+    messages: Messages
+    conversation_id: ConversationId = "default"
+    timestamp: Timestamp | None = Field(default=None, description="Time of messages that carry none")
+    metadata: Metadata | None = Field(default=None, description="Attached to every derived memory")
+    expires_at: Timestamp | None = Field(default=None, description="The derived memories expire then")
+    ttl: float | None = Field(default=None, gt=0, le=100 * 365 * 86400, description="Seconds until they expire")
+    infer: bool = Field(default=True, description="False: store the turns without extraction")
+
+
+class SearchBody(_Body):
+    """A hybrid search over one user's memories."""
+
+    user_id: UserId
+    query: Query
+    limit: int = Field(default=10, ge=1, le=100)
+    tier: list[MemoryTier] | None = Field(default=None, max_length=3)
+    memory_type: list[MemoryType] | None = Field(default=None, max_length=3)
+    conversation_id: list[ConversationId] | None = Field(default=None, max_length=100)
+    after: Timestamp | None = None
+    before: Timestamp | None = None
+    metadata: Metadata | None = Field(default=None, description="Equality on top-level keys")
+    include_graph: bool = True
+    config: Literal["hybrid", "relevance", "vector", "keyword", "graph"] | None = Field(
+        default=None, description="A retrieval preset (default hybrid)"
+    )
+
+
+class PatchMemoryBody(_Body):
+    user_id: UserId
+    text: Text
+
+
+# --- responses -------------------------------------------------------------------------------------
+
+
+class Health(BaseModel):
+    status: str
+    version: str
+
+
+class Readiness(BaseModel):
+    status: str
+    database: str
+    schema_version: int
+
+
+class DeletedMemory(BaseModel):
+    memory_id: int
+    status: str
+
+
+class GraphNeighbour(BaseModel):
+    entity: str
+    entity_type: str
+    relation: str | None = None
+    depth: int
+    strength: float | None = None
+    via: str | None = None
+
+
+class GraphResult(BaseModel):
+    entity: str
+    depth: int
+    neighbours: list[GraphNeighbour]
+
+
+class UserList(BaseModel):
+    users: list[str]
+
+
+class UserDeleted(BaseModel):
+    user_id: str
+    deleted: dict[str, int]

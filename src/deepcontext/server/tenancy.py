@@ -1,0 +1,134 @@
+"""Tenants and the user ids the engine sees: the one place (tenant, user id) becomes a stored id.
+
+The engine keys every row by one ``user_id`` string. Requests through the REST API and the MCP
+server run in a :class:`Scope` (from an API key, or the local scope when authentication is off),
+and the user ids they name are *external*: the stored id is
+
+    ``f"{tenant}/{user_id}"``           with a tenant (every API key has one)
+    ``user_id``                        without one (auth off and no ``local_tenant``: the ids of the
+                                       library and the CLI)
+
+An external user id may never contain ``/`` (:data:`SEPARATOR`) and a tenant never contains it
+either, so the mapping is injective: two tenants may use the same user ids without meeting, and no
+user id of one tenant can spell a stored id of another. The engine returns stored ids; responses
+turn them back with :meth:`Scope.external`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from deepcontext.errors import AuthError, ValidationError
+from deepcontext.services.validation import check_id
+
+if TYPE_CHECKING:
+    from deepcontext.store.apikeys import ApiKey
+
+__all__ = [
+    "MAX_EXTERNAL_USER_CHARS",
+    "SEPARATOR",
+    "TENANT_PATTERN",
+    "Scope",
+    "check_external_user",
+    "check_tenant",
+    "internal_user_id",
+]
+
+SEPARATOR = "/"
+#: tenants: 1-64 letters, digits, ``_ . -``
+TENANT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
+_TENANT_RE = re.compile(TENANT_PATTERN)
+#: 64 (tenant) + 1 (separator) + 190 = 255, the engine's longest user id
+MAX_EXTERNAL_USER_CHARS = 190
+
+
+def check_tenant(tenant: Any) -> str:
+    """A tenant name: 1-64 letters, digits, ``_``, ``.`` or ``-``, starting with a letter or digit."""
+    if not isinstance(tenant, str) or not _TENANT_RE.fullmatch(tenant):
+        raise ValidationError(
+            "tenant must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", field="tenant"
+        )
+    return tenant
+
+
+def check_external_user(user_id: Any, field: str = "user_id") -> str:
+    """A user id as API callers write it: the engine's rules, at most 190 characters, no ``/``."""
+    user_id = check_id(user_id, field)
+    if SEPARATOR in user_id:
+        raise ValidationError(f"{field} must not contain {SEPARATOR!r}", field=field)
+    if len(user_id) > MAX_EXTERNAL_USER_CHARS:
+        raise ValidationError(f"{field} is longer than {MAX_EXTERNAL_USER_CHARS} characters", field=field)
+    return user_id
+
+
+def internal_user_id(tenant: str | None, user_id: str) -> str:
+    """The stored user id of ``user_id`` in ``tenant`` (validates both)."""
+    user_id = check_external_user(user_id)
+    if tenant is None:
+        return user_id
+    return f"{check_tenant(tenant)}{SEPARATOR}{user_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """What a request may touch: a tenant's users (all or some), read-only or not.
+
+    ``tenant`` None is the local scope (authentication off, no ``local_tenant``): user ids are used
+    as they are. ``key_id`` names the API key (None without one).
+    """
+
+    tenant: str | None
+    user_ids: frozenset[str] | None = None
+    read_only: bool = False
+    key_id: str | None = None
+
+    @classmethod
+    def from_key(cls, key: ApiKey) -> Scope:
+        return cls(
+            tenant=key.tenant,
+            user_ids=frozenset(key.user_ids) if key.user_ids is not None else None,
+            read_only=key.read_only,
+            key_id=key.key_id,
+        )
+
+    @classmethod
+    def local(cls, tenant: str | None = None) -> Scope:
+        """The scope of requests without a key (loopback only)."""
+        return cls(tenant=check_tenant(tenant) if tenant is not None else None)
+
+    def check_write(self) -> None:
+        """AuthError (403) for a read-only key."""
+        if self.read_only:
+            raise AuthError("this API key is read-only", status_code=403)
+
+    def user(self, user_id: Any, field: str = "user_id") -> str:
+        """The stored id of an external ``user_id``; AuthError (403) when the key may not touch it."""
+        user_id = check_external_user(user_id, field)
+        if self.user_ids is not None and user_id not in self.user_ids:
+            raise AuthError("this API key may not access this user", status_code=403)
+        return user_id if self.tenant is None else f"{self.tenant}{SEPARATOR}{user_id}"
+
+    def owns(self, stored_user_id: str) -> bool:
+        """Whether a stored user id belongs to this scope (tenant and user list)."""
+        ext = self._strip(stored_user_id)
+        if ext is None:
+            return False
+        return self.user_ids is None or ext in self.user_ids
+
+    def external(self, stored_user_id: str) -> str:
+        """The external id of a stored user id of this scope."""
+        ext = self._strip(stored_user_id)
+        if ext is None:  # never happens for ids the engine returned for this scope's queries
+            raise AuthError("user outside this API key's tenant", status_code=403)
+        return ext
+
+    def _strip(self, stored: str) -> str | None:
+        if self.tenant is None:
+            return None if SEPARATOR in stored else stored
+        prefix = f"{self.tenant}{SEPARATOR}"
+        if not stored.startswith(prefix):
+            return None
+        rest = stored[len(prefix) :]
+        return rest if rest and SEPARATOR not in rest else None

@@ -1,0 +1,396 @@
+"""Writing an add: turns, memories, provenance, graph and history in one transaction, in bulk.
+
+Rows of one kind go to the database in one statement (executemany / multi-row INSERT ... RETURNING),
+so an add of 50 turns costs a dozen statements, not hundreds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, func, insert, select, update
+
+from deepcontext.errors import MemoryNotFoundError
+from deepcontext.store.base import AddOutcome, AddPlan
+from deepcontext.types import EntityType, HistoryEvent, MemoryStatus
+
+if TYPE_CHECKING:
+    from deepcontext.store.sql import SQLStore
+
+__all__ = ["AddWriter"]
+
+
+def _history_row(
+    user_id: str,
+    memory_id: int,
+    event: HistoryEvent,
+    now: Any,
+    *,
+    old_text: str | None = None,
+    new_text: str | None = None,
+    actor: str = "system",
+    reason: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "user_id": user_id,
+        "memory_id": memory_id,
+        "event": event.value,
+        "old_text": old_text,
+        "new_text": new_text,
+        "actor": actor,
+        "reason": reason,
+        "created_at": now,
+        "details": details or {},
+    }
+
+
+class AddWriter:
+    """Mixin of :class:`~deepcontext.store.sql.SQLStore`: ``apply_add`` and its bulk helpers."""
+
+    def apply_add(self: SQLStore, plan: AddPlan) -> AddOutcome:  # type: ignore[misc]
+        t = self.t
+        now = plan.now
+        uid = plan.user_id
+        with self._write() as conn:
+            rev = self._bump_user(conn, uid, now, consolidation_due=plan.consolidation_due)
+            turn_ids = self._insert_turns(conn, plan, rev)
+            entity_ids = self._upsert_entities(conn, plan)
+
+            external = {tid for m in plan.memories for tid in m.source_turn_ids}
+            external |= {tid for c in plan.changes for tid in c.source_turn_ids}
+            if external:
+                self._check_turns(conn, uid, sorted(external))
+
+            def sources_of(indices: Sequence[int], ids: Sequence[int]) -> list[int]:
+                return list(dict.fromkeys([turn_ids[i] for i in indices] + list(ids)))
+
+            # exact duplicates already stored (checked inside the transaction: races cannot duplicate)
+            hashes = [m.content_hash for m in plan.memories if m.dedupe]
+            known: dict[str, Any] = dict(self._active_hashes(conn, uid, hashes, now)) if hashes else {}
+            olds = self._active_rows(conn, uid, [m.supersedes for m in plan.memories if m.supersedes])
+
+            to_insert: list[int] = []
+            folds: list[tuple[int, Any]] = []  # (plan index, existing id or ("new", plan index))
+            for i, nm in enumerate(plan.memories):
+                dup = known.get(nm.content_hash) if nm.dedupe else None
+                if dup is not None and dup != nm.supersedes:
+                    folds.append((i, dup))
+                    continue
+                known[nm.content_hash] = ("new", i)
+                to_insert.append(i)
+
+            memory_ids: list[int] = [0] * len(plan.memories)
+            inserted = [False] * len(plan.memories)
+            if to_insert:
+                rows = [self._memory_row(plan, plan.memories[i], rev) for i in to_insert]
+                new_ids = conn.execute(
+                    insert(t.memories).returning(t.memories.c.id, sort_by_parameter_order=True), rows
+                ).scalars().all()
+                for i, mid in zip(to_insert, new_ids, strict=True):
+                    memory_ids[i] = int(mid)
+                    inserted[i] = True
+
+            source_rows: list[dict[str, Any]] = []
+            entity_rows: list[dict[str, Any]] = []
+            link_rows: list[dict[str, Any]] = []
+            history: list[dict[str, Any]] = []
+            fts_rows: list[tuple[int, str]] = []
+            for i in to_insert:
+                nm, mid = plan.memories[i], memory_ids[i]
+                src = sources_of(nm.source_turn_indices, nm.source_turn_ids)
+                source_rows += [{"memory_id": mid, "turn_id": tid, "user_id": uid} for tid in src]
+                ents = sorted({entity_ids[n] for n in nm.entity_names if n in entity_ids})
+                entity_rows += [{"memory_id": mid, "entity_id": e, "user_id": uid} for e in ents]
+                for other, sim in nm.links:
+                    if other != mid:
+                        link_rows.append({"memory_id": mid, "other_id": other, "user_id": uid, "similarity": sim})
+                        link_rows.append({"memory_id": other, "other_id": mid, "user_id": uid, "similarity": sim})
+                fts_rows.append((mid, nm.text))
+                old = olds.get(nm.supersedes) if nm.supersedes else None
+                details: dict[str, Any] = {"turn_ids": src[:50]}
+                if nm.supersedes:
+                    details["supersedes"] = nm.supersedes
+                history.append(
+                    _history_row(
+                        uid, mid, nm.event, now, old_text=old.text if old is not None else None, new_text=nm.text,
+                        actor=plan.actor, reason=nm.reason, details=details,
+                    )
+                )  # fmt: skip
+                if old is not None:
+                    conn.execute(
+                        update(t.memories)
+                        .where(t.memories.c.id == old.id)
+                        .values(
+                            status=MemoryStatus.SUPERSEDED.value,
+                            # true until the new version became true (bi-temporal: said time, not write time)
+                            valid_to=nm.valid_from or nm.said_at or now,
+                            superseded_by=mid,
+                            updated_at=now,
+                            rev=rev,
+                        )
+                    )
+                    history.append(
+                        _history_row(
+                            uid, old.id, nm.event, now, old_text=old.text, new_text=nm.text, actor=plan.actor,
+                            reason=nm.reason or f"superseded by memory {mid}", details={"superseded_by": mid},
+                        )
+                    )  # fmt: skip
+            if source_rows:
+                conn.execute(insert(t.memory_sources), source_rows)
+            if entity_rows:
+                conn.execute(insert(t.memory_entities), entity_rows)
+            if link_rows:
+                ml = t.memory_links
+                conn.execute(self._upsert(ml).on_conflict_do_nothing(index_elements=[ml.c.memory_id, ml.c.other_id]), link_rows)
+
+            for i, dup in folds:
+                nm = plan.memories[i]
+                target = memory_ids[dup[1]] if isinstance(dup, tuple) else int(dup)
+                memory_ids[i] = target
+                src = sources_of(nm.source_turn_indices, nm.source_turn_ids)
+                added = self._link_sources(conn, uid, target, src)
+                history.append(
+                    _history_row(
+                        uid, target, HistoryEvent.NOOP, now, actor=plan.actor, reason=nm.reason or "seen again",
+                        details={"turn_ids": src[:50], "new_sources": added},
+                    )
+                )  # fmt: skip
+
+            changed = self._active_rows(conn, uid, [c.memory_id for c in plan.changes])
+            for ch in plan.changes:
+                row = changed[ch.memory_id]
+                src = sources_of(ch.source_turn_indices, ch.source_turn_ids)
+                if ch.action is HistoryEvent.DELETE:
+                    conn.execute(
+                        update(t.memories)
+                        .where(t.memories.c.id == row.id)
+                        .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev)
+                    )
+                    history.append(
+                        _history_row(
+                            uid, row.id, HistoryEvent.DELETE, now, old_text=row.text, actor=plan.actor,
+                            reason=ch.reason, details={"turn_ids": src[:50]},
+                        )
+                    )  # fmt: skip
+                else:
+                    added = self._link_sources(conn, uid, row.id, src)
+                    history.append(
+                        _history_row(
+                            uid, row.id, HistoryEvent.NOOP, now, actor=plan.actor, reason=ch.reason or "seen again",
+                            details={"turn_ids": src[:50], "new_sources": added},
+                        )
+                    )  # fmt: skip
+            if history:
+                conn.execute(insert(t.memory_history), history)
+            relations_written = self._upsert_relations(conn, plan, entity_ids)
+            self._index_texts(conn, fts_rows)
+            return AddOutcome(
+                turn_ids=turn_ids,
+                memory_ids=memory_ids,
+                inserted=inserted,
+                entity_ids=entity_ids,
+                relations_written=relations_written,
+            )
+
+    # ------------------------------------------------------------------------------------------
+    def _active_rows(self: SQLStore, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, Any]:  # type: ignore[misc]
+        """Active memories of the user by id (id, text); MemoryNotFoundError if one is missing."""
+        ids = sorted(set(memory_ids))
+        if not ids:
+            return {}
+        mt = self.t.memories
+        rows = {
+            int(r.id): r
+            for r in conn.execute(
+                select(mt.c.id, mt.c.text).where(
+                    mt.c.user_id == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value
+                )
+            )
+        }
+        for mid in ids:
+            if mid not in rows:
+                raise MemoryNotFoundError(mid, user_id)
+        return rows
+
+    @staticmethod
+    def _memory_row(plan: AddPlan, nm: Any, rev: int) -> dict[str, Any]:
+        now = plan.now
+        return {
+            "user_id": plan.user_id,
+            "text": nm.text,
+            "content_hash": nm.content_hash,
+            "memory_type": nm.memory_type.value,
+            "tier": nm.tier.value,
+            "status": MemoryStatus.ACTIVE.value,
+            "importance": nm.importance,
+            "base_importance": nm.importance,
+            "confidence": nm.confidence,
+            "access_count": 0,
+            "last_accessed_at": None,
+            "reinforced_at": now,
+            "created_at": now,
+            "updated_at": now,
+            "said_at": nm.said_at,
+            "occurred_at": nm.occurred_at,
+            "valid_from": nm.valid_from or nm.said_at or now,
+            "valid_to": None,
+            "expires_at": nm.expires_at,
+            "deleted_at": None,
+            "superseded_by": None,
+            "conversation_id": nm.conversation_id,
+            "source": nm.source,
+            "consolidated_from": nm.consolidated_from,
+            "metadata": nm.metadata,
+            "pinned": nm.pinned,
+            "tags": nm.tags,
+            "canonical_key": nm.canonical_key,
+            "embedding": nm.embedding,
+            "rev": rev,
+        }
+
+    def _insert_turns(self: SQLStore, conn: Connection, plan: AddPlan, rev: int) -> list[int]:  # type: ignore[misc]
+        if not plan.turns:
+            return []
+        t = self.t
+        now = plan.now
+        cv = t.conversations
+        row = conn.execute(
+            select(cv.c.tip_turn_id).where(cv.c.user_id == plan.user_id, cv.c.conversation_id == plan.conversation_id)
+        ).first()
+        if row is None:
+            conn.execute(
+                insert(cv).values(
+                    user_id=plan.user_id,
+                    conversation_id=plan.conversation_id,
+                    tip_turn_id=None,
+                    turn_count=0,
+                    created_at=now,
+                    updated_at=now,
+                    metadata={},
+                )
+            )
+            prev: int | None = None
+        else:
+            prev = row[0]
+        explicit = [p for nt in plan.turns if nt.parent_ids for p in nt.parent_ids]
+        if explicit:
+            self._check_turns(conn, plan.user_id, explicit)
+        rows = [
+            {
+                "user_id": plan.user_id,
+                "conversation_id": plan.conversation_id,
+                "role": nt.role,
+                "name": nt.name,
+                "content": nt.content,
+                "content_hash": nt.content_hash,
+                "kind": nt.kind,
+                "said_at": nt.said_at,
+                "created_at": now,
+                "archived": False,
+                "summarized_by": None,
+                "summary_of": [],
+                "tags": [],
+                "metadata": nt.metadata,
+            }
+            for nt in plan.turns
+        ]
+        ids = [
+            int(x)
+            for x in conn.execute(insert(t.turns).returning(t.turns.c.id, sort_by_parameter_order=True), rows).scalars().all()
+        ]
+        edges: list[dict[str, Any]] = []
+        for nt, tid in zip(plan.turns, ids, strict=True):
+            parents = nt.parent_ids if nt.parent_ids is not None else ([prev] if prev is not None else [])
+            edges += [{"user_id": plan.user_id, "child_id": tid, "parent_id": p, "position": i} for i, p in enumerate(parents)]
+            prev = tid
+        if edges:
+            conn.execute(insert(t.turn_edges), edges)
+        conn.execute(
+            update(cv)
+            .where(cv.c.user_id == plan.user_id, cv.c.conversation_id == plan.conversation_id)
+            .values(tip_turn_id=prev, turn_count=cv.c.turn_count + len(ids), updated_at=now)
+        )
+        return ids
+
+    def _upsert_entities(self: SQLStore, conn: Connection, plan: AddPlan) -> dict[str, int]:  # type: ignore[misc]
+        """Insert new entities, bump the others; returns norm_name -> id.
+
+        mention_count grows by the number of memories of this add that mention the entity (at least
+        1): a document frequency the graph leg uses to tell specific entities from ubiquitous ones."""
+        if not plan.entities:
+            return {}
+        et = self.t.entities
+        mentions: dict[str, int] = {}
+        for nm in plan.memories:
+            for n in set(nm.entity_names):
+                mentions[n] = mentions.get(n, 0) + 1
+        rows: dict[str, dict[str, Any]] = {}
+        for e in plan.entities:
+            rows.setdefault(
+                e.norm_name,
+                {
+                    "user_id": plan.user_id,
+                    "name": e.name,
+                    "norm_name": e.norm_name,
+                    "entity_type": e.entity_type.value,
+                    "mention_count": max(1, mentions.get(e.norm_name, 0)),
+                    "first_seen_at": plan.now,
+                    "last_seen_at": plan.now,
+                    "attributes": e.attributes,
+                },
+            )
+        stmt = self._upsert(et)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[et.c.user_id, et.c.norm_name],
+            set_={
+                "mention_count": et.c.mention_count + stmt.excluded.mention_count,
+                "last_seen_at": stmt.excluded.last_seen_at,
+                # a typed mention upgrades an entity first seen as OTHER
+                "entity_type": func.coalesce(func.nullif(et.c.entity_type, EntityType.OTHER.value), stmt.excluded.entity_type),
+            },
+        )
+        ordered = [rows[k] for k in sorted(rows)]  # a stable order: concurrent upserts lock rows alike
+        conn.execute(stmt, ordered)
+        ids: dict[str, int] = {}
+        names = sorted(rows)
+        for start in range(0, len(names), 500):
+            chunk = names[start : start + 500]
+            for norm, eid in conn.execute(
+                select(et.c.norm_name, et.c.id).where(et.c.user_id == plan.user_id, et.c.norm_name.in_(chunk))
+            ):
+                ids[norm] = int(eid)
+        return ids
+
+    def _upsert_relations(self: SQLStore, conn: Connection, plan: AddPlan, entity_ids: dict[str, int]) -> int:  # type: ignore[misc]
+        rt = self.t.relations
+        rows: dict[tuple[int, str, int], dict[str, Any]] = {}
+        for r in plan.relations:
+            s, o = entity_ids.get(r.source_norm), entity_ids.get(r.target_norm)
+            if s is None or o is None or s == o:
+                continue
+            rows.setdefault(
+                (s, r.relation, o),
+                {
+                    "user_id": plan.user_id,
+                    "source_id": s,
+                    "target_id": o,
+                    "relation": r.relation,
+                    "strength": 1.0,
+                    "mention_count": 1,
+                    "created_at": plan.now,
+                    "updated_at": plan.now,
+                    "properties": r.properties,
+                },
+            )
+        if not rows:
+            return 0
+        stmt = self._upsert(rt)
+        capped = func.min(rt.c.strength + 0.1, 2.0) if conn.dialect.name == "sqlite" else func.least(rt.c.strength + 0.1, 2.0)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[rt.c.user_id, rt.c.source_id, rt.c.relation, rt.c.target_id],
+            set_={"strength": capped, "mention_count": rt.c.mention_count + 1, "updated_at": stmt.excluded.updated_at},
+        )
+        conn.execute(stmt, [rows[k] for k in sorted(rows)])
+        return len(rows)
