@@ -8,7 +8,9 @@ Scenarios, per backend (``memory``; ``sqlite``, a file in a temporary directory;
   ``get_all_ancestors``, ``build_linear_context(max_nodes=8)``, the first query of a freshly
   opened handle (store backends: loads the structure), a query right after another process
   appended one node (incremental refresh), and one ``ContextManager.chat`` round with the offline
-  planner (candidates, packing of the over-long chain, context) and a trivial agent.
+  planner (candidates, packing of the over-long chain, context) and a trivial agent. Store backends
+  also go through ``DeepContext.dialogue`` (``dc_*``): opening the session, a chat round with memory
+  extraction (hash embedder), a recorded round, and ``conversation_path`` for a context builder.
 - ``ladder``: ``--rungs`` diamonds in a row (default 1,000: 2**1000 root-to-bottom paths), each with
   a one-node and a two-node arm; longest / shortest / first chains of the bottom node.
 - ``enumeration``: for contrast, the time to enumerate every root-to-node path (what a recursive
@@ -174,6 +176,8 @@ def bench_chain(backends: Backends, kind: str, n: int, repeat: int) -> dict[str,
         out["query_after_foreign_append_ms"], chain = _once(lambda: fresh.get_ancestor_chain(new))
         assert chain == [*ids[-7:], new]
         tip = new
+    if kind != "memory":
+        out.update(bench_deepcontext(backends.url(kind), user, tip))
     cm = ContextManager(Agent(), max_context_nodes=6, pack_keep_recent=2, backend=graph.backend)
     out["chat_round_ms"], _ = _once(lambda: asyncio.run(cm.chat("Back to topic5: what did we say?", parent_ids={tip})))
     report = cm.last_report
@@ -181,6 +185,39 @@ def bench_chain(backends: Backends, kind: str, n: int, repeat: int) -> dict[str,
     out["chat_context_nodes"] = len(report.context_node_ids) if report else 0
     out["chat_prompt_messages"] = len(report.prompt_messages) if report else 0
     out["chat_planner_candidates"] = len(report.candidate_ids) if report else 0
+    return out
+
+
+def bench_deepcontext(url: str, user: str, tip: int) -> dict[str, Any]:
+    """The same conversation through ``DeepContext.dialogue``: opening the session (loads the
+    structure), one chat round (plan, pack, answer, store, memory extraction with the hash embedder),
+    one recorded round, and the conversation path a context builder asks for."""
+    from deepcontext import DeepContext
+    from deepcontext.embed import HashEmbedder
+
+    out: dict[str, Any] = {}
+
+    async def run() -> None:
+        async with DeepContext(database_url=url, embedder=HashEmbedder(DIM)) as ctx:
+            t0 = time.perf_counter()
+            session = await ctx.dialogue(user, "bench", fetcher=Agent(), max_context_nodes=6, pack_keep_recent=2)
+            out["dc_open_session_ms"] = (time.perf_counter() - t0) * 1000
+            t0 = time.perf_counter()
+            node = await session.chat("Back to topic5: what did we say? Remember that x = 42.")
+            out["dc_chat_round_ms"] = (time.perf_counter() - t0) * 1000
+            report = session.last_report
+            out["dc_chat_packed"] = bool(report and report.summary_nodes)
+            out["dc_chat_memories_derived"] = session.last_derived.memories_added if session.last_derived else 0
+            assert session.graph.get_ancestor_chain(node, 2)[-1] == node and node != tip
+            t0 = time.perf_counter()
+            await session.record("One more question about topic7", "One more answer.")
+            out["dc_record_round_ms"] = (time.perf_counter() - t0) * 1000
+            t0 = time.perf_counter()
+            path = await ctx.conversation_path(user, "bench", max_nodes=8)
+            out["dc_conversation_path_ms"] = (time.perf_counter() - t0) * 1000
+            assert len(path.nodes) == 8
+
+    asyncio.run(run())
     return out
 
 

@@ -149,6 +149,29 @@ class SyncDeepContext:
     def import_records(self, records: Iterable[Mapping[str, Any]], user_id: str | None = None) -> dict[str, int]:
         return self._run(self._async.import_records(records, user_id))
 
+    # --- memory lifecycle (deepcontext.lifecycle.facade.LifecycleAPI) -------------------------------
+    def run_lifecycle(self, user_id: str, **kwargs: Any) -> dict[str, Any]:
+        return self._run(self._async.run_lifecycle(user_id, **kwargs))
+
+    def consolidate(self, user_id: str, **kwargs: Any) -> dict[str, Any]:
+        return self._run(self._async.consolidate(user_id, **kwargs))
+
+    # --- conversation graphs (deepcontext.dialogue.facade.DialogueAPI) ------------------------------
+    def dialogue(self, user_id: str, conversation_id: str = "default", **kwargs: Any) -> Any:
+        """A blocking :class:`~deepcontext.dialogue.session.SyncDialogueSession`."""
+        from deepcontext.dialogue.session import SyncDialogueSession
+
+        return SyncDialogueSession(self._run(self._async.dialogue(user_id, conversation_id, **kwargs)), self._run)
+
+    def conversation_path(self, user_id: str, conversation_id: str = "default", **kwargs: Any) -> Any:
+        return self._run(self._async.conversation_path(user_id, conversation_id, **kwargs))
+
+    def export_conversation(self, user_id: str, conversation_id: str = "default", format: str = "json") -> str:
+        return self._run(self._async.export_conversation(user_id, conversation_id, format))
+
+    def compress_conversation(self, user_id: str, conversation_id: str = "default", **kwargs: Any) -> int | None:
+        return self._run(self._async.compress_conversation(user_id, conversation_id, **kwargs))
+
 
 async def _make(args: tuple[Any, ...], kwargs: dict[str, Any]) -> DeepContext:
     # built inside the loop thread so its asyncio primitives belong to that loop

@@ -10,6 +10,7 @@ import pytest
 
 from deepcontext.dialogue import LLMContextGraph
 from tests.dialogue.helpers import open_store, store_backend
+from tests.support.fixtures import fake_openai, fake_openai_factory, fake_openai_server  # noqa: F401
 
 
 @pytest.fixture

@@ -148,3 +148,28 @@ def test_dynamic_programme_matches_brute_force_on_small_dags(big_random_dag: Cal
         shortest = g.get_ancestor_chain(node, max_nodes=None, strategy="shortest")
         assert longest in paths and len(longest) == max(map(len, paths))
         assert shortest in paths and len(shortest) == min(map(len, paths))
+
+
+def test_bounded_chains_are_suffixes_of_the_full_chain_on_random_dags() -> None:
+    """The single-parent fast path and the general algorithm agree: a chain cut to ``max_nodes`` is
+    the end of the full chain, for every node and strategy, archived nodes included."""
+    import random
+
+    from deepcontext.dialogue.paths import ancestor_chain
+    from deepcontext.dialogue.topology import Topology
+
+    rng = random.Random(7)
+    for _ in range(30):
+        topo = Topology()
+        for n in range(60):
+            k = 0 if n == 0 else rng.choice([1, 1, 1, 1, 2, 3])
+            parents = rng.sample(range(max(0, n - 8), n), min(k, n)) if n else []
+            topo.add_node(n, parents)
+        if rng.random() < 0.5:  # some archived nodes, seen through a summary
+            topo.add_node(60, [])
+            topo.archive(rng.sample(range(5, 40), 4), 60)
+        for node in topo.node_ids():
+            for strategy in ("longest", "shortest"):
+                full = ancestor_chain(topo, node, None, strategy)
+                for m in (1, 2, 3, 5, 8):
+                    assert ancestor_chain(topo, node, m, strategy) == full[-m:], (node, strategy, m)

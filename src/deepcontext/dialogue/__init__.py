@@ -13,7 +13,13 @@ Persisted per user and conversation in the deepcontext database::
 
     graph = LLMContextGraph(StoreDialogueBackend(store, user_id="ana", conversation_id="c1"))
 
-Public names are re-exported here; the store-backed backend is imported on first use.
+Bound to a DeepContext (turns feed memory extraction, key memories are embedded)::
+
+    session = await ctx.dialogue("ana", "c1")          # a ContextManager (DialogueSession)
+    node = await session.chat("Hello")
+
+Public names are re-exported here; the store-backed backend, the manager, the planners, the
+fetcher and the exports are imported on first use.
 """
 
 from __future__ import annotations
@@ -38,9 +44,27 @@ from deepcontext.dialogue.types import (
     LLMContextPair,
     NodeNotFoundError,
 )
-from deepcontext.errors import CyclicGraphError
+from deepcontext.errors import (
+    CyclicGraphError,
+    LLMBackendError,
+    LLMError,
+    LLMTimeoutError,
+)
 
 if TYPE_CHECKING:
+    from deepcontext.dialogue.context import (
+        ConversationPath,
+        PathNode,
+        conversation_path,
+    )
+    from deepcontext.dialogue.export import (
+        export_graph,
+        graph_to_dot,
+        graph_to_json,
+        graph_to_mermaid,
+    )
+    from deepcontext.dialogue.fetcher import FetchResponse, LLMBackendConfig, LLMFetcher
+    from deepcontext.dialogue.llm_planner import LLMPlanner, PlanOutcome
     from deepcontext.dialogue.manager import ChatReport, ContextManager
     from deepcontext.dialogue.offline_planner import OfflinePlanner
     from deepcontext.dialogue.plan import (
@@ -50,6 +74,7 @@ if TYPE_CHECKING:
         Planner,
         PlanRequest,
     )
+    from deepcontext.dialogue.session import DialogueSession
     from deepcontext.dialogue.sqlstore import StoreDialogueBackend
 
 __all__ = [
@@ -59,16 +84,25 @@ __all__ = [
     "ChatReport",
     "ContextManager",
     "ContextPlan",
+    "ConversationPath",
     "CyclicGraphError",
     "DialogueBackend",
     "DialogueConflictError",
+    "DialogueSession",
+    "FetchResponse",
     "InMemoryBackend",
     "KeyMemory",
     "KeyMemoryNotFoundError",
+    "LLMBackendConfig",
+    "LLMBackendError",
     "LLMContext",
     "LLMContextGraph",
     "LLMContextGraphNode",
     "LLMContextPair",
+    "LLMError",
+    "LLMFetcher",
+    "LLMPlanner",
+    "LLMTimeoutError",
     "MemoryStore",
     "MemoryToExtract",
     "NewKeyMemory",
@@ -76,13 +110,20 @@ __all__ = [
     "NodeNotFoundError",
     "NodesView",
     "OfflinePlanner",
+    "PathNode",
     "PlanCandidate",
+    "PlanOutcome",
     "PlanRequest",
     "Planner",
     "StoreDialogueBackend",
     "Topology",
     "ask",
+    "conversation_path",
+    "export_graph",
     "extractive_summary",
+    "graph_to_dot",
+    "graph_to_json",
+    "graph_to_mermaid",
     "response_text",
 ]
 
@@ -96,6 +137,19 @@ _LAZY = {
     "PlanCandidate": "deepcontext.dialogue.plan",
     "PlanRequest": "deepcontext.dialogue.plan",
     "Planner": "deepcontext.dialogue.plan",
+    "LLMFetcher": "deepcontext.dialogue.fetcher",
+    "LLMBackendConfig": "deepcontext.dialogue.fetcher",
+    "FetchResponse": "deepcontext.dialogue.fetcher",
+    "LLMPlanner": "deepcontext.dialogue.llm_planner",
+    "PlanOutcome": "deepcontext.dialogue.llm_planner",
+    "ConversationPath": "deepcontext.dialogue.context",
+    "PathNode": "deepcontext.dialogue.context",
+    "conversation_path": "deepcontext.dialogue.context",
+    "DialogueSession": "deepcontext.dialogue.session",
+    "export_graph": "deepcontext.dialogue.export",
+    "graph_to_dot": "deepcontext.dialogue.export",
+    "graph_to_json": "deepcontext.dialogue.export",
+    "graph_to_mermaid": "deepcontext.dialogue.export",
 }
 
 

@@ -9,11 +9,13 @@ Differences from the seed, all on purpose:
 - Compression never deletes or unlinks anything: the summary is added as an extra parent of the
   first kept node, the compressed nodes are marked ``archived`` / ``summarized_by`` and keep their
   edges. Nodes that a key memory marked ``packable=False`` are never compressed.
-- ``compress_ancestors`` works without a model (an extractive summary) when ``agent`` is None.
+- ``compress_ancestors`` works without a model (an extractive summary) when ``agent`` is None, and
+  falls back to that summary when the model fails (an :class:`~deepcontext.errors.LLMError`).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -30,9 +32,11 @@ from deepcontext.dialogue.types import (
     LLMContextPair,
     NodeNotFoundError,
 )
-from deepcontext.errors import ValidationError
+from deepcontext.errors import LLMError, ValidationError
 
 __all__ = ["DEFAULT_SUMMARY_PROMPT", "DEFAULT_SUMMARY_SYSTEM_PROMPT", "LLMContextGraph", "NodesView"]
+
+logger = logging.getLogger("deepcontext.dialogue")
 
 DEFAULT_SUMMARY_SYSTEM_PROMPT = "You summarise conversations. Write a concise summary that keeps every important fact."
 DEFAULT_SUMMARY_PROMPT = (
@@ -306,11 +310,15 @@ class LLMContextGraph:
         if agent is None:
             return fallback
         lines = [f"{'Summary' if r == 'summary' else r.capitalize()}: {c}" for r, c in messages]
-        text = await ask(
-            agent,
-            DEFAULT_SUMMARY_PROMPT + "\n".join(lines),
-            system_prompt=system_prompt or DEFAULT_SUMMARY_SYSTEM_PROMPT,
-            temperature=0.3,
-            max_tokens=2048,
-        )
+        try:
+            text = await ask(
+                agent,
+                DEFAULT_SUMMARY_PROMPT + "\n".join(lines),
+                system_prompt=system_prompt or DEFAULT_SUMMARY_SYSTEM_PROMPT,
+                temperature=0.3,
+                max_tokens=2048,
+            )
+        except LLMError as exc:  # the model failed (after its retries): an extractive summary instead
+            logger.warning("summary model failed (%s); using an extractive summary", exc)
+            return fallback
         return text.strip() or fallback

@@ -185,6 +185,9 @@ class ContextManager:
         )
         try:
             raw = await self.planner.plan(request)
+            fell_back = getattr(self.planner, "last_error", None)  # an LLM planner that used its fallback
+            if fell_back:
+                report.plan_error = f"fallback: {fell_back}"
             with self.graph.backend.topology() as topo:
                 known = set(topo.parents)
             return validate_plan(raw, known)

@@ -3,8 +3,9 @@
 A key memory is a memory row with ``source = 'dialogue'`` and the graph's ``conversation_id``:
 
 - ``text`` = content, ``pinned``, ``tags``, ``canonical_key`` are the columns of the same name;
-  ``memory_type`` semantic, ``tier`` long-term, importance 0.9 when pinned else 0.7, no embedding
-  (the engine's keyword leg finds it; the vector leg once an embedder fills the vector).
+  ``memory_type`` semantic, ``tier`` long-term, importance 0.9 when pinned else 0.7; the embedding
+  when the backend has an ``embed`` function (``DeepContext.dialogue`` gives it the embedder), so
+  the engine's vector leg finds it; without one only the keyword leg does.
 - the Memory Graph fields without a column live in ``metadata.key_memory``:
   ``{"status": "candidate" | "committed" | "rejected", "packable": bool, "turn_id": int}``.
 - provenance: ``memory_sources`` rows to every turn of the source nodes, so the engine's
@@ -48,7 +49,7 @@ def _mine(b: StoreDialogueBackend) -> tuple[Any, ...]:
     return (mt.c.user_id == b.user_id, mt.c.conversation_id == b.conversation_id, mt.c.source == SOURCE)
 
 
-def add(b: StoreDialogueBackend, tx: _Tx, m: NewKeyMemory) -> tuple[int, bool]:
+def add(b: StoreDialogueBackend, tx: _Tx, m: NewKeyMemory, *, embedding: Any = None) -> tuple[int, bool]:
     store, mt = b.store, b.t.memories
     conn, g, now = tx.conn, tx.g, tx.now
     turns = g.member_turns(m.source_nodes)
@@ -95,7 +96,7 @@ def add(b: StoreDialogueBackend, tx: _Tx, m: NewKeyMemory) -> tuple[int, bool]:
                 pinned=m.pinned,
                 tags=list(m.tags),
                 canonical_key=m.canonical_key,
-                embedding=None,
+                embedding=embedding,
                 rev=rev,
             )
             .returning(mt.c.id)

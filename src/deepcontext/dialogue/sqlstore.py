@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -95,7 +95,15 @@ class StoreDialogueBackend:
     graph and key memories of (``user_id``, ``conversation_id``) live in its tables.
     """
 
-    def __init__(self, store: Any, *, user_id: str, conversation_id: str = "default", clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        store: Any,
+        *,
+        user_id: str,
+        conversation_id: str = "default",
+        clock: Clock | None = None,
+        embed: Callable[[list[str]], Any] | None = None,
+    ) -> None:
         from deepcontext.services.validation import check_id
 
         check_id(user_id, "user_id")  # the same rules as DeepContext.add
@@ -105,6 +113,9 @@ class StoreDialogueBackend:
         self.user_id = user_id
         self.conversation_id = conversation_id
         self.clock: Clock = clock or SystemClock()
+        #: texts -> unit vectors of the store's size (an embedder's ``embed``): key memories get an
+        #: embedding, so the engine's vector search finds them; None: keyword search only
+        self.embed = embed
         self._lock = threading.RLock()
         self._graph: TurnGraph | None = None
         self._stamp: _Stamp | None = None
@@ -325,6 +336,13 @@ class StoreDialogueBackend:
                 )
             return out
 
+    def node_turn_ids(self, node_ids: Sequence[int]) -> dict[int, list[int]]:
+        """The turn ids of each node (first turn first); unknown nodes are left out."""
+        with self._lock:
+            with self.store._read() as conn:
+                g = self._sync(conn)
+            return {n: list(g.members[n]) for n in node_ids if n in g.members}
+
     def iter_nodes(self, batch: int = 500) -> Iterator[LLMContextGraphNode]:
         with self.topology() as topo:
             ids = topo.node_ids()
@@ -479,11 +497,14 @@ class StoreDialogueBackend:
     def add_memory(self, memory: NewKeyMemory) -> tuple[int, bool]:
         from deepcontext.dialogue import sqlmemories
 
+        vector = None
+        if self.embed is not None:  # before the transaction: no lock is held while a model runs
+            vector = self.embed([memory.content])[0]
         with self._lock, self._writing() as tx:
             for n in memory.source_nodes:
                 if n not in tx.g.members:
                     raise NodeNotFoundError(n, what="source node")
-            return sqlmemories.add(self, tx, memory)
+            return sqlmemories.add(self, tx, memory, embedding=vector)
 
     def get_memories(self, memory_ids: Sequence[int] | None = None) -> list[KeyMemory]:
         from deepcontext.dialogue import sqlmemories

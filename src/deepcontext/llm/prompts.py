@@ -17,6 +17,7 @@ __all__ = [
     "JSON_INSTRUCTIONS",
     "LANGUAGE_RULE",
     "MERGE_SYSTEM",
+    "PLAN_SYSTEM",
     "REPAIR",
     "SUMMARY_SYSTEM",
     "format_time",
@@ -142,3 +143,28 @@ Never invent a compromise or an average between them.
 - Do not add anything that the memories do not say.
 - Every input number must appear in the sources of at least one output fact.
 {language_rule}""".replace("{language_rule}", LANGUAGE_RULE)
+
+
+# --- dialogue planning ----------------------------------------------------------------------------
+
+PLAN_SYSTEM = """You plan the context of the next answer in a conversation kept as a graph of rounds. Each \
+round is a node with an integer id; a summary node stands for older rounds that were compressed.
+
+You see the new user message, the nodes it continues from (anchors), how long the current chain is against \
+the context budget, a few candidate nodes picked by relevance and recency, and some key memories.
+
+Decide:
+- selected_node_ids: nodes whose history the answer needs. Always include the anchors; add another candidate \
+only when the message refers back to it.
+- nodes_to_pack: nodes whose older history should be compressed into a summary: usually the first anchor, and \
+only when the chain is longer than the budget. Otherwise an empty list.
+- memories_to_extract: facts worth keeping for the rest of the conversation (formulas, definitions, decisions, \
+preferences, names, things the user asks to remember), each with content, tags, pinned (needed in every later \
+answer), packable (false: its source nodes must never be compressed) and source_node_ids (the nodes it comes \
+from; empty when it comes from the new message). Do not repeat the key memories shown.
+- memory_queries: a few short keywords to look up key memories for this message.
+- reasoning: one short sentence.
+
+Use only node ids shown in the lists, written as integers. {language_rule}""".replace(
+    "{language_rule}", LANGUAGE_RULE
+)
