@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from deepcontext.clock import Clock, SystemClock
+from deepcontext.context.facade import ContextAPI
 from deepcontext.dialogue.facade import DialogueAPI
 from deepcontext.embed.base import Embedder
 from deepcontext.errors import ConfigurationError, EntityNotFoundError, MemoryNotFoundError, ValidationError
@@ -59,7 +60,7 @@ log = logging.getLogger("deepcontext")
 T = TypeVar("T")
 
 
-class DeepContext(LifecycleAPI, DialogueAPI):
+class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
     """Memory for AI agents: add conversations, search what matters, walk the knowledge graph.
 
     Every method takes the ``user_id`` whose data it touches and never reads or writes anyone

@@ -172,6 +172,15 @@ class SyncDeepContext:
     def compress_conversation(self, user_id: str, conversation_id: str = "default", **kwargs: Any) -> int | None:
         return self._run(self._async.compress_conversation(user_id, conversation_id, **kwargs))
 
+    # --- context for the next prompt (deepcontext.context.facade.ContextAPI) --------------------------
+    def context(self, query: str, user_id: str, conversation_id: str | None = None, **kwargs: Any) -> Any:
+        """A :class:`~deepcontext.context.ContextResult` (see ``DeepContext.context``)."""
+        return self._run(self._async.context(query, user_id, conversation_id, **kwargs))
+
+    def tiers(self, user_id: str, schema: Any, **kwargs: Any) -> Any:
+        """The user's persisted :class:`~deepcontext.query.DeepCQ` (its methods are synchronous)."""
+        return self._run(self._async.tiers(user_id, schema, **kwargs))
+
 
 async def _make(args: tuple[Any, ...], kwargs: dict[str, Any]) -> DeepContext:
     # built inside the loop thread so its asyncio primitives belong to that loop

@@ -17,6 +17,8 @@ COMMAND_MODULES = [
     "deepcontext.cli.keys",
     "deepcontext.cli.mcp",
     "deepcontext.cli.dialogue",
+    "deepcontext.cli.context",
+    "deepcontext.cli.chat",
 ]
 
 

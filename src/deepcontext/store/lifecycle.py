@@ -145,7 +145,7 @@ def decay_rows(store: SQLStore, user_id: str, now: datetime) -> list[DecayRow]:
             select(
                 mt.c.id, mt.c.memory_type, mt.c.tier, mt.c.importance, mt.c.base_importance,
                 mt.c.reinforced_at, mt.c.last_accessed_at, mt.c.access_count,
-            )  # fmt: skip
+            )
             .where(mt.c.user_id == user_id, mt.c.status == _ACTIVE, mt.c.pinned.is_(False), _unexpired(store, now))
             .order_by(mt.c.id)
         ).all()
@@ -270,7 +270,7 @@ def consolidation_candidates(store: SQLStore, user_id: str, now: datetime, limit
                 mt.c.id, mt.c.text, mt.c.memory_type, mt.c.importance, mt.c.base_importance, mt.c.confidence,
                 mt.c.access_count, mt.c.said_at, mt.c.occurred_at, mt.c.valid_from, mt.c.valid_to, mt.c.created_at,
                 mt.c.updated_at, mt.c.conversation_id, mt.c.metadata, mt.c.embedding,
-            )  # fmt: skip
+            )
             .where(
                 mt.c.user_id == user_id,
                 mt.c.status == _ACTIVE,
@@ -616,11 +616,11 @@ def purge(store: SQLStore, user_id: str, *, deleted_before: datetime, expired_be
             }
         successors -= doomed
         for chunk in _chunks(sorted(successors)):
-            for r in conn.execute(select(mt.c.id, mt.c.consolidated_from).where(mt.c.id.in_(list(chunk)))):
-                before = list(r.consolidated_from or [])
+            for sid, cf in conn.execute(select(mt.c.id, mt.c.consolidated_from).where(mt.c.id.in_(list(chunk)))):
+                before = list(cf or [])
                 after = [i for i in before if i not in doomed]
                 if after != before:
-                    conn.execute(update(mt).where(mt.c.id == r.id).values(consolidated_from=after, rev=rev))
+                    conn.execute(update(mt).where(mt.c.id == sid).values(consolidated_from=after, rev=rev))
         pointing: set[int] = set()
         for chunk in _chunks(ids):
             pointing |= {

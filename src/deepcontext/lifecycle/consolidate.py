@@ -1,0 +1,374 @@
+"""Consolidation logic without a database: grouping related memories (union-find over shared entities
+and embedding similarity), spotting contradictions, and the offline (extractive) merger.
+
+Grouping. Memories of one type are joined when they mention a common entity or when their vectors'
+cosine reaches the similarity threshold; the connected components are the groups. The speakers'
+own entities (the user's name, "User", the assistant) are *hubs*: they join nothing by themselves,
+or every memory of a user would fall into one group ("Maya works at Acme" has nothing to do with
+"Maya likes tea"). Groups larger than ``max_group`` are cut into chronological chunks.
+
+Contradictions (:func:`conflict`), a heuristic on content words:
+
+- *polarity*: one statement negates the other ("Maya eats meat" / "Maya does not eat meat");
+- *value change*: the same frame with different names or numbers ("Maya lives in Lisbon" / "Maya
+  lives in Porto", "Maya is 31" / "Maya is 32"), the subject (first name or number) shared;
+- *swap* (weak): one word swapped in an otherwise identical statement of three or more content
+  words ("Maya prefers window seats" / "Maya prefers aisle seats").
+
+Contradicting statements are never merged: each stays a fact of its own with its own valid time
+(a near-duplicate vector overrides a weak swap only).
+
+Extractive merge (:func:`extractive_merge`): the most informative statements are kept (most distinct
+content words first); a statement whose content words are all in a kept one, or whose vector is a
+near-duplicate of it (cosine >= the dedup threshold), is dropped as a duplicate and cited as a source
+of the one that covers it. What remains and contradicts nothing becomes one fact, its statements in
+chronological order; every statement involved in a contradiction becomes a fact of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import combinations
+
+import numpy as np
+
+from deepcontext.errors import ValidationError
+from deepcontext.text import STOPWORDS, word_tokens
+
+__all__ = [
+    "Conflict",
+    "Fact",
+    "GroupItem",
+    "Statement",
+    "UnionFind",
+    "conflict",
+    "conflicts_among",
+    "extractive_merge",
+    "features",
+    "group_memories",
+    "join_sentences",
+]
+
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_NEGATIONS = frozenset("not no never nothing none nobody nowhere neither nor cannot without".split())
+#: words that date a statement without changing what it says ("Maya lives in Porto now")
+_TIME_WORDS = frozenset("now currently still anymore today nowadays lately recently actually".split())
+_END = ".!?。！？…"
+
+
+class UnionFind:
+    """Disjoint sets over 0..n-1 with path halving and union by size."""
+
+    def __init__(self, n: int) -> None:
+        self.parent = list(range(n))
+        self.size = [1] * n
+
+    def find(self, x: int) -> int:
+        parent = self.parent
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(self, a: int, b: int) -> bool:
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb:
+            return False
+        if self.size[ra] < self.size[rb]:
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        self.size[ra] += self.size[rb]
+        return True
+
+    def groups(self) -> list[list[int]]:
+        """Components, each sorted, in order of their smallest member."""
+        out: dict[int, list[int]] = {}
+        for i in range(len(self.parent)):
+            out.setdefault(self.find(i), []).append(i)
+        return sorted(out.values(), key=lambda g: g[0])
+
+
+# --- grouping -----------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class GroupItem:
+    """What grouping needs to know of a memory."""
+
+    memory_type: str
+    entity_ids: Sequence[int] = ()
+    vector: np.ndarray | None = None
+    when: float = 0.0  # epoch seconds, for ordering chunks of a large group
+
+
+def _normalised(vectors: list[np.ndarray]) -> np.ndarray:
+    m = np.stack([np.asarray(v, dtype=np.float32).reshape(-1) for v in vectors])
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return m / norms
+
+
+def group_memories(
+    items: Sequence[GroupItem],
+    *,
+    similarity: float,
+    max_group: int = 12,
+    hubs: Collection[int] = (),
+    hub_fraction: float | None = None,
+    block: int = 512,
+) -> list[list[int]]:
+    """Connected components (indices into ``items``) of memories of the same type sharing an entity
+    other than the ``hubs``, or at least ``similarity`` cosine apart. With ``hub_fraction``, an entity
+    mentioned by more than that fraction of a type's memories (and more than three) is a hub too.
+    Singletons included; each group is in chronological order; groups above ``max_group`` are cut
+    into consecutive chunks."""
+    if max_group < 2:
+        raise ValidationError("max_group must be >= 2", field="max_group")
+    uf = UnionFind(len(items))
+    by_type: dict[str, list[int]] = {}
+    for i, it in enumerate(items):
+        by_type.setdefault(it.memory_type, []).append(i)
+    for idx in by_type.values():
+        n = len(idx)
+        mentions: dict[int, list[int]] = {}
+        for i in idx:
+            for e in dict.fromkeys(items[i].entity_ids):
+                mentions.setdefault(e, []).append(i)
+        hub_above = max(3.0, hub_fraction * n) if hub_fraction is not None else float("inf")
+        for entity, members in mentions.items():
+            if entity in hubs or len(members) > hub_above:
+                continue
+            for other in members[1:]:
+                uf.union(members[0], other)
+        with_vec = [i for i in idx if items[i].vector is not None]
+        if len(with_vec) > 1:
+            m = _normalised([items[i].vector for i in with_vec])  # type: ignore[misc]
+            for start in range(0, len(with_vec), block):
+                sims = m[start : start + block] @ m.T
+                rows, cols = np.nonzero(sims >= similarity)
+                for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+                    a = start + r
+                    if a < c:
+                        uf.union(with_vec[a], with_vec[c])
+    out: list[list[int]] = []
+    for g in uf.groups():
+        g.sort(key=lambda i: (items[i].when, i))
+        out.extend(g[k : k + max_group] for k in range(0, len(g), max_group))
+    return out
+
+
+# --- statements, contradictions -------------------------------------------------------------------------
+
+
+def _stem(tok: str) -> str:
+    """A crude stemmer, enough to see "lives", "lived" and "live" as one word."""
+    if tok.endswith(("'s", "’s")):
+        tok = tok[:-2]
+    tok = tok.replace("'", "").replace("’", "")
+    if len(tok) > 4 and tok.endswith("ies"):
+        tok = tok[:-3] + "y"
+    elif len(tok) > 3 and tok.endswith("s") and not tok.endswith("ss"):
+        tok = tok[:-1]
+    if len(tok) > 5 and tok.endswith("ing"):
+        tok = tok[:-3]
+    elif len(tok) > 4 and tok.endswith("ed"):
+        tok = tok[:-2]
+    if len(tok) > 3 and tok.endswith("e"):
+        tok = tok[:-1]
+    return tok
+
+
+@dataclass(frozen=True, slots=True)
+class Features:
+    """Content words (stemmed, stopwords dropped), the value-like ones among them (the words of the
+    memory's entity names, words capitalised away from a sentence start, words holding a digit), the
+    first value in the text (the subject, in most memories) and the negation parity."""
+
+    content: frozenset[str]
+    values: frozenset[str]
+    subject: str | None
+    negated: bool
+
+
+def features(text: str, names: Sequence[str] = ()) -> Features:
+    """The :class:`Features` of a statement; ``names`` are entity names known to occur in it."""
+    named = {_stem(t) for n in names for t in word_tokens(n) if t not in STOPWORDS}
+    content: dict[str, None] = {}
+    values: dict[str, None] = {}
+    negations = 0
+    sentence_start = True
+    pos = 0
+    for m in _WORD.finditer(text):
+        between = text[pos : m.start()]
+        if any(ch in _END for ch in between):
+            sentence_start = True
+        pos = m.end()
+        word = m.group(0)
+        for low in word_tokens(word):
+            if low in _NEGATIONS or low.endswith(("n't", "n’t")):
+                negations += 1
+            if low in STOPWORDS or low in _TIME_WORDS:
+                continue
+            st = _stem(low)
+            if not st:
+                continue
+            content.setdefault(st, None)
+            if st in named or any(c.isdigit() for c in word) or (word[:1].isupper() and not sentence_start):
+                values.setdefault(st, None)
+        sentence_start = False
+    return Features(
+        content=frozenset(content),
+        values=frozenset(values),
+        subject=next(iter(values), None),
+        negated=negations % 2 == 1,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Two statements that cannot both hold. ``strong``: a value change or a negation (the older
+    statement is given an end of validity); weak: same frame, other words (kept apart only)."""
+
+    kind: str  # "negation" | "value" | "frame"
+    strong: bool
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    union = a | b
+    return len(a & b) / len(union) if union else 1.0
+
+
+def conflict(a: Features | str, b: Features | str) -> Conflict | None:
+    """Whether two statements contradict each other (see the module docstring), else None."""
+    fa = a if isinstance(a, Features) else features(a)
+    fb = b if isinstance(b, Features) else features(b)
+    shared = fa.content & fb.content
+    if not shared:
+        return None
+    if fa.negated != fb.negated:
+        return Conflict("negation", True) if _jaccard(fa.content, fb.content) >= 0.5 else None
+    frame_a, frame_b = fa.content - fa.values, fb.content - fb.values
+    dv_a, dv_b = fa.values - fb.values, fb.values - fa.values
+    shared_values = fa.values & fb.values
+    if dv_a and dv_b and (frame_a or frame_b or shared_values) and _jaccard(frame_a, frame_b) >= 0.75:
+        if shared_values:
+            if fa.subject in shared_values and fb.subject in shared_values:
+                return Conflict("value", True)
+        elif len(dv_a) == 1 and len(dv_b) == 1:
+            return Conflict("value", True)
+    ua, ub = fa.content - fb.content, fb.content - fa.content
+    if len(ua) == 1 and len(ub) == 1 and len(shared) >= 3:  # one word swapped in the same frame
+        if fa.values & ua or fb.values & ub:
+            return None  # other names in the same frame without a shared subject: different things
+        return Conflict("frame", False)
+    return None
+
+
+def conflicts_among(texts: Sequence[str], names: Sequence[str] = ()) -> list[tuple[int, int, Conflict]]:
+    """Every contradicting pair (i < j) among ``texts``; ``names``: entity names they may mention."""
+    feats = [features(t, names) for t in texts]
+    out = []
+    for i, j in combinations(range(len(texts)), 2):
+        c = conflict(feats[i], feats[j])
+        if c is not None:
+            out.append((i, j, c))
+    return out
+
+
+# --- the extractive merger --------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Statement:
+    """One memory offered to a merger."""
+
+    text: str
+    when: datetime | None = None  # when it became true (valid_from / said_at)
+    importance: float = 0.5
+    vector: np.ndarray | None = None
+    names: Sequence[str] = ()  # its entities' names
+
+
+@dataclass(slots=True)
+class Fact:
+    """A merger's output: a text and the statements (positions in the input) it covers."""
+
+    text: str
+    sources: list[int] = field(default_factory=list)
+
+
+def join_sentences(texts: Sequence[str]) -> str:
+    """Statements as one text: each ends with a full stop (unless it already ends a sentence)."""
+    parts = []
+    for t in texts:
+        t = " ".join(t.split())
+        if t and t[-1] not in _END:
+            t += "."
+        if t:
+            parts.append(t)
+    return " ".join(parts)
+
+
+def _ts(s: Statement) -> float:
+    return s.when.timestamp() if s.when is not None else 0.0
+
+
+def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float:
+    if a is None or b is None:
+        return -1.0
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    if na == 0 or nb == 0:
+        return -1.0
+    return float(np.dot(a, b) / (na * nb))
+
+
+def extractive_merge(statements: Sequence[Statement], *, dedup_threshold: float = 0.95) -> list[Fact]:
+    """Merge statements offline (see the module docstring). Every input is covered by exactly one
+    output fact; outputs are: the merged fact (if any statement contradicts nothing), then each
+    contradicting statement on its own, oldest first."""
+    n = len(statements)
+    if n == 0:
+        return []
+    feats = [features(s.text, s.names) for s in statements]
+    order = sorted(
+        range(n),
+        key=lambda i: (-len(feats[i].content), -statements[i].importance, -_ts(statements[i]), i),
+    )
+    kept: list[int] = []
+    covers: dict[int, list[int]] = {}
+    for i in order:
+        target = None
+        for k in kept:
+            c = conflict(feats[i], feats[k])
+            if c is not None and c.strong:
+                continue  # never a duplicate of what it contradicts
+            if feats[i].negated != feats[k].negated:
+                continue
+            near = _cosine(statements[i].vector, statements[k].vector) >= dedup_threshold
+            if (c is None and feats[i].content <= feats[k].content) or near:
+                target = k
+                break
+        if target is None:
+            kept.append(i)
+            covers[i] = [i]
+        else:
+            covers[target].append(i)
+    apart: set[int] = set()
+    for a, b in combinations(kept, 2):
+        if conflict(feats[a], feats[b]) is not None:
+            apart.update((a, b))
+    chrono = sorted(kept, key=lambda k: (_ts(statements[k]), k))
+    out: list[Fact] = []
+    main = [k for k in chrono if k not in apart]
+    if main:
+        out.append(
+            Fact(
+                text=join_sentences([statements[k].text for k in main]) if len(main) > 1 else statements[main[0]].text,
+                sources=sorted(i for k in main for i in covers[k]),
+            )
+        )
+    out.extend(Fact(text=statements[k].text, sources=sorted(covers[k])) for k in chrono if k in apart)
+    return out
