@@ -231,6 +231,12 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         self._check()
         return self._llm
 
+    async def flush(self) -> None:
+        """Wait until background work started by earlier calls (access counts, auto-consolidation,
+        conversation summaries) has finished. ``close()`` does this too."""
+        while self._background:  # a finishing task may start another
+            await asyncio.gather(*self._background, return_exceptions=True)
+
     async def close(self) -> None:
         """Finish background work (access counts, summaries) and release the LLM client, the
         database and the embedder."""

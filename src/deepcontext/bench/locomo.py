@@ -36,9 +36,12 @@ class SystemResult:
     recalls: list[tuple[int, dict[int, float]]] = field(default_factory=list)  # (category, {k: recall})
     ingest_seconds: float = 0.0
     search_ms: list[float] = field(default_factory=list)
+    #: distinct turns cited by the top 10 (a merged memory citing many turns raises recall: shown openly)
+    turns_at_10: list[int] = field(default_factory=list)
 
     def add(self, category: int, evidence: list[str], cited_in_order: list[list[str]]) -> None:
         ev = set(evidence)
+        self.turns_at_10.append(len({d for group in cited_in_order[:10] for d in group}))
         out = {}
         for k in KS:
             cited = {d for group in cited_in_order[:k] for d in group}
@@ -59,6 +62,7 @@ class SystemResult:
             "ingest_seconds": round(self.ingest_seconds, 3),
             "search_ms_p50": round(lat[len(lat) // 2], 3) if lat else None,
             "search_ms_p95": round(lat[int(len(lat) * 0.95)], 3) if lat else None,
+            "turns_cited_at_10": round(statistics.fmean(self.turns_at_10), 2) if self.turns_at_10 else None,
         }
 
 
@@ -83,6 +87,7 @@ async def _run_ours(
             for tid, t in zip(r.turn_ids, turns, strict=True):
                 dia_of[tid] = t.dia_id
             tick("ingest")
+        await ctx.flush()  # background consolidation of this conversation, so runs are reproducible
         res.ingest_seconds += time.perf_counter() - t0
         for q in conv.questions:
             t1 = time.perf_counter()

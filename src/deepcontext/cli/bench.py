@@ -31,8 +31,17 @@ def _progress_cb(progress: Any, task: Any) -> Any:
     return cb
 
 
-def _settings() -> dict[str, Any]:
-    return {"embedder": state.embedder} if state.embedder else {}
+SETTING = typer.Option(None, "--set", help="A setting for the run, KEY=VALUE (repeatable), e.g. --set auto_consolidate=false")
+
+
+def _settings(pairs: list[str] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"embedder": state.embedder} if state.embedder else {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            fail(f"--set takes KEY=VALUE, got {pair!r}")
+        out[key.strip()] = value.strip()
+    return out
 
 
 @bench.command()
@@ -45,6 +54,7 @@ def locomo(
     db: str = typer.Option(None, "--db", help="Database to use (default: a temporary SQLite file)"),
     no_baselines: bool = typer.Option(False, "--no-baselines", help="Skip the baselines"),
     out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
+    settings: list[str] = SETTING,
 ) -> None:
     """Retrieval recall@5/10/25/50 on LoCoMo, overall and per category, beside BM25, cosine and a naive hybrid."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -63,22 +73,23 @@ def locomo(
                 conversations=conversations,
                 questions=questions,
                 db_url=database_url(db),
-                settings=_settings(),
+                settings=_settings(settings),
                 baselines=not no_baselines,
                 progress=_progress_cb(progress, task),
             )
         )
     result["machine"] = machine()
+    result["settings"] = _settings(settings)
     out_dir = out or default_results_dir()
     json_path = save_json(result, out_dir, "locomo")
     systems = result["systems"]
     rows = [
-        [name, s["questions"], *[s["recall"][k] for k in KS], s["ingest_seconds"], s["search_ms_p50"], s["search_ms_p95"]]
+        [name, s["questions"], *[s["recall"][k] for k in KS], s["turns_cited_at_10"], s["ingest_seconds"], s["search_ms_p50"], s["search_ms_p95"]]
         for name, s in systems.items()
     ]
     c = console()
     c.print(f"LoCoMo: {result['turns']} turns, {result['questions']} questions, embedder {result['embedder']}, {result['backend']}")
-    c.print(markdown_table(["system", "questions", *[f"R@{k}" for k in KS], "ingest s", "search p50 ms", "p95 ms"], rows))
+    c.print(markdown_table(["system", "questions", *[f"R@{k}" for k in KS], "turns in top 10", "ingest s", "search p50 ms", "p95 ms"], rows))
     if result["ratio_ours_over"]:
         c.print()
         c.print(markdown_table(["deepcontext / baseline", *[f"R@{k}" for k in KS]], [[n, *[r[k] for k in KS]] for n, r in result["ratio_ours_over"].items()]))
@@ -102,6 +113,7 @@ def speed(
     db: str = typer.Option(None, "--db", help="Database (default: a temporary SQLite file); postgresql://... for PostgreSQL"),
     queries: int = typer.Option(200, "--queries", min=10, help="Measured searches per stage"),
     out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
+    settings: list[str] = SETTING,
 ) -> None:
     """Ingest throughput and search latency p50/p95/p99 at growing sizes, beside brute force."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -118,9 +130,10 @@ def speed(
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
         task = progress.add_task("memories", total=None)
         result = asyncio.run(
-            run_speed(sizes=size_list, db_url=database_url(db), settings=_settings(), queries=queries, progress=_progress_cb(progress, task))
+            run_speed(sizes=size_list, db_url=database_url(db), settings=_settings(settings), queries=queries, progress=_progress_cb(progress, task))
         )
     result["machine"] = machine()
+    result["settings"] = _settings(settings)
     out_dir = out or default_results_dir()
     name = f"speed-{result['backend']}"
     json_path = save_json(result, out_dir, name)
