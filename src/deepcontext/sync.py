@@ -68,6 +68,9 @@ class SyncDeepContext:
             return lambda *a, **kw: self._run(collect(*a, **kw))
         return attr
 
+    def flush(self) -> None:
+        self._run(self._async.flush())
+
     def close(self) -> None:
         if self._loop.is_closed():
             return

@@ -22,7 +22,7 @@ from tests.server.helpers import ROOT, Api, cli_env, flat_routes, running
 #: the only routes served without a key
 PUBLIC = {("GET", "/health"), ("GET", "/v1/health"), ("GET", "/v1/ready")}
 #: POST routes that only read (every other non-GET route must refuse read-only keys)
-READS_BY_POST = {("POST", "/memory/search"), ("POST", "/v1/search"), ("POST", "/graph/neighbors")}
+READS_BY_POST = {("POST", "/memory/search"), ("POST", "/v1/search"), ("POST", "/v1/context"), ("POST", "/graph/neighbors")}
 DOCS = {"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}
 
 

@@ -58,7 +58,14 @@ async def test_stdio(db_url: str) -> None:
         assert found["results"] and all(r["tier"] == "working" for r in found["results"])
 
         text = (await c.call_tool("get_context", {"query": "Lisbon"})).content[0].text
-        assert text.startswith("Memories of ana relevant to: Lisbon") and "Lisbon" in text.split("\n", 1)[1]
+        assert text.startswith("## Relevant memories\n") and "Lisbon" in text and "Globex" in text
+        assert "cello" not in text  # another user's
+        text = (await c.call_tool("get_context", {"query": "cello", "user_id": "bo", "conversation_id": "music",
+                                                  "budget_tokens": 60})).content[0].text  # fmt: skip
+        assert "## Conversation so far" in text and "user: I play the cello on Sundays." in text
+        text = (await c.call_tool("get_context", {"query": "volcanoes of Iceland", "user_id": "nobody"})).content[0].text
+        assert text == "Nothing remembered about nobody bears on: volcanoes of Iceland"
+        assert (await c.call_tool("get_context", {"query": "x", "budget_tokens": 0})).is_error
 
         page = data(await c.call_tool("list_memories", {"limit": 1}))
         assert page["total"] >= 2 and len(page["memories"]) == 1 and page["next_cursor"]

@@ -166,14 +166,20 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         query: Annotated[str, Field(min_length=1, max_length=4000, description="The message to answer, or a topic")],
         mcp_ctx: Context,
         user_id: UserArg = None,
-        limit: Annotated[int, Field(ge=1, le=50)] = 10,
+        conversation_id: Annotated[
+            str | None, Field(default=None, max_length=255, description="Also show this conversation's recent turns")
+        ] = None,
+        budget_tokens: Annotated[int, Field(ge=1, le=200_000, description="Most tokens the context may take")] = 2000,
+        limit: Annotated[int, Field(ge=1, le=100, description="Search results considered")] = 20,
     ) -> str:
-        """What is remembered about the user that bears on ``query``, as text ready for a prompt."""
+        """What is remembered about the user that bears on ``query``, as text ready for a prompt:
+        pinned memories, relevant memories with their dates, working-memory sections selected by
+        intent and the conversation's recent path, within ``budget_tokens``."""
 
         async def go() -> str:
             _, external, uid = user_of(mcp_ctx, user_id)
-            res = await ctx.search(query, uid, limit=limit)
-            return format_context(external, query, res.results)
+            res = await ctx.context(query, uid, conversation_id or None, budget_tokens=budget_tokens, memory_limit=limit)
+            return res.text or f"Nothing remembered about {external} bears on: {query}"
 
         return await guarded(go)
 

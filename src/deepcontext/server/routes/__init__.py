@@ -22,6 +22,7 @@ ROUTER_MODULES = [
     "deepcontext.server.routes.health",
     "deepcontext.server.routes.memories",
     "deepcontext.server.routes.search",
+    "deepcontext.server.routes.context",
     "deepcontext.server.routes.graph",
     "deepcontext.server.routes.conversations",
     "deepcontext.server.routes.users",
