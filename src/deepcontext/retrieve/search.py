@@ -16,8 +16,12 @@ from deepcontext.store.base import MemoryFilters, Store
 from deepcontext.text import keyword_terms, query_ngrams
 from deepcontext.types import Memory
 
-__all__ = ["HUB_SHARE", "Hit", "graph_leg", "hybrid_search"]
+__all__ = ["HUB_SHARE", "MAX_SOURCES", "Hit", "graph_leg", "hybrid_search"]
 
+#: entities (matched + neighbours, by weight) whose memories the graph leg reads
+MAX_GRAPH_ENTITIES = 12
+#: provenance listed per search result (a memory seen again many times cites many turns; get() lists all)
+MAX_SOURCES = 50
 #: an entity mentioned by more than this share of a user's memories is too generic for the graph leg
 HUB_SHARE = 0.05
 
@@ -57,7 +61,7 @@ def graph_leg(
     start = [matched[n][0] for n in keep if not hub(matched[n][1])]
     if not start:
         return []
-    hood = store.entity_neighbourhood(user_id, start, depth)
+    hood = store.entity_neighbourhood(user_id, start, depth, max_per_level=MAX_GRAPH_ENTITIES)
     weight: dict[int, float] = {}
     for item in hood:
         mentions = max(1, int(item.get("mention_count") or 1))
@@ -65,7 +69,8 @@ def graph_leg(
             continue  # no hubs, and no expansion through a skipped entity
         w = (1.0 / (1 + item["depth"])) * (min(item["strength"], 2.0) if item["depth"] else 1.0)
         weight[item["id"]] = w * math.log(1 + n_mem / mentions)
-    pairs = store.memories_for_entities(user_id, list(weight), filters, now, limit=max(50 * k, 500))
+    top = sorted(weight, key=lambda e: -weight[e])[:MAX_GRAPH_ENTITIES]
+    pairs = store.memories_for_entities(user_id, top, filters, now, limit=max(3 * k, 30))
     scores: dict[int, float] = {}
     for mid, eid in pairs:
         scores[mid] = scores.get(mid, 0.0) + weight.get(eid, 0.0)
@@ -73,7 +78,14 @@ def graph_leg(
     return order[:k]
 
 
-def hybrid_search(
+def hybrid_search(*args: Any, **kwargs: Any) -> list[Hit]:
+    """Hybrid search (see :func:`_hybrid_search`), all reads on one connection / snapshot."""
+    store: Store = args[0] if args else kwargs["store"]
+    with store.reading():
+        return _hybrid_search(*args, **kwargs)
+
+
+def _hybrid_search(
     store: Store,
     user_id: str,
     query: str,
@@ -104,8 +116,8 @@ def hybrid_search(
     all_ids = list(dict.fromkeys(m for ids in legs.values() for m in ids))
     fields = store.rank_fields(user_id, all_ids)
     if config.group_by_source:
-        turn_ids = store.source_turn_ids(user_id, all_ids)
-        groups, legs_g, fused = _group_by_source(legs, turn_ids, weights, config.rrf_k)
+        first_turns = {mid: f.first_turn for mid, f in fields.items() if f.first_turn is not None}
+        groups, legs_g, fused = _group_by_source(legs, first_turns, weights, config.rrf_k)
     else:
         groups = {mid: [mid] for mid in all_ids}
         legs_g = legs
@@ -114,11 +126,12 @@ def hybrid_search(
     own = rrf(legs, weights, config.rrf_k) if config.group_by_source else fused
     scored: list[tuple[float, float, int, Any]] = []
     for gkey, fscore in fused.items():
-        # the group's representative is the member that matched best on its own
+        # the group's representative: a pinned (key) memory if there is one, else the member that
+        # matched best on its own
         members = [m for m in groups[gkey] if (f := fields.get(m)) is not None and f.active]
         if not members:  # changed between the legs and now
             continue
-        mid = max(members, key=lambda m: (own.get(m, 0.0), fields[m].importance, m))
+        mid = max(members, key=lambda m: (fields[m].pinned, own.get(m, 0.0), fields[m].importance, m))
         # the group ranks by its best rescored member (a turn and its fact are one piece of news)
         score = max(_rescore(fscore, fields[m], config, now) for m in members)
         scored.append((score, fscore, mid, gkey))
@@ -126,7 +139,7 @@ def hybrid_search(
     scored = scored[:limit]
     # full memories, with details, only for what is returned
     ids = [mid for _, _, mid, _ in scored]
-    memories = {m.id: m for m in store.get_memories(user_id, ids, details=True)}
+    memories = {m.id: m for m in store.get_memories(user_id, ids, details=True, max_sources=MAX_SOURCES)}
     hits = []
     for score, fscore, mid, gkey in scored:
         mem = memories.get(mid)
@@ -151,17 +164,18 @@ def _rescore(fscore: float, f: Any, config: SearchConfig, now: datetime) -> floa
 
 def _group_by_source(
     legs: dict[str, list[int]],
-    sources: dict[int, list[int]],
+    sources: dict[int, int],
     weights: dict[str, float],
     k: int,
 ) -> tuple[dict[Any, list[int]], dict[str, list[Any]], dict[Any, float]]:
-    """Fuse at the level of *what the memories come from*: memories citing the same turns (a turn
-    and the facts extracted from it) form one group that takes, in each leg, the rank of its best
-    member. Returns (group -> members in order of appearance, legs over groups, fused scores)."""
+    """Fuse at the level of *what the memories come from*: memories derived from the same turn (the
+    turn's own memory and the facts extracted from it) form one group that takes, in each leg, the
+    rank of its best member. Returns (group -> members in order of appearance, legs over groups,
+    fused scores)."""
 
     def key(mid: int) -> Any:
-        turns = tuple(sources.get(mid, ()))
-        return turns or ("memory", mid)
+        first = sources.get(mid)
+        return ("turn", first) if first is not None else ("memory", mid)
 
     groups: dict[Any, list[int]] = {}
     legs_g: dict[str, list[Any]] = {}

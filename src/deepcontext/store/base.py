@@ -11,6 +11,7 @@ completely before it starts, so no transaction is ever open while an embedder or
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from contextlib import contextmanager
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -71,6 +72,8 @@ class RankFields:
     when: datetime  # said_at, else created_at
     access_count: int
     active: bool
+    first_turn: int | None = None  # the turn the memory was derived from (its oldest source)
+    pinned: bool = False
 
 
 @dataclass(slots=True)
@@ -233,9 +236,11 @@ class Store(ABC):
 
     # --- reads --------------------------------------------------------------------------------
     @abstractmethod
-    def get_memories(self, user_id: str, memory_ids: Sequence[int], *, details: bool = True) -> list[Memory]:
+    def get_memories(
+        self, user_id: str, memory_ids: Sequence[int], *, details: bool = True, max_sources: int | None = None
+    ) -> list[Memory]:
         """Memories by id (any status), in the order given; unknown ids are skipped. With ``details``
-        the sources, entities and links are filled."""
+        the sources (the oldest ``max_sources`` turns, all if None) and entities are filled."""
 
     @abstractmethod
     def list_memories(
@@ -278,6 +283,11 @@ class Store(ABC):
     def active_memory_count(self, user_id: str) -> int:
         """Number of active memories of the user (cheap when nothing changed)."""
 
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """A scope in which this thread's reads may share one connection / snapshot. Default: none."""
+        yield
+
     # --- retrieval legs: ranked (memory_id, leg score), best first ----------------------------
     @abstractmethod
     def vector_search(
@@ -301,11 +311,11 @@ class Store(ABC):
 
     @abstractmethod
     def entity_neighbourhood(
-        self, user_id: str, entity_ids: Sequence[int], depth: int
+        self, user_id: str, entity_ids: Sequence[int], depth: int, *, max_per_level: int | None = None
     ) -> list[dict[str, Any]]:
         """Entities reachable within ``depth`` hops (both directions), breadth first. Each item:
         {id, entity, entity_type, relation, depth, strength, via, mention_count}. Start entities
-        come first with depth 0."""
+        come first with depth 0. ``max_per_level`` keeps only the strongest new entities of each hop."""
 
     @abstractmethod
     def memories_for_entities(
@@ -320,9 +330,6 @@ class Store(ABC):
     def rank_fields(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, RankFields]:
         """Importance, confidence, time and access count of candidates (cheap, no details)."""
 
-    @abstractmethod
-    def source_turn_ids(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[int]]:
-        """The turn ids each memory cites."""
 
     @abstractmethod
     def sources(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[Provenance]]: ...

@@ -280,7 +280,7 @@ def _v1_tables(md: MetaData, dim: int) -> None:
         Column("memory_id", pk_type, ForeignKey("memories.id", ondelete="CASCADE"), primary_key=True),
         Column("entity_id", pk_type, ForeignKey("entities.id", ondelete="CASCADE"), primary_key=True),
         Column("user_id", String(255), nullable=False),
-        Index("ix_memory_entities_entity", "entity_id"),
+        Index("ix_memory_entities_entity", "entity_id", "memory_id"),
     )
     Table(
         "kv",
@@ -316,10 +316,13 @@ def _v1_tables(md: MetaData, dim: int) -> None:
 
 
 def _v1_sqlite_fts(dim: int) -> list[str]:
-    # keyword index: rowid = memories.id, body = deepcontext.text.search_text(memory text)
+    # keyword index: rowid = memories.id, body = deepcontext.text.search_text(memory text),
+    # uid = a token naming the user (deepcontext.store.sqlite.user_token), so a query ANDs it and
+    # FTS5 ranks one user's rows on its own; memory_fts_vocab gives document frequencies of terms
     return [
         "CREATE VIRTUAL TABLE memory_fts USING fts5("
-        "body, tokenize = 'porter unicode61 remove_diacritics 2')",
+        "body, uid, tokenize = 'porter unicode61 remove_diacritics 2')",
+        "CREATE VIRTUAL TABLE memory_fts_vocab USING fts5vocab(memory_fts, 'row')",
     ]
 
 

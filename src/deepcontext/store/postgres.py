@@ -190,7 +190,7 @@ class PostgresStore(UserLockMixin, SQLStore):
 
     # --- transactions and locking ---------------------------------------------------------------
     @contextmanager
-    def _read(self) -> Iterator[Connection]:
+    def _open_read(self) -> Iterator[Connection]:
         """Reads run in autocommit: under READ COMMITTED every statement has its own snapshot anyway,
         and no BEGIN / ROLLBACK round trips are spent."""
         try:

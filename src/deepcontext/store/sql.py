@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import base64
 import secrets
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Engine, and_, delete, func, insert, or_, select, update
+from sqlalchemy import Connection, Engine, and_, bindparam, delete, func, insert, or_, select, union_all, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -65,6 +66,7 @@ class SQLStore(AddWriter, Store):
         self.t = Tables(self.metadata)
         self.tracer = tracer
         self._count_cache: dict[str, tuple[tuple[str, str, int], int]] = {}
+        self._pinned = threading.local()
 
     # ------------------------------------------------------------------------------------------
     # transactions
@@ -81,7 +83,30 @@ class SQLStore(AddWriter, Store):
             raise StorageError(f"database write failed: {exc.__class__.__name__}: {getattr(exc, 'orig', None) or exc}") from exc
 
     @contextmanager
+    def reading(self) -> Iterator[None]:
+        """Run the reads inside on one connection of this thread (one snapshot on SQLite, and no
+        pool checkout per call): search wraps its legs in it."""
+        if getattr(self._pinned, "conn", None) is not None:
+            yield
+            return
+        with self._open_read() as conn:
+            self._pinned.conn = conn
+            try:
+                yield
+            finally:
+                self._pinned.conn = None
+
+    @contextmanager
     def _read(self) -> Iterator[Connection]:
+        pinned = getattr(self._pinned, "conn", None)
+        if pinned is not None:
+            yield pinned
+            return
+        with self._open_read() as conn:
+            yield conn
+
+    @contextmanager
+    def _open_read(self) -> Iterator[Connection]:
         try:
             with self.engine.connect() as conn:
                 yield conn
@@ -106,6 +131,11 @@ class SQLStore(AddWriter, Store):
 
     def _forget_user_caches(self, user_id: str) -> None:
         """Drop in-process caches of a user."""
+
+    def _owner(self, col: Any) -> Any:
+        """The user_id column as used in lookups by primary key (SQLite hides it from the planner so
+        the primary key is used, not the user_id index)."""
+        return col
 
     def _lock_user(self, conn: Connection, user_id: str) -> None:
         """Serialise this write with the user's other writes, before it reads anything (PostgreSQL:
@@ -219,7 +249,7 @@ class SQLStore(AddWriter, Store):
 
     def _active_memory(self, conn: Connection, user_id: str, memory_id: int) -> Any:
         mt = self.t.memories
-        row = conn.execute(select(mt).where(mt.c.user_id == user_id, mt.c.id == memory_id)).first()
+        row = conn.execute(select(mt).where(self._owner(mt.c.user_id) == user_id, mt.c.id == memory_id)).first()
         if row is None or row.status != MemoryStatus.ACTIVE.value:
             raise MemoryNotFoundError(memory_id, user_id)
         return row
@@ -362,7 +392,7 @@ class SQLStore(AddWriter, Store):
         with self._write() as conn:
             conn.execute(
                 update(mt)
-                .where(mt.c.user_id == user_id, mt.c.id.in_(sorted(set(memory_ids))))
+                .where(self._owner(mt.c.user_id) == user_id, mt.c.id.in_(sorted(set(memory_ids))))
                 .values(access_count=mt.c.access_count + 1, last_accessed_at=now)
             )
 
@@ -403,7 +433,9 @@ class SQLStore(AddWriter, Store):
     def _memory_columns(self) -> list[Any]:
         return [c for c in self.t.memories.c if c.name != "embedding"]
 
-    def get_memories(self, user_id: str, memory_ids: Sequence[int], *, details: bool = True) -> list[Memory]:
+    def get_memories(
+        self, user_id: str, memory_ids: Sequence[int], *, details: bool = True, max_sources: int | None = None
+    ) -> list[Memory]:
         ids = list(dict.fromkeys(int(i) for i in memory_ids))
         if not ids:
             return []
@@ -412,13 +444,13 @@ class SQLStore(AddWriter, Store):
             by_id: dict[int, Memory] = {}
             for chunk in _chunks(ids):
                 for r in conn.execute(
-                    select(*self._memory_columns()).where(mt.c.user_id == user_id, mt.c.id.in_(list(chunk)))
+                    select(*self._memory_columns()).where(self._owner(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk)))
                 ):
                     by_id[r.id] = self._memory_from_row(r)
             if details and by_id:
                 found = list(by_id)
                 ents = self._memory_entities(conn, user_id, found)
-                srcs = self._sources(conn, user_id, found)
+                srcs = self._sources(conn, user_id, found, max_sources)
                 for mid, mem in by_id.items():
                     mem.entities = ents.get(mid, [])
                     mem.sources = srcs.get(mid, [])
@@ -484,7 +516,7 @@ class SQLStore(AddWriter, Store):
         h = self.t.memory_history
         mt = self.t.memories
         with self._read() as conn:
-            if conn.execute(select(mt.c.id).where(mt.c.user_id == user_id, mt.c.id == memory_id)).first() is None:
+            if conn.execute(select(mt.c.id).where(self._owner(mt.c.user_id) == user_id, mt.c.id == memory_id)).first() is None:
                 raise MemoryNotFoundError(memory_id, user_id)
             rows = conn.execute(
                 select(h).where(h.c.user_id == user_id, h.c.memory_id == memory_id).order_by(h.c.id)
@@ -629,7 +661,9 @@ class SQLStore(AddWriter, Store):
                     out[r.norm_name] = (int(r.id), int(r.mention_count))
         return out
 
-    def entity_neighbourhood(self, user_id: str, entity_ids: Sequence[int], depth: int) -> list[dict[str, Any]]:
+    def entity_neighbourhood(
+        self, user_id: str, entity_ids: Sequence[int], depth: int, *, max_per_level: int | None = None
+    ) -> list[dict[str, Any]]:
         et, rt = self.t.entities, self.t.relations
         start = list(dict.fromkeys(int(i) for i in entity_ids))
         if not start:
@@ -666,6 +700,9 @@ class SQLStore(AddWriter, Store):
                                 found[there] = {"relation": rel, "depth": d, "strength": float(strength), "via": here}
                 if not found:
                     break
+                if max_per_level is not None and len(found) > max_per_level:
+                    strongest = sorted(found, key=lambda i: (-found[i]["strength"], i))[:max_per_level]
+                    found = {i: found[i] for i in strongest}
                 for r in conn.execute(select(et).where(et.c.user_id == user_id, et.c.id.in_(list(found)))):
                     f = found[r.id]
                     info[r.id] = {
@@ -683,19 +720,24 @@ class SQLStore(AddWriter, Store):
     def memories_for_entities(
         self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int
     ) -> list[tuple[int, int]]:
+        """(memory_id, entity_id) pairs, the most recent mentions of each entity first, at most
+        ``limit`` per entity (index range scans on (entity_id, memory_id), no sort of all mentions)."""
         me, mt = self.t.memory_entities, self.t.memories
-        ids = list(dict.fromkeys(entity_ids))
+        ids = list(dict.fromkeys(int(e) for e in entity_ids))
         if not ids:
             return []
+        out: list[tuple[int, int]] = []
         with self._read() as conn:
-            rows = conn.execute(
-                select(me.c.memory_id, me.c.entity_id)
-                .join(mt, mt.c.id == me.c.memory_id)
-                .where(me.c.user_id == user_id, me.c.entity_id.in_(ids), *self._filter_clause(filters, now))
-                .order_by(mt.c.importance.desc(), mt.c.id.desc())
-                .limit(limit)
-            ).all()
-        return [(int(a), int(b)) for a, b in rows]
+            for eid in ids:
+                rows = conn.execute(
+                    select(me.c.memory_id)
+                    .join(mt, mt.c.id == me.c.memory_id)
+                    .where(me.c.entity_id == eid, me.c.user_id == user_id, *self._filter_clause(filters, now))
+                    .order_by(me.c.memory_id.desc())
+                    .limit(limit)
+                ).all()
+                out += [(int(r[0]), eid) for r in rows]
+        return out
 
     def _memory_entities(self, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
         me, et = self.t.memory_entities, self.t.entities
@@ -711,52 +753,66 @@ class SQLStore(AddWriter, Store):
         return out
 
     def rank_fields(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, RankFields]:
-        """What rescoring needs, for many candidates, without building full Memory objects."""
-        mt = self.t.memories
+        """What rescoring and grouping need, for many candidates, in one query (the first cited
+        turn by an index seek per row), without building full Memory objects."""
+        mt, ms = self.t.memories, self.t.memory_sources
+        first = (
+            select(func.min(ms.c.turn_id))
+            .where(ms.c.memory_id == mt.c.id, ms.c.user_id == user_id)
+            .correlate(mt)
+            .scalar_subquery()
+            .label("first_turn")
+        )
         out: dict[int, RankFields] = {}
         with self._read() as conn:
             for chunk in _chunks(list(dict.fromkeys(memory_ids))):
                 for r in conn.execute(
                     select(
-                        mt.c.id, mt.c.importance, mt.c.confidence, mt.c.said_at, mt.c.created_at, mt.c.access_count, mt.c.status
-                    ).where(mt.c.user_id == user_id, mt.c.id.in_(list(chunk)))
-                ):
+                        mt.c.id, mt.c.importance, mt.c.confidence, mt.c.said_at, mt.c.created_at, mt.c.access_count,
+                        mt.c.status, mt.c.pinned, first,
+                    ).where(self._owner(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk)))
+                ):  # fmt: skip
                     out[int(r.id)] = RankFields(
                         importance=float(r.importance),
                         confidence=float(r.confidence),
                         when=r.said_at or r.created_at,
                         access_count=int(r.access_count),
                         active=r.status == MemoryStatus.ACTIVE.value,
+                        first_turn=None if r.first_turn is None else int(r.first_turn),
+                        pinned=bool(r.pinned),
                     )
-        return out
-
-    def source_turn_ids(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[int]]:
-        """The turn ids each memory cites (provenance, ids only)."""
-        ms = self.t.memory_sources
-        out: dict[int, list[int]] = {}
-        with self._read() as conn:
-            for chunk in _chunks(list(dict.fromkeys(memory_ids))):
-                for mid, tid in conn.execute(
-                    select(ms.c.memory_id, ms.c.turn_id)
-                    .where(ms.c.user_id == user_id, ms.c.memory_id.in_(list(chunk)))
-                    .order_by(ms.c.memory_id, ms.c.turn_id)
-                ):
-                    out.setdefault(int(mid), []).append(int(tid))
         return out
 
     def memory_entities(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
         with self._read() as conn:
             return self._memory_entities(conn, user_id, memory_ids)
 
-    def _sources(self, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[Provenance]]:
+    def _sources(
+        self, conn: Connection, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None
+    ) -> dict[int, list[Provenance]]:
+        """Provenance of memories, oldest turn first; at most ``per_memory`` turns each if given (a
+        memory seen again thousands of times cites thousands of turns)."""
         ms, tt = self.t.memory_sources, self.t.turns
         out: dict[int, list[Provenance]] = {}
         for chunk in _chunks(list(memory_ids)):
+            if per_memory is None:
+                pairs = select(ms.c.memory_id, ms.c.turn_id).where(ms.c.user_id == user_id, ms.c.memory_id.in_(list(chunk)))
+            else:  # the oldest turns of each memory: an index range scan each, never all its sources
+                parts = [
+                    select(ms.c.memory_id, ms.c.turn_id)
+                    .where(ms.c.memory_id == int(mid), ms.c.user_id == user_id)
+                    .order_by(ms.c.turn_id)
+                    .limit(per_memory)
+                    .subquery()
+                    .select()
+                    for mid in chunk
+                ]
+                pairs = union_all(*parts) if len(parts) > 1 else parts[0]
+            p = pairs.subquery()
             for r in conn.execute(
-                select(ms.c.memory_id, tt.c.id, tt.c.conversation_id, tt.c.role, tt.c.name, tt.c.said_at)
-                .join(tt, tt.c.id == ms.c.turn_id)
-                .where(ms.c.user_id == user_id, ms.c.memory_id.in_(list(chunk)))
-                .order_by(ms.c.memory_id, tt.c.id)
+                select(p.c.memory_id, tt.c.id, tt.c.conversation_id, tt.c.role, tt.c.name, tt.c.said_at)
+                .join(tt, tt.c.id == p.c.turn_id)
+                .order_by(p.c.memory_id, tt.c.id)
             ):
                 out.setdefault(r.memory_id, []).append(
                     Provenance(
@@ -837,7 +893,7 @@ class SQLStore(AddWriter, Store):
         with self._read() as conn:
             for chunk in _chunks(list(memory_ids)):
                 for mid, emb in conn.execute(
-                    select(mt.c.id, mt.c.embedding).where(mt.c.user_id == user_id, mt.c.id.in_(list(chunk)))
+                    select(mt.c.id, mt.c.embedding).where(self._owner(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk)))
                 ):
                     if emb is not None:
                         out[int(mid)] = emb

@@ -205,7 +205,7 @@ class AddWriter:
             int(r.id): r
             for r in conn.execute(
                 select(mt.c.id, mt.c.text).where(
-                    mt.c.user_id == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value
+                    self._owner(mt.c.user_id) == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value
                 )
             )
         }

@@ -8,7 +8,10 @@ vector search is a per-user numpy matrix kept in RAM (:mod:`deepcontext.store.ve
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -16,9 +19,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, column, create_engine, event, literal_column, select, table, text
+from sqlalchemy import (
+    Connection,
+    func,
+    create_engine,
+    event,
+    select,
+    text,
+)
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
+from sqlalchemy.sql import operators
+from sqlalchemy.sql.elements import UnaryExpression
 
 from deepcontext.clock import to_epoch
 from deepcontext.errors import ConfigurationError
@@ -27,10 +39,32 @@ from deepcontext.store.sql import SQLStore, _chunks
 from deepcontext.store.vectors import VectorCache, VectorRow
 from deepcontext.text import search_text
 
-__all__ = ["SQLiteStore"]
+__all__ = ["COMMON_TERM_SHARE", "MAX_TERM_SHARE", "SQLiteStore", "user_token"]
 
-#: the FTS5 virtual table (created by migration 1): rowid = memories.id, body = search_text(text)
-_FTS = table("memory_fts", column("rowid"), column("body"))
+#: a keyword-query term found in more than this share of a user's memories is left out of the query
+COMMON_TERM_SHARE = 0.1
+#: ... and when every term is that common, the rarest is still used unless it exceeds this share
+MAX_TERM_SHARE = 0.25
+
+
+def user_token(user_id: str) -> str:
+    """The token naming a user in the keyword index (hex, so the tokenizer keeps it whole)."""
+    return "u" + hashlib.blake2b(user_id.encode("utf-8"), digest_size=10).hexdigest()
+
+
+@functools.cache
+def _porter() -> Any:
+    """FTS5's porter tokenizer stems index terms; the vocabulary is looked up with the same stems."""
+    import Stemmer
+
+    return Stemmer.Stemmer("porter")
+
+
+def _unindexed(col: Any) -> Any:
+    """``+col``: tells SQLite not to use an index on ``col``. Lookups by id must go through the
+    primary key; with one big user, the user_id index would otherwise win and scan all its rows."""
+    return UnaryExpression(col, operator=operators.custom_op("+"), type_=col.type)
+
 
 
 class SQLiteStore(SQLStore):
@@ -79,13 +113,31 @@ class SQLiteStore(SQLStore):
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
-        cur.execute("PRAGMA journal_mode = WAL")
+        self._ensure_wal(cur)
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
         cur.execute("PRAGMA temp_store = MEMORY")
         cur.execute("PRAGMA cache_size = -65536")  # 64 MiB page cache
         cur.execute("PRAGMA mmap_size = 268435456")
         cur.close()
+
+    def _ensure_wal(self, cur: sqlite3.Cursor) -> None:
+        """Switch the file to WAL (persistent; once per database). Converting needs an exclusive lock
+        and SQLite does not wait for it on the busy handler, so several processes opening a new
+        file at once retry here until the first one has converted it."""
+        deadline = time.monotonic() + self._busy_timeout_ms / 1000
+        delay = 0.005
+        while True:
+            try:
+                if str(cur.execute("PRAGMA journal_mode").fetchone()[0]).lower() == "wal":
+                    return
+                cur.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
 
     @staticmethod
     def _on_begin(conn: Connection) -> None:
@@ -107,11 +159,16 @@ class SQLiteStore(SQLStore):
 
     # --- keyword index --------------------------------------------------------------------------
     def _index_texts(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
-        if rows:
-            conn.execute(
-                text("INSERT INTO memory_fts(rowid, body) VALUES (:id, :body)"),
-                [{"id": mid, "body": search_text(t)} for mid, t in rows],
-            )
+        if not rows:
+            return
+        mt = self.t.memories
+        owners: dict[int, str] = {}
+        for chunk in _chunks([mid for mid, _ in rows]):
+            owners.update((int(i), u) for i, u in conn.execute(select(mt.c.id, mt.c.user_id).where(mt.c.id.in_(list(chunk)))))
+        conn.execute(
+            text("INSERT INTO memory_fts(rowid, body, uid) VALUES (:id, :body, :uid)"),
+            [{"id": mid, "body": search_text(t), "uid": user_token(owners[mid])} for mid, t in rows if mid in owners],
+        )
 
     def _unindex(self, conn: Connection, memory_ids: Sequence[int]) -> None:
         for chunk in _chunks(list(memory_ids)):
@@ -119,26 +176,75 @@ class SQLiteStore(SQLStore):
                 text(f"DELETE FROM memory_fts WHERE rowid IN ({','.join(str(int(i)) for i in chunk)})")
             )
 
+    def _informative_terms(self, conn: Connection, user_id: str, terms: list[str]) -> tuple[list[str], int]:
+        """Drop terms found in more than :data:`COMMON_TERM_SHARE` of the user's indexed memories:
+        they cost the most to rank (every matching row is scored) and weigh least in bm25. If every
+        term is that common, the rarest one is kept unless it is in more than
+        :data:`MAX_TERM_SHARE` of them (then the keyword leg has nothing useful to say).
+        Returns (terms, rows indexed for the user)."""
+        row = conn.execute(text("SELECT doc FROM memory_fts_vocab WHERE term = :t"), {"t": user_token(user_id)}).first()
+        n_user = int(row[0]) if row is not None else 0
+        if n_user < 1000:
+            return terms, n_user
+        df = []
+        for stem in _porter().stemWords(terms):
+            # one term at a time: fts5vocab answers `term = ?` from the index (an IN list can miss rows)
+            got = conn.execute(text("SELECT doc FROM memory_fts_vocab WHERE term = :t"), {"t": stem}).first()
+            df.append(int(got[0]) if got is not None else 0)
+        keep = [t for t, d in zip(terms, df, strict=True) if d <= COMMON_TERM_SHARE * n_user]
+        if not keep:
+            d, t = min(zip(df, terms, strict=True))
+            keep = [t] if d <= MAX_TERM_SHARE * n_user else []
+        return keep, n_user
+
     def keyword_search(
         self, user_id: str, terms: Sequence[str], k: int, filters: MemoryFilters, now: datetime
     ) -> list[tuple[int, float]]:
-        terms = [t for t in terms if t]
+        """bm25 over the user's memories: FTS5 ranks matching rows on its own (fast
+        ``ORDER BY rank LIMIT``), then ownership and filters are checked for the best rows by id;
+        more are fetched if too many were dropped. When the user owns a small share of the index the
+        query also ANDs the user's token, so other users' rows are never ranked."""
+        terms = list(dict.fromkeys(t for t in terms if t))[:64]
         if not terms or k <= 0:
             return []
-        match = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:64])
         mt = self.t.memories
-        score = literal_column("bm25(memory_fts)").label("score")
-        stmt = (
-            select(mt.c.id, score)
-            .select_from(_FTS.join(mt, mt.c.id == _FTS.c.rowid))
-            .where(text("memory_fts MATCH :match"), mt.c.user_id == user_id, *self._filter_clause(filters, now))
-            .order_by(score)
-            .limit(k)
-        )
         with self._read() as conn:
-            rows = conn.execute(stmt, {"match": match}).all()
-        # bm25() is lower-is-better and negative; report a positive relevance
-        return [(int(mid), float(-score)) for mid, score in rows]
+            terms, n_user = self._informative_terms(conn, user_id, terms)
+            if not terms:
+                return []
+            body = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+            highest = conn.execute(select(func.max(mt.c.id))).scalar() or 0
+            if n_user >= 0.5 * highest:  # (nearly) alone in the index: the user token would only cost
+                match = f"body : ({body})"
+            else:
+                match = f'uid : "{user_token(user_id)}" AND body : ({body})'
+            out: list[tuple[int, float]] = []
+            fetch = max(2 * k, 50)
+            offset = 0
+            while len(out) < k:
+                rows = conn.execute(
+                    text(
+                        "SELECT rowid, bm25(memory_fts) AS s FROM memory_fts WHERE memory_fts MATCH :m "
+                        "ORDER BY s LIMIT :n OFFSET :o"
+                    ),
+                    {"m": match, "n": fetch, "o": offset},
+                ).all()
+                if not rows:
+                    break
+                ids = [int(r[0]) for r in rows]
+                ok = {
+                    int(r[0])
+                    for r in conn.execute(
+                        select(mt.c.id).where(mt.c.id.in_(ids), _unindexed(mt.c.user_id) == user_id, *self._filter_clause(filters, now))
+                    )
+                }
+                # bm25 is lower-is-better and negative: report a positive relevance
+                out += [(int(mid), float(-score)) for mid, score in rows if int(mid) in ok]
+                if len(rows) < fetch:
+                    break
+                offset += fetch
+                fetch *= 4
+        return out[:k]
 
     # --- vector leg -----------------------------------------------------------------------------
     def _vector_state(self, conn: Connection, user_id: str) -> tuple[str, int] | None:
@@ -200,6 +306,9 @@ class SQLiteStore(SQLStore):
             return [[] for _ in range(len(queries))]
         with uv.lock:
             return uv.search_many(queries, k, filters, now.timestamp(), allowed)
+
+    def _owner(self, col: Any) -> Any:
+        return _unindexed(col)
 
     def _forget_user_caches(self, user_id: str) -> None:
         self.vectors.drop(user_id)
