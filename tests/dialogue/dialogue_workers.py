@@ -3,45 +3,12 @@ own store, engine and connection pool)."""
 
 from __future__ import annotations
 
-import multiprocessing as mp
-import time
-import traceback
-from collections.abc import Callable
 from typing import Any
 
-SPAWN = mp.get_context("spawn")
+# the process harness is the store tests' one
+from tests.store_workers import run_processes
 
-
-def run_processes(target: Callable[..., Any], args_list: list[tuple[Any, ...]], *, timeout: float = 120.0) -> list[Any]:
-    """One process per argument tuple (each gets a shared barrier first); results in order; a failure
-    in any process fails the caller with its traceback."""
-    queue = SPAWN.Queue()
-    barrier = SPAWN.Barrier(len(args_list))
-    procs = [SPAWN.Process(target=_wrap, args=(target, i, queue, barrier, *args)) for i, args in enumerate(args_list)]
-    for p in procs:
-        p.start()
-    results: dict[int, Any] = {}
-    deadline = time.monotonic() + timeout
-    try:
-        while len(results) < len(procs):
-            i, ok, value = queue.get(timeout=max(0.1, deadline - time.monotonic()))
-            if not ok:
-                raise AssertionError(f"worker {i} failed:\n{value}")
-            results[i] = value
-    finally:
-        for p in procs:
-            p.join(timeout=10)
-            if p.is_alive():
-                p.kill()
-                p.join()
-    return [results[i] for i in range(len(procs))]
-
-
-def _wrap(target: Callable[..., Any], i: int, queue: Any, barrier: Any, *args: Any) -> None:
-    try:
-        queue.put((i, True, target(barrier, *args)))
-    except BaseException:  # noqa: BLE001 - reported to the parent
-        queue.put((i, False, traceback.format_exc()))
+__all__ = ["run_processes"]
 
 
 def append_worker(barrier: Any, url: str, user_id: str, tag: str, n: int) -> list[int]:
