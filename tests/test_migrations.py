@@ -186,6 +186,7 @@ def check_filled_database(store: Store, ids: dict[str, int]) -> None:
         "Ana lives in Lisbon", "active", ["Lisbon"], [ids["turn"]],
     )  # fmt: skip
     assert (old.status.value, old.superseded_by, new.metadata) == ("superseded", ids["new"], {"k": "v"})
+    assert (new.mention_count, old.mention_count) == (1, 1)  # the column added by version 2
     assert [e.event.value for e in store.history("old-user", ids["new"])] == ["UPDATE"]
     assert [i for i, _ in store.vector_search("old-user", axis(0), 5, MemoryFilters(), later(1))] == [ids["new"]]
     assert [i for i, _ in store.keyword_search("old-user", ["lisbon"], 5, MemoryFilters(), later(1))] == [ids["new"]]

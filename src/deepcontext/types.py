@@ -147,6 +147,7 @@ class Memory(BaseModel):
     created_at: datetime
     updated_at: datetime
     said_at: datetime | None = Field(default=None, description="When the source turn was said")
+    mention_count: int = Field(default=1, description="How many times it was said (re-mentions reinforce it)")
     occurred_at: datetime | None = Field(default=None, description="When the fact is about")
     valid_from: datetime | None = None
     valid_to: datetime | None = None

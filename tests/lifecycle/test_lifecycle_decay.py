@@ -17,6 +17,8 @@ from deepcontext.lifecycle.decay import (
     retention,
 )
 from deepcontext.settings import DeepContextSettings
+from deepcontext.store.lifecycle import DecayChange, apply_decay
+from deepcontext.store.lifecycle import decay_rows as sql_decay_rows
 from deepcontext.types import HistoryEvent
 from tests.lifecycle.conftest import T0
 from tests.lifecycle.helpers import expected_importance, say
@@ -101,6 +103,41 @@ async def test_access_strengthens(ctx: DeepContext, clock: ManualClock) -> None:
     assert p.importance == pytest.approx(expected_importance(0.6, 21, 28.0), rel=1e-9)
     assert u.importance == pytest.approx(expected_importance(0.6, 18, 28.0, accesses=3), rel=1e-9)
     assert u.importance > p.importance
+
+
+async def test_saying_it_again_reinforces(ctx: DeepContext, clock: ManualClock) -> None:
+    """A re-mention (an add that is a NOOP for the memory) counts and restarts its forgetting curve;
+    a lifecycle run that read the memory before the re-mention does not overwrite it."""
+    once = await say(ctx, "u", "Maya owns a red kayak", importance=0.6)
+    twice = await say(ctx, "u", "Maya owns a blue canoe", importance=0.6)
+    assert {m.mention_count for m in ctx.store.get_memories("u", [once, twice])} == {1}
+    clock.set(T0 + timedelta(days=10))
+    await ctx.run_lifecycle("u", consolidate=False)
+    faded = ctx.store.get_memories("u", [twice])[0].importance
+    assert faded == pytest.approx(expected_importance(0.6, 10, 28.0), rel=1e-9)
+    stale = sql_decay_rows(ctx.store, "u", clock.now())  # what a concurrent lifecycle run read
+    clock.set(T0 + timedelta(days=14))
+    r = await ctx.add([{"role": "user", "name": "Maya", "content": "Maya owns a blue canoe"}], "u", "c")
+    assert twice not in r.memory_ids  # no new version: the same memory, said again
+    o, t = ctx.store.get_memories("u", [once, twice])
+    assert (o.mention_count, t.mention_count) == (1, 2)
+    assert t.importance == pytest.approx(0.6) and o.importance == pytest.approx(faded)
+    assert HistoryEvent.NOOP in [h.event for h in await ctx.history(twice, "u")]
+    # the stale run's write is skipped for the re-mentioned memory only
+    stale_changes = [
+        DecayChange(id=row.id, importance=0.01, access_count=row.access_count, mention_count=row.mention_count)
+        for row in stale
+        if row.id in (once, twice)
+    ]
+    apply_decay(ctx.store, "u", stale_changes, clock.now())
+    o, t = ctx.store.get_memories("u", [once, twice])
+    assert (o.importance, t.importance) == (pytest.approx(0.01), pytest.approx(0.6))
+    # 21 days later the re-mentioned memory is 21 days into a fresh curve, the other 35 days in
+    clock.set(T0 + timedelta(days=35))
+    await ctx.run_lifecycle("u", consolidate=False)
+    o, t = ctx.store.get_memories("u", [once, twice])
+    assert o.importance == pytest.approx(expected_importance(0.6, 35, 28.0), rel=1e-9)
+    assert t.importance == pytest.approx(expected_importance(0.6, 21, 28.0), rel=1e-9)
 
 
 async def test_faded_memory_is_deactivated_with_history_and_cleaned(ctx: DeepContext, clock: ManualClock) -> None:

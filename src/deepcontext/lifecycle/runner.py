@@ -254,6 +254,7 @@ class LifecycleRunner:
                         id=r.id,
                         importance=imp,
                         access_count=r.access_count,
+                        mention_count=r.mention_count,
                         deactivate=True,
                         reason=f"importance {imp:.4f} fell under {policy.min_importance:g} (forgetting curve)",
                         details={
@@ -266,7 +267,9 @@ class LifecycleRunner:
                     )
                 )
             elif abs(imp - r.importance) > max(1e-9, REL_TOLERANCE * r.importance):
-                changes.append(sql.DecayChange(id=r.id, importance=imp, access_count=r.access_count))
+                changes.append(
+                    sql.DecayChange(id=r.id, importance=imp, access_count=r.access_count, mention_count=r.mention_count)
+                )
             else:
                 continue
             if imp < r.importance:

@@ -125,6 +125,7 @@ class DecayRow:
     reinforced_at: datetime
     last_accessed_at: datetime | None
     access_count: int
+    mention_count: int
 
 
 @dataclass(slots=True)
@@ -132,6 +133,7 @@ class DecayChange:
     id: int
     importance: float
     access_count: int  # as read: the write is skipped if an access happened meanwhile
+    mention_count: int  # as read: the write is skipped if the memory was said again meanwhile
     deactivate: bool = False
     reason: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
@@ -144,7 +146,7 @@ def decay_rows(store: SQLStore, user_id: str, now: datetime) -> list[DecayRow]:
         rows = conn.execute(
             select(
                 mt.c.id, mt.c.memory_type, mt.c.tier, mt.c.importance, mt.c.base_importance,
-                mt.c.reinforced_at, mt.c.last_accessed_at, mt.c.access_count,
+                mt.c.reinforced_at, mt.c.last_accessed_at, mt.c.access_count, mt.c.mention_count,
             )
             .where(mt.c.user_id == user_id, mt.c.status == _ACTIVE, mt.c.pinned.is_(False), _unexpired(store, now))
             .order_by(mt.c.id)
@@ -159,6 +161,7 @@ def decay_rows(store: SQLStore, user_id: str, now: datetime) -> list[DecayRow]:
             reinforced_at=r.reinforced_at,
             last_accessed_at=r.last_accessed_at,
             access_count=int(r.access_count),
+            mention_count=int(r.mention_count),
         )
         for r in rows
     ]
@@ -187,18 +190,23 @@ def apply_decay(store: SQLStore, user_id: str, changes: Sequence[DecayChange], n
         # reused on PostgreSQL; SQLite always looks rows up by rowid and may reuse the highest id of a
         # deleted row, so there the user is checked too. A row that became inactive since it was
         # read just gets an importance nobody reads.
-        where = [mt.c.id == bindparam("b_id"), mt.c.access_count == bindparam("b_ac")]
+        where = [
+            mt.c.id == bindparam("b_id"),
+            mt.c.access_count == bindparam("b_ac"),
+            mt.c.mention_count == bindparam("b_mc"),
+        ]
         if store.engine.dialect.name == "sqlite":
             where.append(mt.c.user_id == user_id)
         stmt = update(mt).where(*where).values(importance=bindparam("b_imp"))
         for chunk in _chunks(plain, 1000):  # one short transaction per thousand rows
             with store._write() as conn:
-                conn.execute(stmt, [{"b_id": c.id, "b_ac": c.access_count, "b_imp": c.importance} for c in chunk])
+                rows = [{"b_id": c.id, "b_ac": c.access_count, "b_mc": c.mention_count, "b_imp": c.importance} for c in chunk]
+                conn.execute(stmt, rows)
     if not gone:
         return []
     with store._write() as conn:
         store._lock_user(conn, user_id)  # other writers of the user wait: the statuses read stay true
-        current = _rows_by_id(conn, store, user_id, [c.id for c in gone], mt.c.status, mt.c.access_count)
+        current = _rows_by_id(conn, store, user_id, [c.id for c in gone], mt.c.status)
         live = [c for c in gone if c.id in current and current[c.id].status == _ACTIVE]
         if not live:
             return []
@@ -206,7 +214,8 @@ def apply_decay(store: SQLStore, user_id: str, changes: Sequence[DecayChange], n
         for c in live:
             res = conn.execute(
                 update(mt)
-                .where(mt.c.id == c.id, mt.c.access_count == c.access_count)  # an access meanwhile: skip
+                # an access or a re-mention meanwhile: skip (the next run recomputes it)
+                .where(mt.c.id == c.id, mt.c.access_count == c.access_count, mt.c.mention_count == c.mention_count)
                 .values(status=MemoryStatus.DECAYED.value, importance=c.importance, updated_at=now, rev=rev)
             )
             if res.rowcount:

@@ -379,6 +379,12 @@ def _v1_pg_search(dim: int) -> list[str]:
     return stmts
 
 
+def _v2_mention_count(dim: int) -> Column:  # type: ignore[type-arg]
+    # how many times the memory was said: 1 when written, +1 on every re-mention (a NOOP of an add),
+    # which also restarts its forgetting curve (deepcontext.lifecycle.decay); rows of version 1 get 1
+    return Column("mention_count", Integer, nullable=False, default=1, server_default=text("1"))
+
+
 MIGRATIONS: list[Migration] = [
     Migration(
         1,
@@ -389,6 +395,7 @@ MIGRATIONS: list[Migration] = [
             RawSQL(sqlite=_v1_sqlite_fts, postgresql=_v1_pg_search),
         ],
     ),
+    Migration(2, "memories.mention_count: re-mentions counted and reinforcing", [AddColumn("memories", _v2_mention_count)]),
 ]
 
 

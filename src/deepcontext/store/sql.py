@@ -411,6 +411,7 @@ class SQLStore(AddWriter, Store):
             importance=r.importance,
             confidence=r.confidence,
             access_count=r.access_count,
+            mention_count=r.mention_count,
             last_accessed_at=r.last_accessed_at,
             created_at=r.created_at,
             updated_at=r.updated_at,

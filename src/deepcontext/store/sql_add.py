@@ -145,12 +145,14 @@ class AddWriter:
                 ml = t.memory_links
                 conn.execute(self._upsert(ml).on_conflict_do_nothing(index_elements=[ml.c.memory_id, ml.c.other_id]), link_rows)
 
+            mentioned: list[int] = []  # memories said again: counted and reinforced
             for i, dup in folds:
                 nm = plan.memories[i]
                 target = memory_ids[dup[1]] if isinstance(dup, tuple) else int(dup)
                 memory_ids[i] = target
                 src = sources_of(nm.source_turn_indices, nm.source_turn_ids)
                 added = self._link_sources(conn, uid, target, src)
+                mentioned.append(target)
                 history.append(
                     _history_row(
                         uid, target, HistoryEvent.NOOP, now, actor=plan.actor, reason=nm.reason or "seen again",
@@ -176,12 +178,14 @@ class AddWriter:
                     )  # fmt: skip
                 else:
                     added = self._link_sources(conn, uid, row.id, src)
+                    mentioned.append(row.id)
                     history.append(
                         _history_row(
                             uid, row.id, HistoryEvent.NOOP, now, actor=plan.actor, reason=ch.reason or "seen again",
                             details={"turn_ids": src[:50], "new_sources": added},
                         )
                     )  # fmt: skip
+            self._reinforce(conn, uid, mentioned, now)
             if history:
                 conn.execute(insert(t.memory_history), history)
             relations_written = self._upsert_relations(conn, plan, entity_ids)
@@ -195,6 +199,24 @@ class AddWriter:
             )
 
     # ------------------------------------------------------------------------------------------
+    def _reinforce(self: SQLStore, conn: Connection, user_id: str, memory_ids: Sequence[int], now: datetime) -> None:  # type: ignore[misc]
+        """A re-mention is a review: one more mention, and the forgetting curve restarts from the
+        memory's base importance now (like an access). Not stamped with ``rev``: nothing of this is
+        in a vector cache (see :func:`deepcontext.store.lifecycle.apply_decay`)."""
+        if not memory_ids:
+            return
+        mt = self.t.memories
+        counts: dict[int, int] = {}
+        for mid in memory_ids:
+            counts[mid] = counts.get(mid, 0) + 1
+        for times in sorted(set(counts.values())):
+            ids = sorted(mid for mid, n in counts.items() if n == times)
+            conn.execute(
+                update(mt)
+                .where(self._owner(mt.c.user_id) == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value)
+                .values(mention_count=mt.c.mention_count + times, reinforced_at=now, importance=mt.c.base_importance)
+            )
+
     def _active_rows(self: SQLStore, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, Any]:  # type: ignore[misc]
         """Active memories of the user by id (id, text); MemoryNotFoundError if one is missing."""
         ids = sorted(set(memory_ids))
@@ -228,6 +250,7 @@ class AddWriter:
             "base_importance": nm.importance,
             "confidence": nm.confidence,
             "access_count": 0,
+            "mention_count": 1,
             "last_accessed_at": None,
             "reinforced_at": now,
             "created_at": now,
