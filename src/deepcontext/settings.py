@@ -94,6 +94,14 @@ class DeepContextSettings(BaseSettings):
     vector_cache_max_rows: int = Field(
         default=2_000_000, ge=0, description="Vectors kept in RAM across users (SQLite backend); LRU beyond"
     )
+    vector_index_min_rows: int = Field(
+        default=20_000,
+        ge=0,
+        description=(
+            "SQLite backend: from this many live vectors of one user, searches take candidates from an HNSW "
+            "graph (usearch, built in the background, rescored exactly) instead of scanning them all; 0: always scan"
+        ),
+    )
     db_pool_size: int = Field(default=5, ge=1, description="PostgreSQL connection pool size per process")
 
     # --- LLM (seed-compatible names) -----------------------------------------------------------
@@ -156,7 +164,12 @@ class DeepContextSettings(BaseSettings):
     )
     embedding_base_url: str | None = None
     embedding_api_key: SecretStr | None = None
-    embedding_batch_size: int = Field(default=64, ge=1, le=2048)
+    embedding_batch_size: int | None = Field(
+        default=None,
+        ge=1,
+        le=2048,
+        description="Texts per model batch (local) or per request (openai); default: the embedder's (16 / 256)",
+    )
 
     # --- memory tuning (seed names and defaults) -------------------------------------------------
     consolidation_threshold: int = Field(default=20, ge=2)

@@ -113,6 +113,9 @@ def speed(
     db: str = typer.Option(None, "--db", help="Database (default: a temporary SQLite file); postgresql://... for PostgreSQL"),
     queries: int = typer.Option(200, "--queries", min=10, help="Measured searches per stage"),
     out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
+    reuse: bool = typer.Option(
+        False, "--reuse", help="Keep what --db already holds from an earlier run; stages it reaches measure search only"
+    ),
     settings: list[str] = SETTING,
 ) -> None:
     """Ingest throughput and search latency p50/p95/p99 at growing sizes, beside brute force."""
@@ -130,7 +133,7 @@ def speed(
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
         task = progress.add_task("memories", total=None)
         result = asyncio.run(
-            run_speed(sizes=size_list, db_url=database_url(db), settings=_settings(settings), queries=queries, progress=_progress_cb(progress, task))
+            run_speed(sizes=size_list, db_url=database_url(db), settings=_settings(settings), queries=queries, progress=_progress_cb(progress, task), reuse=reuse)
         )
     result["machine"] = machine()
     result["settings"] = _settings(settings)

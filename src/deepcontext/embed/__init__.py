@@ -26,4 +26,6 @@ def build_embedder(settings: DeepContextSettings) -> Embedder:
         return OpenAIEmbedder.from_settings(settings)
     from deepcontext.embed.minilm import MiniLMEmbedder
 
+    if settings.embedding_batch_size is None:
+        return MiniLMEmbedder()
     return MiniLMEmbedder(batch_size=settings.embedding_batch_size)

@@ -78,6 +78,10 @@ class Embedder(ABC):
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
 
+    def clear_cache(self) -> None:
+        """Forget cached vectors (the next embed of any text runs the model)."""
+        self._cache.clear()
+
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` (an estimate unless the embedder has a tokenizer): ~4 chars a token."""
         return max(1, (len(text) + 3) // 4) if text else 0

@@ -45,6 +45,10 @@ _REQUIRED_FILES = ("model.safetensors", "tokenizer.json", "config.json", "1_Pool
 MAX_SEQ_LENGTH = 256
 #: one model batch holds at most batch_size * this many tokens (bounds the attention matrices' memory)
 _TOKENS_PER_ROW_BUDGET = 64
+#: a model batch holds rows up to this many times (plus _PAD_SLACK tokens) as long as its shortest:
+#: padding costs as much as real tokens
+_PAD_TOLERANCE = 1.1
+_PAD_SLACK = 1
 #: texts handed to embed_batch at once by the base class, so that length sorting spans many batches
 _CALL_CHUNK = 1024
 
@@ -93,11 +97,15 @@ class _Runtime:
 class MiniLMEmbedder(Embedder):
     """all-MiniLM-L6-v2 sentence embeddings (384 dimensions) on ONNX Runtime, CPU, float32.
 
-    ``batch_size`` is the largest model batch (long texts get smaller batches, bounded by tokens);
+    ``batch_size`` is the largest model batch (long texts get smaller batches, bounded by tokens; a
+    batch also ends where padding would pass 10 %: texts are sorted by length and padding costs as
+    much as real tokens). Measured on 2 cores with chat sentences (texts/s, calls of 30 / 100 / 1000
+    texts): 64 rows without the padding bound 216 / 325 / 430, 16 rows with it 367 / 490 / 420.
     ``threads`` the intra-op threads (default: the cores this process may use; on a machine whose cores
     are busy with other work, ``threads=1`` gives more sentences per CPU-second). ``allow_spinning``
-    lets idle ORT threads spin (faster on an idle machine; turn it off when other busy processes share
-    the cores). ``cache_dir`` is
+    lets idle ORT threads spin after a run. Off by default: the spinning threads compete with the
+    database work that follows every embedding (hybrid search p50 23 -> 15 ms at 10k memories with it
+    off; bulk embedding is ~5 % faster with it on, on an idle machine). ``cache_dir`` is
     accepted and unused: nothing is written to disk, because building the graph in memory over
     memory-mapped weights (~0.15 s) was measured faster than loading a cached 90 MB ``.onnx`` file and
     hashing the weights to key it (~0.24 s), with a lower peak RSS.
@@ -105,11 +113,11 @@ class MiniLMEmbedder(Embedder):
 
     def __init__(
         self,
-        batch_size: int = 64,
+        batch_size: int = 16,
         threads: int | None = None,
         cache_dir: Path | None = None,
         *,
-        allow_spinning: bool = True,
+        allow_spinning: bool = False,
         model_dir: Path | None = None,
         cache_size: int = 4096,
     ) -> None:
@@ -159,6 +167,9 @@ class MiniLMEmbedder(Embedder):
         i, n = 0, len(texts)
         while i < n:
             end = min(i + self.model_batch_size, n)
+            # a batch pads every row to its longest: stop where padding would pass the tolerance
+            limit = int(lengths[order[i]] * _PAD_TOLERANCE) + _PAD_SLACK
+            end = i + max(1, int(np.searchsorted(lengths[order[i:end]], limit, side="right")))
             rows = max(1, min(end - i, budget // int(lengths[order[end - 1]])))
             idx = order[i : i + rows]
             seq = int(lengths[idx[-1]])

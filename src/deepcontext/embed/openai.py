@@ -122,7 +122,7 @@ class OpenAIEmbedder(Embedder):
             base_url=settings.embedding_base_url,
             api_key=settings.embedding_api_key or settings.openai_api_key,
             dimensions=settings.embedding_dimensions,
-            batch_size=settings.embedding_batch_size,
+            **({"batch_size": settings.embedding_batch_size} if settings.embedding_batch_size else {}),
         )
 
     # -- sizes and ids (probed lazily when unknown) ---------------------------------------------

@@ -47,5 +47,6 @@ def open_store(settings: DeepContextSettings, dim: int, *, tracer: Any = None) -
         dim,
         busy_timeout_ms=settings.sqlite_busy_timeout_ms,
         vector_cache_max_rows=settings.vector_cache_max_rows,
+        vector_index_min_rows=settings.vector_index_min_rows,
         tracer=tracer,
     )

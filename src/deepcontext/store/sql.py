@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Engine, and_, bindparam, delete, func, insert, or_, select, union_all, update
+from sqlalchemy import Connection, Engine, and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -728,16 +728,18 @@ class SQLStore(AddWriter, Store):
         if not ids:
             return []
         out: list[tuple[int, int]] = []
+        # one statement, executed per entity with its id bound (built once: constructing and keying
+        # a statement costs as much as running it)
+        stmt = (
+            select(me.c.memory_id)
+            .join(mt, mt.c.id == me.c.memory_id)
+            .where(me.c.entity_id == bindparam("eid"), me.c.user_id == user_id, *self._filter_clause(filters, now))
+            .order_by(me.c.memory_id.desc())
+            .limit(limit)
+        )
         with self._read() as conn:
             for eid in ids:
-                rows = conn.execute(
-                    select(me.c.memory_id)
-                    .join(mt, mt.c.id == me.c.memory_id)
-                    .where(me.c.entity_id == eid, me.c.user_id == user_id, *self._filter_clause(filters, now))
-                    .order_by(me.c.memory_id.desc())
-                    .limit(limit)
-                ).all()
-                out += [(int(r[0]), eid) for r in rows]
+                out += [(int(r[0]), eid) for r in conn.execute(stmt, {"eid": eid})]
         return out
 
     def _memory_entities(self, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
@@ -794,31 +796,40 @@ class SQLStore(AddWriter, Store):
         """Provenance of memories, oldest turn first; at most ``per_memory`` turns each if given (a
         memory seen again thousands of times cites thousands of turns)."""
         ms, tt = self.t.memory_sources, self.t.turns
-        out: dict[int, list[Provenance]] = {}
-        for chunk in _chunks(list(memory_ids)):
-            if per_memory is None:
-                pairs = select(ms.c.memory_id, ms.c.turn_id).where(ms.c.user_id == user_id, ms.c.memory_id.in_(list(chunk)))
-            else:  # the oldest turns of each memory: an index range scan each, never all its sources
-                parts = [
-                    select(ms.c.memory_id, ms.c.turn_id)
-                    .where(ms.c.memory_id == int(mid), ms.c.user_id == user_id)
-                    .order_by(ms.c.turn_id)
-                    .limit(per_memory)
-                    .subquery()
-                    .select()
-                    for mid in chunk
-                ]
-                pairs = union_all(*parts) if len(parts) > 1 else parts[0]
-            p = pairs.subquery()
-            for r in conn.execute(
-                select(p.c.memory_id, tt.c.id, tt.c.conversation_id, tt.c.role, tt.c.name, tt.c.said_at)
-                .join(tt, tt.c.id == p.c.turn_id)
-                .order_by(p.c.memory_id, tt.c.id)
-            ):
-                out.setdefault(r.memory_id, []).append(
-                    Provenance(
-                        turn_id=r.id, conversation_id=r.conversation_id, role=r.role, speaker=r.name, said_at=r.said_at
+        pairs: list[tuple[int, int]] = []
+        if per_memory is None:
+            for chunk in _chunks(list(memory_ids)):
+                pairs += [
+                    (int(m), int(t))
+                    for m, t in conn.execute(
+                        select(ms.c.memory_id, ms.c.turn_id).where(ms.c.user_id == user_id, ms.c.memory_id.in_(list(chunk)))
                     )
+                ]
+        else:
+            # the oldest turns of each memory: one index range scan each, never all its sources; one
+            # statement with bound parameters, compiled once (a UNION of per-memory subqueries was
+            # compiled anew for every search: 5 ms of a 10-result search)
+            stmt = (
+                select(ms.c.turn_id)
+                .where(ms.c.memory_id == bindparam("mid"), ms.c.user_id == bindparam("uid"))
+                .order_by(ms.c.turn_id)
+                .limit(bindparam("lim", literal_execute=False))
+            )
+            for mid in dict.fromkeys(int(m) for m in memory_ids):
+                pairs += [(mid, int(r[0])) for r in conn.execute(stmt, {"mid": mid, "uid": user_id, "lim": per_memory})]
+        turns: dict[int, Any] = {}
+        turn_ids = sorted({t for _, t in pairs})
+        for chunk in _chunks(turn_ids):
+            for r in conn.execute(
+                select(tt.c.id, tt.c.conversation_id, tt.c.role, tt.c.name, tt.c.said_at).where(tt.c.id.in_(list(chunk)))
+            ):
+                turns[int(r.id)] = r
+        out: dict[int, list[Provenance]] = {}
+        for mid, tid in sorted(pairs):
+            r = turns.get(tid)
+            if r is not None:
+                out.setdefault(mid, []).append(
+                    Provenance(turn_id=r.id, conversation_id=r.conversation_id, role=r.role, speaker=r.name, said_at=r.said_at)
                 )
         return out
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from deepcontext.store.ann import AnnBuilder, AnnIndex, ann_available
 from deepcontext.store.base import MemoryFilters
 from deepcontext.types import MemoryStatus, MemoryTier, MemoryType
 
@@ -57,6 +58,10 @@ class UserVectors:
     conv_codes: dict[str | None, int] = field(default_factory=dict)
     dead: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: live vectors from which an HNSW graph proposes candidates (0: always scan exactly)
+    ann_min_rows: int = 0
+    ann: AnnIndex | None = None
+    builder: AnnBuilder | None = None
 
     # -- maintenance ----------------------------------------------------------------------------
     def _grow(self, need: int) -> None:
@@ -83,10 +88,13 @@ class UserVectors:
         self.conv = grown(self.conv)
 
     def apply(self, rows: Iterable[VectorRow]) -> None:
-        """Insert, update or retire rows (called with the rows whose rev moved)."""
+        """Insert, update or retire rows (called with the rows whose rev moved); the graph, when
+        there is one, follows."""
+        changed: list[int] = []
         for r in rows:
             i = self.pos.get(r.id)
             usable = r.active and r.embedding is not None and r.embedding.shape[0] == self.dim
+            changed.append(r.id)
             if i is None:
                 if not usable:
                     continue
@@ -111,8 +119,53 @@ class UserVectors:
             self.expires[i] = np.inf if r.expires_at is None else r.expires_at
             code = self.conv_codes.setdefault(r.conversation_id, len(self.conv_codes))
             self.conv[i] = code
+        if self.builder is not None:
+            self.builder.pending.update(changed)
+        elif self.ann is not None:
+            self._sync_ann(changed)
         if self.dead > 1024 and self.dead > self.n // 4:
             self._compact()
+
+    def _sync_ann(self, ids: Iterable[int]) -> None:
+        """Make the graph hold exactly the live vectors among ``ids``."""
+        assert self.ann is not None
+        live: list[int] = []
+        gone: list[int] = []
+        for mid in dict.fromkeys(ids):
+            i = self.pos.get(mid)
+            (live if i is not None and self.alive[i] else gone).append(mid)
+        self.ann.remove(gone)
+        if live:
+            self.ann.upsert(live, self.mat[[self.pos[m] for m in live]])
+
+    def _ann_for_search(self) -> AnnIndex | None:
+        """The graph if it is ready; starts building it when the user has grown big enough."""
+        if self.ann is not None or self.ann_min_rows <= 0:
+            return self.ann
+        if self.builder is None:
+            if self.n - self.dead < self.ann_min_rows or not ann_available():
+                return None
+            keep = np.flatnonzero(self.alive[: self.n])
+            self.builder = AnnBuilder()
+            self.builder.start(self.dim, self.ids[keep].copy(), self.mat[keep].copy())
+            return None
+        if not self.builder.ready.is_set():
+            return None
+        builder, self.builder = self.builder, None
+        if builder.failed or builder.result is None:
+            self.ann_min_rows = 0  # scan exactly from now on (the failure was logged)
+            return None
+        self.ann = builder.result
+        self._sync_ann(builder.pending)
+        return self.ann
+
+    def wait_for_index(self, timeout: float | None = None) -> bool:
+        """Block until a graph being built is ready (True if the user has a graph afterwards)."""
+        builder = self.builder
+        if builder is not None:
+            builder.ready.wait(timeout)
+        with self.lock:
+            return self._ann_for_search() is not None
 
     def _compact(self) -> None:
         keep = np.flatnonzero(self.alive[: self.n])
@@ -124,24 +177,27 @@ class UserVectors:
         self.pos = {int(mid): i for i, mid in enumerate(self.ids[: self.n])}
 
     # -- search ---------------------------------------------------------------------------------
-    def mask(self, filters: MemoryFilters, now: float, allowed_ids: np.ndarray | None) -> np.ndarray:
-        n = self.n
-        m = self.alive[:n].copy()
+    def mask(
+        self, filters: MemoryFilters, now: float, allowed_ids: np.ndarray | None, at: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Which rows pass the filters: all rows, or the rows at positions ``at``."""
+        sel: Any = slice(0, self.n) if at is None else at
+        m = self.alive[sel].copy()
         if not filters.include_expired:
-            m &= self.expires[:n] > now
+            m &= self.expires[sel] > now
         if filters.tiers is not None:
-            m &= np.isin(self.tier[:n], [_TIERS[t.value] for t in filters.tiers])
+            m &= np.isin(self.tier[sel], [_TIERS[t.value] for t in filters.tiers])
         if filters.types is not None:
-            m &= np.isin(self.mtype[:n], [_TYPES[t.value] for t in filters.types])
+            m &= np.isin(self.mtype[sel], [_TYPES[t.value] for t in filters.types])
         if filters.conversation_ids is not None:
             codes = [self.conv_codes[c] for c in filters.conversation_ids if c in self.conv_codes]
-            m &= np.isin(self.conv[:n], codes)
+            m &= np.isin(self.conv[sel], codes)
         if filters.after is not None:
-            m &= self.when[:n] >= filters.after.timestamp()
+            m &= self.when[sel] >= filters.after.timestamp()
         if filters.before is not None:
-            m &= self.when[:n] < filters.before.timestamp()
+            m &= self.when[sel] < filters.before.timestamp()
         if allowed_ids is not None:
-            m &= np.isin(self.ids[:n], allowed_ids)
+            m &= np.isin(self.ids[sel], allowed_ids)
         return m
 
     def search(
@@ -152,11 +208,54 @@ class UserVectors:
     def search_many(
         self, queries: np.ndarray, k: int, filters: MemoryFilters, now: float, allowed_ids: np.ndarray | None
     ) -> list[list[tuple[int, float]]]:
-        """Top-k (id, cosine) for each row of ``queries``, with one matrix product for all."""
+        """Top-k (id, cosine) for each row of ``queries``: from the graph's candidates rescored
+        exactly when the user has a graph, else (or when filters leave the graph too few) with one
+        matrix product for all."""
         n = self.n
         if n == 0 or k <= 0:
             return [[] for _ in range(len(queries))]
-        all_scores = self.mat[:n] @ queries.astype(np.float32, copy=False).T  # (n, m)
+        queries = queries.astype(np.float32, copy=False)
+        ann = self._ann_for_search()
+        if ann is not None:
+            out = self._search_ann(ann, queries, k, filters, now, allowed_ids)
+            rest = [j for j, r in enumerate(out) if r is None]
+            if rest:
+                exact = self._search_exact(queries[rest], k, filters, now, allowed_ids)
+                for j, r in zip(rest, exact, strict=True):
+                    out[j] = r
+            return [r or [] for r in out]
+        return self._search_exact(queries, k, filters, now, allowed_ids)
+
+    def _search_ann(
+        self,
+        ann: AnnIndex,
+        queries: np.ndarray,
+        k: int,
+        filters: MemoryFilters,
+        now: float,
+        allowed_ids: np.ndarray | None,
+    ) -> list[list[tuple[int, float]] | None]:
+        """Per query: the top k of the graph's candidates that pass the filters, by exact cosine;
+        None where fewer than k passed (the caller scans those exactly)."""
+        want = max(4 * k, 100)
+        out: list[list[tuple[int, float]] | None] = []
+        for q, cand in zip(queries, ann.search(queries, want), strict=True):
+            at = np.fromiter((self.pos.get(int(c), -1) for c in cand), dtype=np.int64, count=len(cand))
+            at = at[at >= 0]
+            at = at[self.mask(filters, now, allowed_ids, at)]
+            if len(at) < k and len(cand) >= want:
+                out.append(None)
+                continue
+            scores = self.mat[at] @ q
+            order = np.argsort(-scores, kind="stable")[:k]
+            out.append([(int(self.ids[at[i]]), float(scores[i])) for i in order])
+        return out
+
+    def _search_exact(
+        self, queries: np.ndarray, k: int, filters: MemoryFilters, now: float, allowed_ids: np.ndarray | None
+    ) -> list[list[tuple[int, float]]]:
+        n = self.n
+        all_scores = self.mat[:n] @ queries.T  # (n, m)
         plain = (
             filters.tiers is None
             and filters.types is None
@@ -189,9 +288,10 @@ class UserVectors:
 class VectorCache:
     """Per-user :class:`UserVectors`, least recently used users evicted past ``max_rows``."""
 
-    def __init__(self, dim: int, max_rows: int) -> None:
+    def __init__(self, dim: int, max_rows: int, ann_min_rows: int = 0) -> None:
         self.dim = dim
         self.max_rows = max_rows
+        self.ann_min_rows = ann_min_rows
         self._users: OrderedDict[str, UserVectors] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -199,18 +299,24 @@ class VectorCache:
         with self._lock:
             uv = self._users.get(user_id)
             if uv is None:
-                uv = UserVectors(dim=self.dim)
+                uv = UserVectors(dim=self.dim, ann_min_rows=self.ann_min_rows)
                 self._users[user_id] = uv
             self._users.move_to_end(user_id)
             return uv
 
     def drop(self, user_id: str) -> None:
         with self._lock:
-            self._users.pop(user_id, None)
+            uv = self._users.pop(user_id, None)
+        if uv is not None and uv.builder is not None:
+            uv.builder.cancelled.set()
 
     def clear(self) -> None:
         with self._lock:
+            users = list(self._users.values())
             self._users.clear()
+        for uv in users:
+            if uv.builder is not None:
+                uv.builder.cancel()
 
     def evict(self, keep: str) -> None:
         with self._lock:
@@ -220,7 +326,10 @@ class VectorCache:
                     break
                 if uid == keep:
                     continue
-                total -= self._users.pop(uid).n
+                gone = self._users.pop(uid)
+                total -= gone.n
+                if gone.builder is not None:
+                    gone.builder.cancelled.set()
 
     def refresh(
         self,
@@ -238,7 +347,7 @@ class VectorCache:
                 return None
             incarnation, version = state
             if incarnation != uv.incarnation:
-                fresh = UserVectors(dim=self.dim, incarnation=incarnation)
+                fresh = UserVectors(dim=self.dim, incarnation=incarnation, ann_min_rows=self.ann_min_rows)
                 fresh.apply(read_rows(-1))
                 fresh.version = version
                 with self._lock:
