@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -37,6 +36,7 @@ from deepcontext.clock import to_epoch
 from deepcontext.errors import ConfigurationError
 from deepcontext.store.base import MemoryFilters
 from deepcontext.store.sql import SQLStore, _chunks
+from deepcontext.store.ttlcache import TTLCache
 from deepcontext.store.vectors import VectorCache, VectorRow
 from deepcontext.text import search_text
 
@@ -52,7 +52,6 @@ MAX_TERM_SHARE = 0.25
 RANK_CAP = 2000
 #: seconds a term's document frequency is reused by the keyword leg
 DF_TTL_S = 30.0
-_DF_CACHE_MAX = 50_000
 
 
 def user_token(user_id: str) -> str:
@@ -107,11 +106,9 @@ class SQLiteStore(SQLStore):
             pool_pre_ping=False,
         )
         self._busy_timeout_ms = busy_timeout_ms
-        #: document frequencies of index terms, kept DF_TTL_S seconds: fts5vocab counts them by reading
-        #: the term's whole posting list (3 ms for a user token at 100k rows), and they only steer a
-        #: heuristic (which terms are too common to rank), so slightly stale counts are harmless
-        self._df_cache: dict[str, tuple[int, float]] = {}
-        self._df_lock = threading.Lock()
+        #: document frequencies of index terms, kept DF_TTL_S seconds (fts5vocab counts them by reading
+        #: the term's whole posting list: 3 ms for a user token at 100k rows)
+        self._df_cache: TTLCache[int] = TTLCache(DF_TTL_S)
         event.listen(self.engine, "connect", self._on_connect)
         event.listen(self.engine, "begin", self._on_begin)
         if tracer is not None:
@@ -192,17 +189,13 @@ class SQLiteStore(SQLStore):
 
     def _doc_frequency(self, conn: Connection, term: str) -> int:
         """Rows of the keyword index holding ``term`` (cached :data:`DF_TTL_S` seconds)."""
-        now = time.monotonic()
         hit = self._df_cache.get(term)
-        if hit is not None and now - hit[1] < DF_TTL_S:
-            return hit[0]
+        if hit is not None:
+            return hit
         # one term at a time: fts5vocab answers `term = ?` from the index (an IN list can miss rows)
         got = conn.execute(text("SELECT doc FROM memory_fts_vocab WHERE term = :t"), {"t": term}).first()
         df = int(got[0]) if got is not None else 0
-        with self._df_lock:
-            if len(self._df_cache) >= _DF_CACHE_MAX:
-                self._df_cache.clear()
-            self._df_cache[term] = (df, now)
+        self._df_cache.put(term, df)
         return df
 
     def _informative_terms(self, conn: Connection, user_id: str, terms: list[str]) -> tuple[list[str], int, int | None]:
