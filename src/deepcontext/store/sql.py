@@ -828,8 +828,10 @@ class SQLStore(AddWriter, Store):
         for mid, tid in sorted(pairs):
             r = turns.get(tid)
             if r is not None:
-                out.setdefault(mid, []).append(
-                    Provenance(turn_id=r.id, conversation_id=r.conversation_id, role=r.role, speaker=r.name, said_at=r.said_at)
+                out.setdefault(mid, []).append(  # rows of our own schema: no re-validation (hot path of search)
+                    Provenance.model_construct(
+                        turn_id=r.id, conversation_id=r.conversation_id, role=r.role, speaker=r.name, said_at=r.said_at
+                    )
                 )
         return out
 

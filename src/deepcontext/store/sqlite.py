@@ -251,18 +251,19 @@ class SQLiteStore(SQLStore):
             # usually suffices, since every round ranks every match
             fetch = max(4 * k, 200)
             if matches is not None and matches > RANK_CAP:
-                ranked = conn.execute(
-                    text(
-                        "SELECT rowid, bm25(memory_fts) AS s FROM memory_fts WHERE memory_fts MATCH :m "
-                        "ORDER BY rowid DESC LIMIT :n"
-                    ),
-                    {"m": match, "n": RANK_CAP},
-                ).all()
-                ranked.sort(key=lambda r: (r[1], -r[0]))
+                # thousands of (int, float) rows: read straight from the driver's cursor on the same
+                # connection and snapshot (SQLAlchemy's row objects cost more than the query), and
+                # ordered with numpy (stable, so equal scores keep the newer memory first)
+                cur = conn.connection.driver_connection.execute(  # type: ignore[union-attr]
+                    "SELECT rowid, bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+                    (match, RANK_CAP),
+                )
+                ranked = np.array(cur.fetchall(), dtype=np.float64).reshape(-1, 2)
+                ranked = ranked[np.argsort(ranked[:, 1], kind="stable")]
                 for i in range(0, len(ranked), fetch):
-                    rows = ranked[i : i + fetch]
-                    ok = allowed([int(r[0]) for r in rows])
-                    out += [(int(mid), float(-score)) for mid, score in rows if int(mid) in ok]
+                    ids = [int(x) for x in ranked[i : i + fetch, 0]]
+                    ok = allowed(ids)
+                    out += [(mid, float(-score)) for mid, score in zip(ids, ranked[i : i + fetch, 1], strict=True) if mid in ok]
                     if len(out) >= k:
                         break
                 return out[:k]
