@@ -347,6 +347,8 @@ class VectorCache:
                 return None
             incarnation, version = state
             if incarnation != uv.incarnation:
+                if uv.builder is not None:  # a graph of the old incarnation is of no use
+                    uv.builder.cancelled.set()
                 fresh = UserVectors(dim=self.dim, incarnation=incarnation, ann_min_rows=self.ann_min_rows)
                 fresh.apply(read_rows(-1))
                 fresh.version = version
