@@ -236,14 +236,15 @@ class UserVectors:
         allowed_ids: np.ndarray | None,
     ) -> list[list[tuple[int, float]] | None]:
         """Per query: the top k of the graph's candidates that pass the filters, by exact cosine;
-        None where fewer than k passed (the caller scans those exactly)."""
+        None where fewer than k passed while more vectors exist (the caller scans those exactly:
+        the filters may have dropped most candidates, or the graph returned fewer than asked)."""
         want = max(4 * k, 100)
         out: list[list[tuple[int, float]] | None] = []
         for q, cand in zip(queries, ann.search(queries, want), strict=True):
             at = np.fromiter((self.pos.get(int(c), -1) for c in cand), dtype=np.int64, count=len(cand))
             at = at[at >= 0]
             at = at[self.mask(filters, now, allowed_ids, at)]
-            if len(at) < k and len(cand) >= want:
+            if len(at) < k and len(at) < self.n - self.dead:  # the scan may find more
                 out.append(None)
                 continue
             scores = self.mat[at] @ q
