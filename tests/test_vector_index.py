@@ -189,3 +189,13 @@ def test_a_process_exiting_mid_build_exits_cleanly(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert "exiting mid-build" in out.stdout
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"), [("vector_index_min_rows", -1), ("embedding_batch_size", 0), ("vector_index_min_rows", "many")]
+)
+def test_bad_index_settings_are_clear_errors(setting: str, value: object) -> None:
+    from deepcontext import ConfigurationError, DeepContext
+
+    with pytest.raises(ConfigurationError, match=setting):
+        DeepContext(**{setting: value})
