@@ -58,12 +58,11 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 
 from deepcontext.errors import ConfigurationError, DeepContextError, MigrationError, StorageError, ValidationError
-from deepcontext.store.base import MemoryFilters
+from deepcontext.store.base import COMMON_TERM_SHARE, DF_TTL_S, RANK_CAP, MemoryFilters
 from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.migrations import PG_TS_CONFIG, pg_vector_mode
 from deepcontext.store.schema import VectorType
 from deepcontext.store.sql import SQLStore, _chunks
-from deepcontext.store.sqlite import COMMON_TERM_SHARE
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.text import search_text
 from deepcontext.types import Provenance
@@ -77,10 +76,6 @@ _MIGRATION_LOCK_KEY = 0x6463_6D69_6772_6174  # "dcmigrat"
 #: keyword ranking: document frequencies are counted up to this many rows, or up to the share of the
 #: user's rows that makes a lexeme too common to rank by (as on SQLite), whichever is more
 _DF_CAP = 1000
-#: the keyword leg ranks at most this many of the most recent matches
-RANK_CAP = 2000
-#: seconds a keyword query's lexemes and their document frequencies are reused
-DF_TTL_S = 30.0
 #: pgvector caps hnsw.ef_search at 1000
 _MAX_EF_SEARCH = 1000
 #: query parameters of asyncpg URLs that libpq does not know

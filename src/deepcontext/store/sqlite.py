@@ -34,24 +34,13 @@ from sqlalchemy.sql.elements import UnaryExpression
 
 from deepcontext.clock import to_epoch
 from deepcontext.errors import ConfigurationError
-from deepcontext.store.base import MemoryFilters
+from deepcontext.store.base import COMMON_TERM_SHARE, DF_TTL_S, MAX_TERM_SHARE, RANK_CAP, MemoryFilters
 from deepcontext.store.sql import SQLStore, _chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.store.vectors import VectorCache, VectorRow
 from deepcontext.text import search_text
 
 __all__ = ["COMMON_TERM_SHARE", "MAX_TERM_SHARE", "RANK_CAP", "SQLiteStore", "user_token"]
-
-#: a keyword-query term found in more than this share of a user's memories is left out of the query
-COMMON_TERM_SHARE = 0.1
-#: ... and when every term is that common, the rarest is still used unless it exceeds this share
-MAX_TERM_SHARE = 0.25
-#: when the kept terms match more rows than this (by their document frequencies), bm25 ranks only the
-#: most recent this-many matches: FTS5 scores every match it orders by rank (26k matches: 39 ms; the
-#: most recent 2,000: 6 ms, measured at 100k memories)
-RANK_CAP = 2000
-#: seconds a term's document frequency is reused by the keyword leg
-DF_TTL_S = 30.0
 
 
 def user_token(user_id: str) -> str:
