@@ -10,12 +10,13 @@ from dataclasses import replace
 from types import TracebackType
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, SecretStr
 
-from deepcontext.errors import LLMResponseError, LLMValidationError, ValidationError
+from deepcontext.errors import ConfigurationError, LLMResponseError, LLMValidationError, ValidationError
 from deepcontext.llm import prompts
 from deepcontext.llm.structured import parse_answer, schema_for, shorten, strip_reasoning
 from deepcontext.llm.types import ChatRequest, Completion, JSONFormat, normalize_messages
+from deepcontext.settings import JSONMode
 
 __all__ = ["LLM"]
 
@@ -46,6 +47,42 @@ class LLM(ABC):
         Raises :class:`~deepcontext.errors.LLMTimeoutError`, :class:`~deepcontext.errors.LLMBackendError`
         (or its subclasses) or :class:`~deepcontext.errors.LLMResponseError`.
         """
+
+    def _configure_remote(
+        self,
+        *,
+        model: str,
+        name: str,
+        base_url: str | None,
+        api_key: str | SecretStr | None,
+        timeout: float | None,
+        max_retries: int | None,
+        json_mode: JSONMode | str,
+    ) -> JSONMode:
+        """Validate and set what every HTTP backend takes (model, base_url, key, timeout, retries,
+        JSON mode); raises ConfigurationError naming the backend. Returns the JSON mode."""
+        if not isinstance(model, str) or not model.strip():
+            raise ConfigurationError(f"LLM backend {name!r}: a model name is required")
+        if base_url is not None and (not isinstance(base_url, str) or not base_url.startswith(("http://", "https://"))):
+            raise ConfigurationError(f"LLM backend {name!r}: base_url must start with http:// or https://")
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0):
+            raise ConfigurationError(f"LLM backend {name!r}: timeout must be a positive number of seconds")
+        if max_retries is not None and (isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0):
+            raise ConfigurationError(f"LLM backend {name!r}: max_retries must be an int >= 0")
+        try:
+            mode = JSONMode(json_mode)
+        except ValueError:
+            raise ConfigurationError(
+                f"LLM backend {name!r}: json_mode must be one of {[m.value for m in JSONMode]}"
+            ) from None
+        self.name = name
+        self.model = model.strip()
+        self.base_url: str | None = base_url.rstrip("/") if base_url else None
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.json_mode = mode
+        self._api_key = api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key
+        return mode
 
     async def stream(self, request: ChatRequest) -> AsyncGenerator[str, None]:
         """Yield the answer's text as it arrives. The default yields the whole answer once.

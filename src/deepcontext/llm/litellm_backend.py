@@ -52,22 +52,11 @@ class LiteLLMBackend(LLM):
         json_mode: JSONMode | str = JSONMode.AUTO,
         extra: Mapping[str, Any] | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigurationError(f"LLM backend {name!r}: a model name is required")
-        try:
-            mode = JSONMode(json_mode)
-        except ValueError:
-            raise ConfigurationError(
-                f"LLM backend {name!r}: json_mode must be one of {[m.value for m in JSONMode]}"
-            ) from None
+        self._configure_remote(
+            model=model, name=name, base_url=base_url, api_key=api_key, timeout=timeout,
+            max_retries=max_retries, json_mode=json_mode,
+        )  # fmt: skip
         self._litellm = import_litellm()
-        self.name = name
-        self.model = model.strip()
-        self.base_url = base_url.rstrip("/") if base_url else None
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.json_mode = mode
-        self._api_key = api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key
         self._extra = dict(extra or {})
 
     def _params(self, request: ChatRequest) -> dict[str, Any]:

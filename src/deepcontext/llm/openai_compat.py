@@ -53,26 +53,11 @@ class OpenAICompatibleLLM(LLM):
         default_headers: Mapping[str, str] | None = None,
         extra_body: Mapping[str, Any] | None = None,
     ) -> None:
-        if not isinstance(model, str) or not model.strip():
-            raise ConfigurationError(f"LLM backend {name!r}: a model name is required")
-        if base_url is not None and not base_url.startswith(("http://", "https://")):
-            raise ConfigurationError(f"LLM backend {name!r}: base_url must start with http:// or https://")
-        if timeout is not None and timeout <= 0:
-            raise ConfigurationError(f"LLM backend {name!r}: timeout must be positive")
-        try:
-            mode = JSONMode(json_mode)
-        except ValueError:
-            raise ConfigurationError(
-                f"LLM backend {name!r}: json_mode must be one of {[m.value for m in JSONMode]}"
-            ) from None
-        self.name = name
-        self.model = model.strip()
-        self.base_url = base_url.rstrip("/") if base_url else None
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.json_mode = mode
+        mode = self._configure_remote(
+            model=model, name=name, base_url=base_url, api_key=api_key, timeout=timeout,
+            max_retries=max_retries, json_mode=json_mode,
+        )  # fmt: skip
         self._effective_mode: JSONMode = JSONMode.JSON_SCHEMA if mode is JSONMode.AUTO else mode
-        self._api_key = api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key
         self._headers = dict(default_headers or {})
         self._extra_body = dict(extra_body or {})
         self._client: Any = None
