@@ -105,6 +105,20 @@ def test_rewrite_functions_directly() -> None:
         "goes", "watches", "studies", "plays", "has", "fixes", "LOVES"]
 
 
+@pytest.mark.parametrize(
+    ("said", "expected"),
+    [
+        ("I'm Maya, a data engineer at Stripe", "Maya is a data engineer at Stripe"),
+        ("I'm Maya and I love hiking", "Maya loves hiking"),
+        ("My name is Maya and I live in Lisbon", "Maya lives in Lisbon"),
+        ("I'm Maya's sister", "Maya is Maya's sister"),  # not a self-introduction: kept as said
+        ("I'm Ana, a data engineer", "Maya is Ana, a data engineer"),  # another name: kept
+    ],
+)
+def test_introducing_oneself_under_the_known_name_is_not_a_tautology(said: str, expected: str) -> None:
+    assert rewrite_first_person(said, "Maya")[0] == expected
+
+
 def test_assistant_second_person_about_the_user() -> None:
     res = run(
         ("user", "I switched my editor theme last week.", "Dana"),

@@ -155,7 +155,18 @@ def rewrite_first_person(sentence: str, speaker: str) -> tuple[str, int]:
         return "themself"
 
     out = _FP_RE.sub(repl, sentence)
+    if count:
+        out = _drop_self_naming(out, speaker)
     return out, count
+
+
+def _drop_self_naming(text: str, speaker: str) -> str:
+    """A speaker introducing themself under the name already known: "I'm Maya, a data engineer"
+    spoken by Maya reads "Maya is a data engineer", not "Maya is Maya, a data engineer"."""
+    s = re.escape(speaker)
+    text = re.sub(rf"\b{s}(?: is|'s name is) {s}(?: and| ,)? {s}\b", speaker, text)  # "... and Maya lives"
+    text = re.sub(rf"\b{s} is {s}, ", f"{speaker} is ", text)  # "Maya is Maya, a ..."
+    return text
 
 
 def rewrite_second_person(sentence: str, user: str) -> tuple[str, int]:
