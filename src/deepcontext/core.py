@@ -24,7 +24,7 @@ from deepcontext.errors import ConfigurationError, EntityNotFoundError, MemoryNo
 from deepcontext.extract.base import Classifier, Extractor
 from deepcontext.lifecycle.facade import LifecycleAPI
 from deepcontext.retrieve.config import SearchConfig, preset
-from deepcontext.retrieve.search import hybrid_search
+from deepcontext.retrieve.search import Hit, hybrid_search
 from deepcontext.services.ingest import IngestService
 from deepcontext.services.validation import (
     check_id,
@@ -382,21 +382,29 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         )
         cfg = self._config(config)
         now = self.clock.now()
-        qvec = await asyncio.to_thread(self.embedder.embed_one, query) if cfg.vector_weight > 0 else None
-        hits = await self._db(
-            hybrid_search,
-            self.store,
-            user_id,
-            query,
-            qvec,
-            limit=limit,
-            filters=filters,
-            config=cfg,
-            now=now,
-            include_graph=include_graph,
-        )
+        per_memory = self.settings.max_connections_per_memory
+
+        def run() -> tuple[list[Hit], dict[int, list[int]]]:
+            # one worker-thread hop for the query's embedding, the legs and the results' links (each
+            # hop back to the event loop costs a wake-up); the reads share one connection and snapshot
+            qvec = self.embedder.embed_one(query) if cfg.vector_weight > 0 else None
+            with self.store.reading():
+                found = hybrid_search(
+                    self.store,
+                    user_id,
+                    query,
+                    qvec,
+                    limit=limit,
+                    filters=filters,
+                    config=cfg,
+                    now=now,
+                    include_graph=include_graph,
+                )
+                ids = [h.memory.id for h in found]
+                return found, (self.store.memory_links(user_id, ids, per_memory) if ids and per_memory else {})
+
+        hits, links = await asyncio.to_thread(run)
         ids = [h.memory.id for h in hits]
-        links = await self._db(self.store.memory_links, user_id, ids) if ids else {}
         results = [
             MemorySearchResult(
                 memory_id=h.memory.id,

@@ -61,7 +61,11 @@ def graph_leg(
     start = [matched[n][0] for n in keep if not hub(matched[n][1])]
     if not start:
         return []
-    hood = store.entity_neighbourhood(user_id, start, depth, max_per_level=MAX_GRAPH_ENTITIES)
+    # hubs are neither scored nor expanded: the store does not follow their relations at all (the
+    # user's own entity is related to hundreds of others)
+    hood = store.entity_neighbourhood(
+        user_id, start, depth, max_per_level=MAX_GRAPH_ENTITIES, max_expand_mentions=int(HUB_SHARE * n_mem) if n_mem >= 50 else None
+    )
     weight: dict[int, float] = {}
     for item in hood:
         mentions = max(1, int(item.get("mention_count") or 1))

@@ -280,7 +280,11 @@ class Store(ABC):
         """Every change of a memory, oldest first. Raises MemoryNotFoundError."""
 
     @abstractmethod
-    def memory_links(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[int]]: ...
+    def memory_links(
+        self, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None
+    ) -> dict[int, list[int]]:
+        """Active memories linked to each of ``memory_ids``, most similar first (at most
+        ``per_memory`` each when given)."""
 
     @abstractmethod
     def get_turns(self, user_id: str, turn_ids: Sequence[int]) -> list[Turn]: ...
@@ -328,11 +332,19 @@ class Store(ABC):
 
     @abstractmethod
     def entity_neighbourhood(
-        self, user_id: str, entity_ids: Sequence[int], depth: int, *, max_per_level: int | None = None
+        self,
+        user_id: str,
+        entity_ids: Sequence[int],
+        depth: int,
+        *,
+        max_per_level: int | None = None,
+        max_expand_mentions: int | None = None,
     ) -> list[dict[str, Any]]:
         """Entities reachable within ``depth`` hops (both directions), breadth first. Each item:
         {id, entity, entity_type, relation, depth, strength, via, mention_count}. Start entities
-        come first with depth 0. ``max_per_level`` keeps only the strongest new entities of each hop."""
+        come first with depth 0. ``max_per_level`` keeps only the strongest new entities of each hop.
+        ``max_expand_mentions``: an entity mentioned more often than this (a hub, such as the user
+        themself) is listed but its relations are not followed."""
 
     @abstractmethod
     def memories_for_entities(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -21,6 +22,8 @@ from typing import Any
 import numpy as np
 from sqlalchemy import (
     Connection,
+    bindparam,
+    column,
     func,
     create_engine,
     event,
@@ -32,13 +35,14 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import UnaryExpression
 
-from deepcontext.clock import to_epoch
+from deepcontext.clock import from_epoch, to_epoch
 from deepcontext.errors import ConfigurationError
 from deepcontext.store.base import COMMON_TERM_SHARE, DF_TTL_S, MAX_TERM_SHARE, RANK_CAP, MemoryFilters
 from deepcontext.store.sql import SQLStore, _chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.store.vectors import VectorCache, VectorRow
 from deepcontext.text import search_text
+from deepcontext.types import Provenance
 
 __all__ = ["COMMON_TERM_SHARE", "MAX_TERM_SHARE", "RANK_CAP", "SQLiteStore", "user_token"]
 
@@ -61,6 +65,56 @@ def _unindexed(col: Any) -> Any:
     primary key; with one big user, the user_id index would otherwise win and scan all its rows."""
     return UnaryExpression(col, operator=operators.custom_op("+"), type_=col.type)
 
+
+
+#: filters of a plain search (active, unexpired memories, nothing else)
+_DEFAULT_FILTERS = MemoryFilters()
+
+#: the most recent active, unexpired memories mentioning an entity (entity, user, now as epoch, limit)
+_ENTITY_MEMORIES_SQL = (
+    "SELECT me.memory_id FROM memory_entities AS me JOIN memories AS m ON m.id = me.memory_id "
+    "WHERE me.entity_id = ? AND me.user_id = ? AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > ?) "
+    "ORDER BY me.memory_id DESC LIMIT ?"
+)
+
+#: relations touching the entities of a JSON array (parameter 1) of a user (parameter 2), both
+#: directions as index searches on (user, source) and (user, target), with the entity at the other
+#: end; strongest first (see SQLStore._relation_rows)
+_RELATIONS_SQL = """
+WITH ids(id) AS (SELECT value FROM json_each(?1))
+SELECT here, there, relation, strength, name, entity_type, mention_count FROM (
+  SELECT r.id AS rid, r.source_id AS here, r.target_id AS there, r.relation, r.strength, e.name, e.entity_type, e.mention_count
+  FROM relations AS r JOIN entities AS e ON e.id = r.target_id AND e.user_id = ?2
+  WHERE r.user_id = ?2 AND r.source_id IN (SELECT id FROM ids)
+  UNION ALL
+  SELECT r.id, r.target_id, r.source_id, r.relation, r.strength, e.name, e.entity_type, e.mention_count
+  FROM relations AS r JOIN entities AS e ON e.id = r.source_id AND e.user_id = ?2
+  WHERE r.user_id = ?2 AND r.target_id IN (SELECT id FROM ids)
+) ORDER BY strength DESC, rid
+"""
+
+
+@functools.lru_cache(maxsize=128)
+def _sources_sql(n: int) -> str:
+    """The oldest ``?`` sources of ``n`` memories with their turns; parameters (memory_id, user_id,
+    limit) per memory."""
+    one = "SELECT * FROM (SELECT memory_id, turn_id FROM memory_sources WHERE memory_id = ? AND user_id = ? ORDER BY turn_id LIMIT ?)"
+    return (
+        "SELECT x.memory_id, t.id, t.conversation_id, t.role, t.name, t.said_at FROM ("
+        + " UNION ALL ".join([one] * n)
+        + ") AS x JOIN turns AS t ON t.id = x.turn_id ORDER BY x.memory_id, x.turn_id"
+    )
+
+
+@functools.lru_cache(maxsize=128)
+def _links_sql(n: int) -> str:
+    """The ``?`` most similar active memories linked to each of ``n`` memories; parameters
+    (memory_id, user_id, limit) per memory."""
+    one = (
+        "SELECT * FROM (SELECT l.memory_id, l.other_id, l.similarity FROM memory_links AS l JOIN memories AS m ON m.id = l.other_id "
+        "WHERE l.memory_id = ? AND l.user_id = ? AND m.status = 'active' ORDER BY l.similarity DESC, l.other_id LIMIT ?)"
+    )
+    return " UNION ALL ".join([one] * n)
 
 
 class SQLiteStore(SQLStore):
@@ -231,7 +285,7 @@ class SQLiteStore(SQLStore):
                 return {
                     int(r[0])
                     for r in conn.execute(
-                        select(mt.c.id).where(mt.c.id.in_(ids), _unindexed(mt.c.user_id) == user_id, *self._filter_clause(filters, now))
+                        select(mt.c.id).where(self._ids_in(mt.c.id, ids), _unindexed(mt.c.user_id) == user_id, *self._filter_clause(filters, now))
                     )
                 }
 
@@ -275,6 +329,75 @@ class SQLiteStore(SQLStore):
                 offset += fetch
                 fetch *= 4
         return out[:k]
+
+    # --- graph ------------------------------------------------------------------------------------
+    def _relation_rows(self, conn: Connection, user_id: str, entity_ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
+        # a constant statement read straight from the driver: a person's neighbourhood two hops out
+        # is ~600 relation rows, whose SQLAlchemy row objects cost more than the query
+        driver = conn.connection.driver_connection
+        return iter(driver.execute(_RELATIONS_SQL, (json.dumps([int(i) for i in entity_ids]), user_id)).fetchall())  # type: ignore[union-attr]
+
+    def memories_for_entities(
+        self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int
+    ) -> list[tuple[int, int]]:
+        # the usual case (active, unexpired memories, no other filter) as one prepared statement run
+        # per entity straight on the driver: 12 entities cost 2.6 ms through SQLAlchemy
+        if filters != _DEFAULT_FILTERS:
+            return super().memories_for_entities(user_id, entity_ids, filters, now, limit)
+        ids = list(dict.fromkeys(int(e) for e in entity_ids))
+        out: list[tuple[int, int]] = []
+        if not ids:
+            return out
+        epoch = to_epoch(now)
+        with self._read() as conn:
+            driver = conn.connection.driver_connection
+            for eid in ids:
+                out += [(int(r[0]), eid) for r in driver.execute(_ENTITY_MEMORIES_SQL, (eid, user_id, epoch, limit))]  # type: ignore[union-attr]
+        return out
+
+    # --- details of search results ---------------------------------------------------------------
+    # A search reads the provenance and links of its 10-100 results: one statement for all of them
+    # (a UNION ALL of per-memory index range scans, each bounded by its LIMIT) sent straight to the
+    # driver on the same connection and snapshot; SQLite caches the prepared statement by its text.
+    # (Eleven SQLAlchemy statements, one per memory plus the turns, cost 2-4 ms of a 20 ms search.)
+    _PER_MEMORY_BATCH = 100
+
+    def _sources(
+        self, conn: Connection, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None
+    ) -> dict[int, list[Provenance]]:
+        ids = list(dict.fromkeys(int(m) for m in memory_ids))
+        if per_memory is None or not ids:
+            return super()._sources(conn, user_id, ids, per_memory)
+        out: dict[int, list[Provenance]] = {}
+        driver = conn.connection.driver_connection
+        for chunk in _chunks(ids, self._PER_MEMORY_BATCH):
+            params: list[Any] = []
+            for mid in chunk:
+                params += [mid, user_id, per_memory]
+            for mid, tid, conv, role, name, said in driver.execute(_sources_sql(len(chunk)), params):  # type: ignore[union-attr]
+                out.setdefault(int(mid), []).append(
+                    Provenance.model_construct(
+                        turn_id=int(tid), conversation_id=conv, role=role, speaker=name, said_at=from_epoch(said)
+                    )
+                )
+        return out
+
+    def memory_links(
+        self, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None
+    ) -> dict[int, list[int]]:
+        ids = list(dict.fromkeys(int(m) for m in memory_ids))
+        if per_memory is None or per_memory <= 0 or not ids:
+            return super().memory_links(user_id, ids, per_memory)
+        found: dict[int, list[tuple[float, int]]] = {}
+        with self._read() as conn:
+            driver = conn.connection.driver_connection
+            for chunk in _chunks(ids, self._PER_MEMORY_BATCH):
+                params: list[Any] = []
+                for mid in chunk:
+                    params += [mid, user_id, per_memory]
+                for mid, other, sim in driver.execute(_links_sql(len(chunk)), params):  # type: ignore[union-attr]
+                    found.setdefault(int(mid), []).append((-float(sim), int(other)))
+        return {mid: [o for _, o in sorted(pairs)] for mid, pairs in found.items()}
 
     # --- vector leg -----------------------------------------------------------------------------
     def _vector_state(self, conn: Connection, user_id: str) -> tuple[str, int] | None:
@@ -339,6 +462,12 @@ class SQLiteStore(SQLStore):
 
     def _owner(self, col: Any) -> Any:
         return _unindexed(col)
+
+    def _ids_in(self, col: Any, ids: Sequence[int]) -> Any:
+        # the ids as one JSON array read by json_each: one bound parameter, and one statement shape
+        # whatever the count (SQLAlchemy renders an IN list per count; 0.58 -> 0.12 ms for 200 ids)
+        listed = select(column("value")).select_from(func.json_each(bindparam(None, json.dumps([int(i) for i in ids]))))
+        return col.in_(listed.scalar_subquery())
 
     def _forget_user_caches(self, user_id: str) -> None:
         self.vectors.drop(user_id)

@@ -1,0 +1,123 @@
+"""The bounded reads a search makes for its candidates and results (graph leg, provenance, links),
+on both backends. SQLite answers the common cases with prepared statements of its own (one
+statement for many memories); these tests pin that they agree with the definition."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from deepcontext.store import EntityUpsert, MemoryFilters, RelationUpsert, Store
+from deepcontext.types import EntityType, MemoryTier
+from tests.store_helpers import axis, later, memory, open_test_store, plan, turn
+
+
+@pytest.fixture
+def store(db_url: str) -> Iterator[Store]:
+    s = open_test_store(db_url)
+    yield s
+    s.close()
+
+
+def test_provenance_lists_the_oldest_turns_up_to_the_cap(store: Store) -> None:
+    out = store.apply_add(
+        plan(
+            "u",
+            turns=[turn(f"turn number {i}", said_at=later(i)) for i in range(7)],
+            memories=[
+                memory("seen seven times", vec=axis(0), source_turn_indices=[6, 2, 4, 0, 1, 5, 3]),
+                memory("seen once", vec=axis(1), source_turn_indices=[5]),
+            ],
+        )
+    )
+    many, once = out.memory_ids
+    capped = {m.id: m for m in store.get_memories("u", [once, many], details=True, max_sources=3)}
+    assert [p.turn_id for p in capped[many].sources] == out.turn_ids[:3]  # the oldest three, in order
+    assert [p.said_at for p in capped[many].sources] == [later(0), later(1), later(2)]
+    assert [(p.turn_id, p.role) for p in capped[once].sources] == [(out.turn_ids[5], "user")]
+    full = store.get_memories("u", [many], details=True)[0]
+    assert [p.turn_id for p in full.sources] == out.turn_ids
+    assert store.get_memories("someone-else", [many], details=True, max_sources=3) == []
+
+
+def test_links_most_similar_active_first_up_to_the_cap(store: Store) -> None:
+    a = store.apply_add(plan("u", memories=[memory("hub memory", vec=axis(0))])).memory_ids[0]
+    sims = {"b": 0.7, "c": 0.95, "d": 0.8, "e": 0.9}
+    made = {}
+    for i, (key, sim) in enumerate(sims.items()):
+        made[key] = store.apply_add(
+            plan("u", memories=[memory(f"linked {key}", vec=axis(0, tilt=i + 1), links=[(a, sim)])])
+        ).memory_ids[0]
+    store.delete_memory("u", made["c"], now=later(1), actor="user", reason=None)  # inactive: never listed
+    order = [made["e"], made["d"], made["b"]]
+    assert store.memory_links("u", [a]) == {a: order}
+    assert store.memory_links("u", [a], 2) == {a: order[:2]}
+    assert store.memory_links("u", [a, made["b"]], 1) == {a: order[:1], made["b"]: [a]}
+    assert store.memory_links("u", [a], 0) == {}
+    assert store.memory_links("someone-else", [a], 2) == {}
+
+
+def test_memories_for_entities_default_and_filtered(store: Store) -> None:
+    ents = [EntityUpsert("Lisbon", "lisbon", EntityType.LOCATION), EntityUpsert("Porto", "porto", EntityType.LOCATION)]
+    spec = [  # (text, tier, expires)
+        ("Lisbon one", MemoryTier.SHORT_TERM, None),
+        ("Lisbon two", MemoryTier.WORKING, None),
+        ("Lisbon three, expired", MemoryTier.SHORT_TERM, later(5)),
+        ("Lisbon four", MemoryTier.SHORT_TERM, None),
+        ("Lisbon five, deleted", MemoryTier.SHORT_TERM, None),
+    ]
+    ids = []
+    for i, (text, tier, expires) in enumerate(spec):
+        out = store.apply_add(
+            plan("u", memories=[memory(text, vec=axis(0, tilt=i + 1), tier=tier, expires_at=expires, entity_names=["lisbon"])], entities=ents)
+        )
+        ids.append(out.memory_ids[0])
+    lisbon = out.entity_ids["lisbon"]
+    porto_mem = store.apply_add(plan("u", memories=[memory("Porto", vec=axis(1), entity_names=["porto"])], entities=ents))
+    porto = porto_mem.entity_ids["porto"]
+    store.delete_memory("u", ids[4], now=later(1), actor="user", reason=None)
+    now = later(10)  # after the expiry
+
+    def pairs(filters: MemoryFilters, limit: int) -> list[tuple[int, int]]:
+        return store.memories_for_entities("u", [lisbon, porto], filters, now, limit)
+
+    # most recent first per entity, active and unexpired only, at most `limit` each
+    assert pairs(MemoryFilters(), 10) == [(ids[3], lisbon), (ids[1], lisbon), (ids[0], lisbon), (porto_mem.memory_ids[0], porto)]
+    assert pairs(MemoryFilters(), 2) == [(ids[3], lisbon), (ids[1], lisbon), (porto_mem.memory_ids[0], porto)]
+    assert pairs(MemoryFilters(tiers=(MemoryTier.WORKING,)), 10) == [(ids[1], lisbon)]
+    assert pairs(MemoryFilters(include_expired=True), 10)[:3] == [(ids[3], lisbon), (ids[2], lisbon), (ids[1], lisbon)]
+    assert store.memories_for_entities("someone-else", [lisbon, porto], MemoryFilters(), now, 10) == []
+
+
+def test_hubs_are_listed_but_not_expanded(store: Store) -> None:
+    names = ["ana", "maya", "zed", "bob"]
+    ents = [EntityUpsert(n.title(), n, EntityType.PERSON) for n in names]
+    # maya (the hub) is mentioned by three memories, ana and bob by one each
+    mems = [memory(f"memory {i}", vec=axis(0, tilt=i + 1), entity_names=["maya"]) for i in range(3)]
+    mems.append(memory("Ana and Bob", vec=axis(1), entity_names=["ana", "bob"]))
+    out = store.apply_add(
+        plan(
+            "u",
+            memories=mems,
+            entities=ents,
+            relations=[
+                RelationUpsert("ana", "maya", "knows"),
+                RelationUpsert("maya", "zed", "knows"),
+                RelationUpsert("ana", "bob", "knows"),
+            ],
+        )
+    )
+    e = out.entity_ids
+    hood = store.entity_neighbourhood("u", [e["ana"]], 2)
+    by_name = {h["entity"]: h for h in hood}
+    assert [h["entity"] for h in hood][0] == "Ana" and len(hood) == 4
+    assert {n: (h["depth"], h["via"]) for n, h in by_name.items() if n != "Ana"} == {
+        "Maya": (1, e["ana"]), "Bob": (1, e["ana"]), "Zed": (2, e["maya"])
+    }  # fmt: skip
+    assert by_name["Maya"]["mention_count"] == 3
+    capped = store.entity_neighbourhood("u", [e["ana"]], 2, max_expand_mentions=2)
+    assert sorted(h["entity"] for h in capped) == ["Ana", "Bob", "Maya"]  # the hub is there, its neighbours are not
+    alone = store.entity_neighbourhood("u", [e["maya"]], 2, max_expand_mentions=2)
+    assert [(h["entity"], h["depth"]) for h in alone] == [("Maya", 0)]
+    assert len(store.entity_neighbourhood("u", [e["ana"]], 1, max_per_level=1)) == 2
