@@ -12,6 +12,7 @@ import asyncio
 import builtins
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -143,6 +144,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         self._summaries: SummaryService | None = None
         self._ingest: IngestService | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        self._query_pool: ThreadPoolExecutor | None = None
         self._init_lock = asyncio.Lock()
         self._initialized = False
 
@@ -246,6 +248,9 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             await self._llm.aclose()
         if self._store is not None:
             await asyncio.to_thread(self._store.close)
+        if self._query_pool is not None:
+            self._query_pool.shutdown(wait=True)
+            self._query_pool = None
         if self._embedder is not None:
             self._embedder.close()
         self._initialized = False
@@ -275,6 +280,12 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
 
     async def _db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await asyncio.to_thread(fn, *args, **kwargs)
+
+    def _query_embedder(self) -> ThreadPoolExecutor:
+        """Threads that embed search queries while the keyword and graph legs run."""
+        if self._query_pool is None:
+            self._query_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="deepcontext-query")
+        return self._query_pool
 
     def _spawn(self, coro: Any) -> asyncio.Task[Any]:
         task = asyncio.get_running_loop().create_task(coro)
@@ -383,11 +394,13 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         cfg = self._config(config)
         now = self.clock.now()
         per_memory = self.settings.max_connections_per_memory
+        embedding = self._query_embedder() if cfg.vector_weight > 0 else None
 
         def run() -> tuple[list[Hit], dict[int, list[int]]]:
-            # one worker-thread hop for the query's embedding, the legs and the results' links (each
-            # hop back to the event loop costs a wake-up); the reads share one connection and snapshot
-            qvec = self.embedder.embed_one(query) if cfg.vector_weight > 0 else None
+            # one worker-thread hop for the legs and the results' links (each hop back to the event
+            # loop costs a wake-up); the reads share one connection and snapshot. The query is
+            # embedded on another thread meanwhile (onnxruntime releases the GIL)
+            qvec = embedding.submit(self.embedder.embed_one, query) if embedding is not None else None
             with self.store.reading():
                 found = hybrid_search(
                     self.store,

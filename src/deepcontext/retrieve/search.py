@@ -4,6 +4,7 @@ rescored, sorted, cut to the limit. Synchronous: the async facade runs it in a w
 from __future__ import annotations
 
 import math
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -98,7 +99,7 @@ def _hybrid_search(
     store: Store,
     user_id: str,
     query: str,
-    query_vector: np.ndarray | None,
+    query_vector: np.ndarray | Future[np.ndarray] | None,
     *,
     limit: int,
     filters: MemoryFilters,
@@ -112,13 +113,23 @@ def _hybrid_search(
     def k_for(factor: int) -> int:
         return max(limit * factor, config.min_leg_k) if factor else 0
 
-    if config.vector_weight > 0 and query_vector is not None:
-        legs["vector"] = [m for m, _ in store.vector_search(user_id, query_vector, k_for(config.vector_k_factor), filters, now)]
+    # the keyword and graph legs first: the query's embedding may still be computed meanwhile (a
+    # future), and is awaited only by the vector leg
+    keyword: list[int] | None = None
+    graph: list[int] | None = None
     if config.keyword_weight > 0:
         terms = keyword_terms(query)
-        legs["keyword"] = [m for m, _ in store.keyword_search(user_id, terms, k_for(config.keyword_k_factor), filters, now)]
+        keyword = [m for m, _ in store.keyword_search(user_id, terms, k_for(config.keyword_k_factor), filters, now)]
     if include_graph and config.graph_weight > 0:
-        legs["graph"] = graph_leg(store, user_id, query, k_for(config.graph_k_factor), config.graph_depth, filters, now)
+        graph = graph_leg(store, user_id, query, k_for(config.graph_k_factor), config.graph_depth, filters, now)
+    if isinstance(query_vector, Future):
+        query_vector = query_vector.result()
+    if config.vector_weight > 0 and query_vector is not None:
+        legs["vector"] = [m for m, _ in store.vector_search(user_id, query_vector, k_for(config.vector_k_factor), filters, now)]
+    if keyword is not None:
+        legs["keyword"] = keyword
+    if graph is not None:
+        legs["graph"] = graph
 
     if not any(legs.values()):
         return []

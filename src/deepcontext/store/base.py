@@ -53,7 +53,6 @@ __all__ = [
 #: when a rarer term is asked for
 COMMON_TERM_SHARE = 0.1
 #: ... and when every term is that common, the rarest is still used unless it exceeds this share
-#: (SQLite; PostgreSQL counts frequencies only up to COMMON_TERM_SHARE and keeps them all)
 MAX_TERM_SHARE = 0.25
 #: at most this many of the most recent matches are ranked: bm25 / idf scoring visits every match it
 #: orders (FTS5 at 100k memories: 26k matches 39 ms, the most recent 2,000 6 ms)
