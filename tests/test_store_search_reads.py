@@ -121,3 +121,31 @@ def test_hubs_are_listed_but_not_expanded(store: Store) -> None:
     alone = store.entity_neighbourhood("u", [e["maya"]], 2, max_expand_mentions=2)
     assert [(h["entity"], h["depth"]) for h in alone] == [("Maya", 0)]
     assert len(store.entity_neighbourhood("u", [e["ana"]], 1, max_per_level=1)) == 2
+
+
+def test_result_details_agree_with_the_single_reads(store: Store) -> None:
+    ents = [EntityUpsert("Lisbon", "lisbon", EntityType.LOCATION), EntityUpsert("Ana", "ana", EntityType.PERSON)]
+    out = store.apply_add(
+        plan(
+            "u",
+            turns=[turn(f"turn {i}", said_at=later(i)) for i in range(4)],
+            memories=[
+                memory("Ana lives in Lisbon", vec=axis(0), source_turn_indices=[3, 1, 0], entity_names=["lisbon", "ana"]),
+                memory("plain", vec=axis(1), source_turn_indices=[2]),
+            ],
+            entities=ents,
+        )
+    )
+    a, plain = out.memory_ids
+    b = store.apply_add(plan("u", memories=[memory("near a", vec=axis(0, tilt=1), links=[(a, 0.9), (plain, 0.7)])])).memory_ids[0]
+    mems, links = store.result_details("u", [b, a, plain, 999_999], max_sources=2, links_per_memory=1)
+    assert set(mems) == {a, b, plain}
+    for mid in (a, b, plain):
+        single = store.get_memories("u", [mid], details=True, max_sources=2)[0]
+        assert mems[mid].model_dump() == single.model_dump()
+    assert mems[a].entities == ["Ana", "Lisbon"]
+    assert [p.turn_id for p in mems[a].sources] == [out.turn_ids[0], out.turn_ids[1]]
+    assert [p.said_at for p in mems[a].sources] == [later(0), later(1)]
+    assert links == {a: [b], b: [a], plain: [b]}
+    assert store.result_details("u", [b], max_sources=2, links_per_memory=0)[1] == {}
+    assert store.result_details("someone-else", [a, b], max_sources=2, links_per_memory=1) == ({}, {})

@@ -396,27 +396,25 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         per_memory = self.settings.max_connections_per_memory
         embedding = self._query_embedder() if cfg.vector_weight > 0 else None
 
-        def run() -> tuple[list[Hit], dict[int, list[int]]]:
-            # one worker-thread hop for the legs and the results' links (each hop back to the event
-            # loop costs a wake-up); the reads share one connection and snapshot. The query is
-            # embedded on another thread meanwhile (onnxruntime releases the GIL)
+        def run() -> list[Hit]:
+            # one worker-thread hop for the legs and the results' details and links (each hop back to
+            # the event loop costs a wake-up); the reads share one connection and snapshot. The query
+            # is embedded on another thread meanwhile (onnxruntime releases the GIL)
             qvec = embedding.submit(self.embedder.embed_one, query) if embedding is not None else None
-            with self.store.reading():
-                found = hybrid_search(
-                    self.store,
-                    user_id,
-                    query,
-                    qvec,
-                    limit=limit,
-                    filters=filters,
-                    config=cfg,
-                    now=now,
-                    include_graph=include_graph,
-                )
-                ids = [h.memory.id for h in found]
-                return found, (self.store.memory_links(user_id, ids, per_memory) if ids and per_memory else {})
+            return hybrid_search(
+                self.store,
+                user_id,
+                query,
+                qvec,
+                limit=limit,
+                filters=filters,
+                config=cfg,
+                now=now,
+                include_graph=include_graph,
+                links_per_memory=per_memory,
+            )
 
-        hits, links = await asyncio.to_thread(run)
+        hits = await asyncio.to_thread(run)
         ids = [h.memory.id for h in hits]
         results = [
             MemorySearchResult(
@@ -428,7 +426,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
                 importance=h.memory.importance,
                 confidence=h.memory.confidence,
                 created_at=h.memory.created_at,
-                connections=links.get(h.memory.id, [])[: self.settings.max_connections_per_memory],
+                connections=h.links[:per_memory],
                 entities=h.memory.entities,
                 metadata=h.memory.metadata,
                 said_at=h.memory.said_at,

@@ -33,6 +33,8 @@ class Hit:
     score: float
     rrf_score: float
     legs: dict[str, int] = field(default_factory=dict)
+    #: linked memories, most similar first (when asked for)
+    links: list[int] = field(default_factory=list)
 
 
 def graph_leg(
@@ -106,6 +108,7 @@ def _hybrid_search(
     config: SearchConfig,
     now: datetime,
     include_graph: bool = True,
+    links_per_memory: int = 0,
 ) -> list[Hit]:
     legs: dict[str, list[int]] = {}
     weights = {"vector": config.vector_weight, "keyword": config.keyword_weight, "graph": config.graph_weight}
@@ -159,12 +162,20 @@ def _hybrid_search(
     scored = scored[:limit]
     # full memories, with details, only for what is returned
     ids = [mid for _, _, mid, _ in scored]
-    memories = {m.id: m for m in store.get_memories(user_id, ids, details=True, max_sources=MAX_SOURCES)}
+    memories, links = store.result_details(user_id, ids, max_sources=MAX_SOURCES, links_per_memory=links_per_memory)
     hits = []
     for score, fscore, mid, gkey in scored:
         mem = memories.get(mid)
         if mem is not None:
-            hits.append(Hit(memory=mem, score=score, rrf_score=fscore, legs={leg: r[gkey] for leg, r in ranks.items() if gkey in r}))
+            hits.append(
+                Hit(
+                    memory=mem,
+                    score=score,
+                    rrf_score=fscore,
+                    legs={leg: r[gkey] for leg, r in ranks.items() if gkey in r},
+                    links=links.get(mid, []),
+                )
+            )
     return hits
 
 

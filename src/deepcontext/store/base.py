@@ -285,6 +285,16 @@ class Store(ABC):
         """Active memories linked to each of ``memory_ids``, most similar first (at most
         ``per_memory`` each when given)."""
 
+    def result_details(
+        self, user_id: str, memory_ids: Sequence[int], *, max_sources: int, links_per_memory: int
+    ) -> tuple[dict[int, Memory], dict[int, list[int]]]:
+        """What a search returns for its results: the memories with entities and their oldest
+        ``max_sources`` sources, and up to ``links_per_memory`` linked memories each (0: none).
+        Backends may answer it in one round trip."""
+        mems = {m.id: m for m in self.get_memories(user_id, memory_ids, details=True, max_sources=max_sources)}
+        links = self.memory_links(user_id, list(mems), links_per_memory) if links_per_memory > 0 and mems else {}
+        return mems, links
+
     @abstractmethod
     def get_turns(self, user_id: str, turn_ids: Sequence[int]) -> list[Turn]: ...
 

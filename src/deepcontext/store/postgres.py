@@ -52,7 +52,7 @@ from sqlalchemy import (
     text,
     true,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY
+from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY, aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
@@ -65,7 +65,8 @@ from deepcontext.store.schema import VectorType
 from deepcontext.store.sql import SQLStore, _chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.text import search_text
-from deepcontext.types import Provenance
+from deepcontext.clock import as_utc
+from deepcontext.types import Memory, MemoryStatus, Provenance
 
 __all__ = ["PostgresStore", "fold_diacritics", "normalize_url"]
 
@@ -454,6 +455,81 @@ class PostgresStore(UserLockMixin, SQLStore):
                 )
             )
         return out
+
+    def result_details(
+        self, user_id: str, memory_ids: Sequence[int], *, max_sources: int, links_per_memory: int
+    ) -> tuple[dict[int, Memory], dict[int, list[int]]]:
+        """The results of a search in one round trip: each memory with its entities, its oldest
+        sources and its most similar active links aggregated by LATERAL subqueries (four statements
+        cost ~6 ms of a 30 ms search at 100k memories)."""
+        ids = list(dict.fromkeys(int(m) for m in memory_ids))
+        if not ids:
+            return {}, {}
+        mt, me, et, ms, tt, ml = (
+            self.t.memories, self.t.memory_entities, self.t.entities, self.t.memory_sources, self.t.turns, self.t.memory_links,
+        )  # fmt: skip
+        ents = (
+            select(func.array_agg(aggregate_order_by(et.c.name, et.c.name)).label("names"))
+            .select_from(me.join(et, et.c.id == me.c.entity_id))
+            .where(me.c.memory_id == mt.c.id, me.c.user_id == user_id)
+            .lateral("ents")
+        )
+        first = (
+            select(ms.c.turn_id)
+            .where(ms.c.memory_id == mt.c.id, ms.c.user_id == user_id)
+            .order_by(ms.c.turn_id)
+            .limit(max_sources)
+            .correlate(mt)
+            .lateral("first")
+        )
+
+        def agg(col: Any, name: str) -> Any:
+            return func.array_agg(aggregate_order_by(col, tt.c.id)).label(name)
+
+        srcs = (
+            select(
+                agg(tt.c.id, "turn_ids"), agg(tt.c.conversation_id, "conversations"), agg(tt.c.role, "roles"),
+                agg(tt.c.name, "speakers"), agg(tt.c.said_at, "said"),
+            )  # fmt: skip
+            .select_from(first.join(tt, tt.c.id == first.c.turn_id))
+            .lateral("srcs")
+        )
+        other = mt.alias("other")
+        best = (
+            select(ml.c.other_id, ml.c.similarity)
+            .join(other, other.c.id == ml.c.other_id)
+            .where(ml.c.memory_id == mt.c.id, ml.c.user_id == user_id, other.c.status == MemoryStatus.ACTIVE.value)
+            .order_by(ml.c.similarity.desc(), ml.c.other_id)
+            .limit(max(links_per_memory, 0))
+            .correlate(mt)
+            .lateral("best")
+        )
+        lk = (
+            select(func.array_agg(aggregate_order_by(best.c.other_id, best.c.similarity.desc(), best.c.other_id)).label("others"))
+            .lateral("lk")
+        )
+        stmt = (
+            select(*self._memory_columns(), ents.c.names, srcs.c.turn_ids, srcs.c.conversations, srcs.c.roles,
+                   srcs.c.speakers, srcs.c.said, lk.c.others)  # fmt: skip
+            .select_from(mt.outerjoin(ents, true()).outerjoin(srcs, true()).outerjoin(lk, true()))
+            .where(mt.c.user_id == user_id, mt.c.id == func.any(bindparam("ids", ids, type_=ARRAY(BigInteger))))
+        )
+        mems: dict[int, Memory] = {}
+        links: dict[int, list[int]] = {}
+        with self._read() as conn:
+            for r in conn.execute(stmt):
+                mem = self._memory_from_row(r)
+                mem.entities = list(r.names or [])
+                mem.sources = [
+                    Provenance.model_construct(
+                        turn_id=int(t), conversation_id=c, role=role, speaker=sp, said_at=as_utc(at)
+                    )
+                    for t, c, role, sp, at in zip(r.turn_ids or [], r.conversations or [], r.roles or [], r.speakers or [], r.said or [], strict=True)
+                ]
+                mems[mem.id] = mem
+                if links_per_memory > 0 and r.others:
+                    links[mem.id] = [int(o) for o in r.others]
+        return mems, links
 
     def memories_for_entities(
         self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int
