@@ -246,3 +246,21 @@ def plan_for(user_id: str) -> Any:
     from tests.store_helpers import memory, plan, turn
 
     return plan(user_id, turns=[turn("hello")], memories=[memory("a first fact", source_turn_indices=[0])])
+
+
+def test_planner_statistics_follow_a_bulk_insert(pg: PostgresStore) -> None:
+    """Statistics taken while a table was small are refreshed once it has grown past twice their
+    size (by the store itself: servers may run without autovacuum)."""
+    from tests.store_helpers import axis, memory, plan, turn
+
+    pg.refresh_statistics(force=True)  # statistics of the (nearly) empty tables
+    for i in range(6):
+        pg.apply_add(
+            plan("bulk", turns=[turn(f"t{i}-{j}") for j in range(100)],
+                 memories=[memory(f"m{i}-{j}", vec=axis(j % DIM, tilt=(j + 1) % DIM, amount=0.01 * (i + 1))) for j in range(100)])
+        )  # fmt: skip
+    assert {"memories", "turns"} <= set(pg.refresh_statistics())  # 600 rows against ~0 known
+    assert pg.refresh_statistics() == []  # up to date now
+    with pg.engine.connect() as conn:
+        est = conn.exec_driver_sql("SELECT reltuples FROM pg_class WHERE relname = 'memories'").scalar()
+    assert est is not None and est >= 600

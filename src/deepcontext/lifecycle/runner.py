@@ -307,12 +307,12 @@ class LifecycleRunner:
                 writes.append(self._group_write([c], [Fact(text=c.text, sources=[0])], "promotion"))
         await self._embed(writes)
         consolidated = 0
-        for gw in writes:
-            if held.lost:
-                log.warning("lifecycle lock of %r was lost (a stall longer than its lease); stopping", user_id)
-                report.groups_skipped += 1
-                continue
-            ids = await self._db(sql.write_consolidation, self.store, user_id, gw, now)
+        if held.lost:
+            log.warning("lifecycle lock of %r was lost (a stall longer than its lease); stopping", user_id)
+            written: list[list[int] | None] = [None] * len(writes)
+        else:  # all groups in one transaction (each checked on its own)
+            written = await self._db(sql.write_consolidations, self.store, user_id, writes, now)
+        for gw, ids in zip(writes, written, strict=True):
             if ids is None:
                 report.groups_skipped += 1
                 continue

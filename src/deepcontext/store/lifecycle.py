@@ -41,6 +41,7 @@ __all__ = [
     "speaker_entity_ids",
     "users_due",
     "write_consolidation",
+    "write_consolidations",
 ]
 
 ACTOR = "lifecycle"
@@ -361,72 +362,105 @@ class GroupWrite:
 def write_consolidation(store: SQLStore, user_id: str, group: GroupWrite, now: datetime) -> list[int] | None:
     """Write one group's consolidation in one transaction; the ids of its long-term memories (in
     the order of ``group.facts``), or None when a source changed since it was read (nothing written)."""
-    t = store.t
-    mt = t.memories
-    ids = sorted(group.sources)
+    return write_consolidations(store, user_id, [group], now)[0]
+
+
+def write_consolidations(
+    store: SQLStore, user_id: str, groups: Sequence[GroupWrite], now: datetime
+) -> list[list[int] | None]:
+    """Write the groups of one consolidation in one transaction (one per group cost ~2.7 ms each,
+    27 ms for a typical run of 10 groups, all of it holding the database's write lock). Each
+    group is checked on its own: a group whose sources changed since they were read is skipped
+    (None in its place) and the others are written. Per group: the ids of its long-term memories,
+    in the order of its facts."""
+    out: list[list[int] | None] = []
+    if not groups:
+        return out
     with store._write() as conn:
         store._lock_user(conn, user_id)
-        rows = _rows_by_id(conn, store, user_id, ids, mt.c.status, mt.c.tier, mt.c.updated_at, mt.c.text)
-        for sid, seen in group.sources.items():
-            r = rows.get(sid)
-            if r is None or r.status != _ACTIVE or r.tier != MemoryTier.SHORT_TERM.value or r.updated_at != seen:
-                return None
-        rev = store._bump_user(conn, user_id, now)
-        fact_ids: list[int] = []
-        for f in group.facts:
-            if f.promote is not None:
-                conn.execute(
-                    update(mt)
-                    .where(mt.c.id == f.promote)
-                    .values(
-                        tier=MemoryTier.LONG_TERM.value,
-                        importance=f.importance,
-                        base_importance=f.importance,
-                        reinforced_at=now,
-                        valid_to=f.valid_to,
-                        updated_at=now,
-                        rev=rev,
-                    )
-                )
-                fact_ids.append(f.promote)
+        rev: int | None = None
+        for group in groups:
+            old_texts = _unchanged_sources(conn, store, user_id, group)
+            if old_texts is None:
+                out.append(None)
                 continue
-            fid = _insert_fact(store, conn, user_id, f, now, rev)
-            fact_ids.append(fid)
-        merged_into: dict[int, int] = {}
-        promoted = {f.promote for f in group.facts if f.promote is not None}
-        for f, fid in zip(group.facts, fact_ids, strict=True):
-            details: dict[str, Any] = {"method": group.method, "consolidated_from": list(f.source_ids)}
-            if f.contradicts:
-                details["contradicts"] = [fact_ids[i] for i in f.contradicts]
-            if f.promote is not None:
-                details["promoted"] = True
-                store._history(
-                    conn, user_id, fid, HistoryEvent.MERGE, now,
-                    old_text=f.text, new_text=f.text, actor=ACTOR,
-                    reason=f"{group.reason}; kept as a long-term memory of its own", details=details,
-                )  # fmt: skip
-                continue
-            store._history(
-                conn, user_id, fid, HistoryEvent.MERGE, now, new_text=f.text, actor=ACTOR, reason=group.reason, details=details
-            )
-            for sid in f.source_ids:
-                if sid not in promoted:
-                    merged_into.setdefault(sid, fid)
-        if merged_into:
+            if rev is None:
+                rev = store._bump_user(conn, user_id, now)
+            out.append(_write_group(conn, store, user_id, group, now, rev, old_texts))
+    return out
+
+
+def _unchanged_sources(conn: Connection, store: SQLStore, user_id: str, group: GroupWrite) -> dict[int, str] | None:
+    """The texts of the group's sources, or None when one changed since it was read."""
+    mt = store.t.memories
+    rows = _rows_by_id(conn, store, user_id, sorted(group.sources), mt.c.status, mt.c.tier, mt.c.updated_at, mt.c.text)
+    for sid, seen in group.sources.items():
+        r = rows.get(sid)
+        if r is None or r.status != _ACTIVE or r.tier != MemoryTier.SHORT_TERM.value or r.updated_at != seen:
+            return None
+    return {sid: rows[sid].text for sid in group.sources}
+
+
+def _write_group(
+    conn: Connection, store: SQLStore, user_id: str, group: GroupWrite, now: datetime, rev: int, old_texts: dict[int, str]
+) -> list[int]:
+    t = store.t
+    mt = t.memories
+    fact_ids: list[int] = []
+    for f in group.facts:
+        if f.promote is not None:
             conn.execute(
                 update(mt)
-                .where(mt.c.id == bindparam("b_id"))
-                .values(status=MemoryStatus.MERGED.value, superseded_by=bindparam("b_into"), updated_at=now, rev=rev),
-                [{"b_id": sid, "b_into": fid} for sid, fid in merged_into.items()],
+                .where(mt.c.id == f.promote)
+                .values(
+                    tier=MemoryTier.LONG_TERM.value,
+                    importance=f.importance,
+                    base_importance=f.importance,
+                    reinforced_at=now,
+                    valid_to=f.valid_to,
+                    updated_at=now,
+                    rev=rev,
+                )
             )
-            texts = {fid: f.text for f, fid in zip(group.facts, fact_ids, strict=True)}
-            for sid, fid in merged_into.items():
-                store._history(
-                    conn, user_id, sid, HistoryEvent.MERGE, now,
-                    old_text=rows[sid].text, new_text=texts[fid], actor=ACTOR,
-                    reason=f"merged into long-term memory {fid}", details={"merged_into": fid, "method": group.method},
-                )  # fmt: skip
-        return fact_ids
+            fact_ids.append(f.promote)
+            continue
+        fid = _insert_fact(store, conn, user_id, f, now, rev)
+        fact_ids.append(fid)
+    merged_into: dict[int, int] = {}
+    promoted = {f.promote for f in group.facts if f.promote is not None}
+    for f, fid in zip(group.facts, fact_ids, strict=True):
+        details: dict[str, Any] = {"method": group.method, "consolidated_from": list(f.source_ids)}
+        if f.contradicts:
+            details["contradicts"] = [fact_ids[i] for i in f.contradicts]
+        if f.promote is not None:
+            details["promoted"] = True
+            store._history(
+                conn, user_id, fid, HistoryEvent.MERGE, now,
+                old_text=f.text, new_text=f.text, actor=ACTOR,
+                reason=f"{group.reason}; kept as a long-term memory of its own", details=details,
+            )  # fmt: skip
+            continue
+        store._history(
+            conn, user_id, fid, HistoryEvent.MERGE, now, new_text=f.text, actor=ACTOR, reason=group.reason, details=details
+        )
+        for sid in f.source_ids:
+            if sid not in promoted:
+                merged_into.setdefault(sid, fid)
+    if merged_into:
+        conn.execute(
+            update(mt)
+            .where(mt.c.id == bindparam("b_id"))
+            .values(status=MemoryStatus.MERGED.value, superseded_by=bindparam("b_into"), updated_at=now, rev=rev),
+            [{"b_id": sid, "b_into": fid} for sid, fid in merged_into.items()],
+        )
+        texts = {fid: f.text for f, fid in zip(group.facts, fact_ids, strict=True)}
+        for sid, fid in merged_into.items():
+            store._history(
+                conn, user_id, sid, HistoryEvent.MERGE, now,
+                old_text=old_texts[sid], new_text=texts[fid], actor=ACTOR,
+                reason=f"merged into long-term memory {fid}", details={"merged_into": fid, "method": group.method},
+            )  # fmt: skip
+    return fact_ids
 
 
 def _insert_fact(store: SQLStore, conn: Connection, user_id: str, f: FactWrite, now: datetime, rev: int) -> int:

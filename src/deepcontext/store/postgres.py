@@ -25,8 +25,10 @@ an LLM.
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import secrets
+import threading
 import unicodedata
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -58,7 +60,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 
 from deepcontext.errors import ConfigurationError, DeepContextError, MigrationError, StorageError, ValidationError
-from deepcontext.store.base import COMMON_TERM_SHARE, DF_TTL_S, MAX_TERM_SHARE, RANK_CAP, MemoryFilters
+from deepcontext.store.base import COMMON_TERM_SHARE, DF_TTL_S, MAX_TERM_SHARE, RANK_CAP, AddOutcome, AddPlan, MemoryFilters
 from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.migrations import PG_TS_CONFIG, pg_vector_mode
 from deepcontext.store.schema import VectorType
@@ -70,6 +72,8 @@ from deepcontext.types import Memory, MemoryStatus, Provenance
 
 __all__ = ["PostgresStore", "fold_diacritics", "normalize_url"]
 
+log = logging.getLogger("deepcontext.store")
+
 #: the keyword index (created by migration 1)
 _FTS = table("memory_fts", column("memory_id"), column("user_id"), column("tsv"))
 #: key of the transaction-level advisory lock that serialises migrations
@@ -79,6 +83,10 @@ _MIGRATION_LOCK_KEY = 0x6463_6D69_6772_6174  # "dcmigrat"
 _DF_CAP = 1000
 #: filters of a plain search (active, unexpired memories, nothing else)
 _DEFAULT_FILTERS = MemoryFilters()
+#: rows written by a process between two looks at the planner's statistics
+_STATS_CHECK_ROWS = 2000
+#: tables whose statistics the search plans depend on
+_ANALYZED_TABLES = ("memories", "memory_fts", "memory_sources", "memory_entities", "memory_links", "turns", "entities", "relations")
 #: pgvector caps hnsw.ef_search at 1000
 _MAX_EF_SEARCH = 1000
 #: query parameters of asyncpg URLs that libpq does not know
@@ -196,6 +204,10 @@ class PostgresStore(UserLockMixin, SQLStore):
         #: for DF_TTL_S seconds (a capped count still builds the term's whole bitmap: ~3.5 ms each)
         self._lexemes: TTLCache[list[str]] = TTLCache(DF_TTL_S)
         self._df: TTLCache[int] = TTLCache(DF_TTL_S)
+        #: rows this process has written since it last looked at the planner's statistics
+        self._written_since_check = 0
+        self._stats_lock = threading.Lock()
+        self._stats_thread: threading.Thread | None = None
 
     def __repr__(self) -> str:
         return f"PostgresStore({make_url(self.url).render_as_string(hide_password=True)!r}, dim={self.dim})"
@@ -240,6 +252,55 @@ class PostgresStore(UserLockMixin, SQLStore):
         if consolidation_due:
             set_["consolidation_due"] = True
         return int(conn.execute(stmt.on_conflict_do_update(index_elements=[u.c.user_id], set_=set_).returning(u.c.version)).scalar_one())
+
+    # --- planner statistics ------------------------------------------------------------------------
+    def apply_add(self, plan: AddPlan) -> AddOutcome:
+        outcome = super().apply_add(plan)
+        self._note_writes(len(outcome.turn_ids) + sum(outcome.inserted))
+        return outcome
+
+    def _note_writes(self, rows: int) -> None:
+        """Every :data:`_STATS_CHECK_ROWS` rows written by this process, compare the tables' sizes
+        with the planner's statistics and ANALYZE them in the background when they have more than
+        doubled since: plans chosen for a table of 100 rows read 11k rows per candidate at 10k
+        (autovacuum does this too, when it is on, within a minute or so; servers run without it)."""
+        with self._stats_lock:
+            self._written_since_check += rows
+            if self._written_since_check < _STATS_CHECK_ROWS or (self._stats_thread is not None and self._stats_thread.is_alive()):
+                return
+            self._written_since_check = 0
+            self._stats_thread = threading.Thread(target=self.refresh_statistics, name="deepcontext-analyze", daemon=True)
+            self._stats_thread.start()
+
+    def refresh_statistics(self, *, force: bool = False) -> list[str]:
+        """ANALYZE the tables whose planner statistics lag their size (more than twice the pages
+        the last ANALYZE saw, and 8 pages or more), or all of them with ``force``; returns the tables analyzed. Errors are logged, not raised
+        (it runs in the background after writes)."""
+        try:
+            with self._open_read() as conn:
+                # sizes on disk against the page counts the last ANALYZE saw (the activity
+                # statistics' live-row counts lag by a second or so; the file sizes do not)
+                rows = conn.execute(
+                    text(
+                        "SELECT relname, relpages, pg_relation_size(oid) / current_setting('block_size')::int "
+                        "FROM pg_class WHERE relname = ANY(:names) AND relkind = 'r' AND relnamespace = to_regnamespace(current_schema())::oid"
+                    ),
+                    {"names": list(_ANALYZED_TABLES)},
+                ).all()
+                stale = [name for name, seen, pages in rows if force or (int(pages) >= 8 and int(pages) > 2 * max(int(seen or 0), 0))]
+                if stale:
+                    conn.exec_driver_sql("ANALYZE " + ", ".join(stale))
+                    log.info("planner statistics refreshed: %s", ", ".join(stale))
+                return stale
+        except (DeepContextError, SQLAlchemyError) as exc:
+            log.warning("could not refresh the planner statistics: %s", exc)
+            return []
+
+    def close(self) -> None:
+        thread = self._stats_thread
+        if thread is not None:
+            thread.join(timeout=30)  # an ANALYZE under way finishes before the pool goes
+        super().close()
 
     # --- schema ----------------------------------------------------------------------------------
     def migrate(self) -> int:
@@ -392,7 +453,7 @@ class PostgresStore(UserLockMixin, SQLStore):
                 stmt = (
                     select(mt.c.id, best.c.score)
                     .select_from(best.join(mt, mt.c.id == best.c.memory_id))
-                    .where(mt.c.user_id == user_id, *self._filter_clause(filters, now))
+                    .where(self._owner(mt.c.user_id) == user_id, *self._filter_clause(filters, now))
                     .order_by(best.c.score.desc(), mt.c.id.desc())
                     .limit(k)
                 )
@@ -416,7 +477,7 @@ class PostgresStore(UserLockMixin, SQLStore):
             .where(
                 _FTS.c.user_id == user_id,
                 _FTS.c.tsv.op("@@")(cast(bindparam("tsq", _quote_lexeme(lx)), TSQUERY)),
-                mt.c.user_id == user_id,
+                self._owner(mt.c.user_id) == user_id,
                 *self._filter_clause(_DEFAULT_FILTERS, now),
             )
             .order_by(_FTS.c.memory_id.desc())
@@ -512,7 +573,7 @@ class PostgresStore(UserLockMixin, SQLStore):
             select(*self._memory_columns(), ents.c.names, srcs.c.turn_ids, srcs.c.conversations, srcs.c.roles,
                    srcs.c.speakers, srcs.c.said, lk.c.others)  # fmt: skip
             .select_from(mt.outerjoin(ents, true()).outerjoin(srcs, true()).outerjoin(lk, true()))
-            .where(mt.c.user_id == user_id, mt.c.id == func.any(bindparam("ids", ids, type_=ARRAY(BigInteger))))
+            .where(self._owner(mt.c.user_id) == user_id, mt.c.id == func.any(bindparam("ids", ids, type_=ARRAY(BigInteger))))
         )
         mems: dict[int, Memory] = {}
         links: dict[int, list[int]] = {}
@@ -632,6 +693,10 @@ class PostgresStore(UserLockMixin, SQLStore):
                 ranked = sorted(((int(mid), float(d)) for mid, d in rows if d is not None), key=lambda r: (r[1], r[0]))
                 out.append([(mid, 1.0 - d) for mid, d in ranked])
         return out
+
+    def _owner(self, col: Any) -> Any:
+        # `user_id || ''`: the same value, no index on it (see SQLStore._owner)
+        return col.op("||")(literal(""))
 
     def _forget_user_caches(self, user_id: str) -> None:
         """No in-process caches on PostgreSQL."""
