@@ -344,7 +344,7 @@ def test_keyword_search(store: Store) -> None:
     assert store.keyword_search("other", ["lisbon"], 10, MemoryFilters(), later(1)) == []
     assert len(store.keyword_search("u", ["lisbon"], 1, MemoryFilters(), later(1))) == 1
     # quoting: terms are data, never query syntax
-    assert store.keyword_search("u", ["o'neil", 'x"y', "a|b", "!", "&"], 10, MemoryFilters(), later(1)) == []
+    assert store.keyword_search("u", ["o'neil", 'x"y', "a|b", "!", "&", "back\\slash", "it''s"], 10, MemoryFilters(), later(1)) == []
 
 
 def test_entity_neighbourhood(store: Store) -> None:
