@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import (
     BigInteger,
+    Integer,
     Connection,
     Float,
     bindparam,
@@ -520,29 +521,25 @@ class PostgresStore(UserLockMixin, SQLStore):
             )
         return out
 
-    def result_details(
-        self, user_id: str, memory_ids: Sequence[int], *, max_sources: int, links_per_memory: int
-    ) -> tuple[dict[int, Memory], dict[int, list[int]]]:
-        """The results of a search in one round trip: each memory with its entities, its oldest
-        sources and its most similar active links aggregated by LATERAL subqueries (four statements
-        cost ~6 ms of a 30 ms search at 100k memories)."""
-        ids = list(dict.fromkeys(int(m) for m in memory_ids))
-        if not ids:
-            return {}, {}
+    @functools.cached_property
+    def _details_stmt(self) -> Any:
+        """result_details' statement, built once (constructing and keying its four LATERAL
+        subqueries cost more than running them); parameters uid, ids, nsrc, nlinks."""
+        uid: Any = bindparam("uid")
         mt, me, et, ms, tt, ml = (
             self.t.memories, self.t.memory_entities, self.t.entities, self.t.memory_sources, self.t.turns, self.t.memory_links,
         )  # fmt: skip
         ents = (
             select(func.array_agg(aggregate_order_by(et.c.name, et.c.name)).label("names"))
             .select_from(me.join(et, et.c.id == me.c.entity_id))
-            .where(me.c.memory_id == mt.c.id, me.c.user_id == user_id)
+            .where(me.c.memory_id == mt.c.id, me.c.user_id == uid)
             .lateral("ents")
         )
         first = (
             select(ms.c.turn_id)
-            .where(ms.c.memory_id == mt.c.id, ms.c.user_id == user_id)
+            .where(ms.c.memory_id == mt.c.id, ms.c.user_id == uid)
             .order_by(ms.c.turn_id)
-            .limit(max_sources)
+            .limit(bindparam("nsrc", type_=Integer))
             .correlate(mt)
             .lateral("first")
         )
@@ -562,9 +559,9 @@ class PostgresStore(UserLockMixin, SQLStore):
         best = (
             select(ml.c.other_id, ml.c.similarity)
             .join(other, other.c.id == ml.c.other_id)
-            .where(ml.c.memory_id == mt.c.id, ml.c.user_id == user_id, other.c.status == MemoryStatus.ACTIVE.value)
+            .where(ml.c.memory_id == mt.c.id, ml.c.user_id == uid, other.c.status == MemoryStatus.ACTIVE.value)
             .order_by(ml.c.similarity.desc(), ml.c.other_id)
-            .limit(max(links_per_memory, 0))
+            .limit(bindparam("nlinks", type_=Integer))
             .correlate(mt)
             .lateral("best")
         )
@@ -576,12 +573,25 @@ class PostgresStore(UserLockMixin, SQLStore):
             select(*self._memory_columns(), ents.c.names, srcs.c.turn_ids, srcs.c.conversations, srcs.c.roles,
                    srcs.c.speakers, srcs.c.said, lk.c.others)  # fmt: skip
             .select_from(mt.outerjoin(ents, true()).outerjoin(srcs, true()).outerjoin(lk, true()))
-            .where(self._owner(mt.c.user_id) == user_id, mt.c.id == func.any(bindparam("ids", ids, type_=ARRAY(BigInteger))))
+            .where(self._owner(mt.c.user_id) == uid, mt.c.id == func.any(bindparam("ids", type_=ARRAY(BigInteger))))
         )
+        return stmt
+
+    def result_details(
+        self, user_id: str, memory_ids: Sequence[int], *, max_sources: int, links_per_memory: int
+    ) -> tuple[dict[int, Memory], dict[int, list[int]]]:
+        """The results of a search in one round trip: each memory with its entities, its oldest
+        sources and its most similar active links aggregated by LATERAL subqueries (four statements
+        cost ~6 ms of a 30 ms search at 100k memories)."""
+        ids = list(dict.fromkeys(int(m) for m in memory_ids))
+        if not ids:
+            return {}, {}
+        stmt = self._details_stmt
+        params = {"uid": user_id, "ids": ids, "nsrc": max(int(max_sources), 0), "nlinks": max(int(links_per_memory), 0)}
         mems: dict[int, Memory] = {}
         links: dict[int, list[int]] = {}
         with self._read() as conn:
-            for r in conn.execute(stmt):
+            for r in conn.execute(stmt, params):
                 mem = self._memory_from_row(r)
                 mem.entities = list(r.names or [])
                 mem.sources = [
