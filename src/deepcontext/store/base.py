@@ -33,6 +33,7 @@ from deepcontext.types import (
 
 __all__ = [
     "COMMON_TERM_SHARE",
+    "DEFAULT_FILTERS",
     "DF_TTL_S",
     "MAX_TERM_SHARE",
     "RANK_CAP",
@@ -77,6 +78,11 @@ class MemoryFilters:
     @property
     def only_active(self) -> bool:
         return self.statuses == (MemoryStatus.ACTIVE,)
+
+
+#: the filters of a plain search (active, unexpired memories, nothing else): backends answer this
+#: common case with statements of their own; compare with ==, never change it
+DEFAULT_FILTERS = MemoryFilters()
 
 
 @dataclass(slots=True, frozen=True)

@@ -61,7 +61,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 
 from deepcontext.errors import ConfigurationError, DeepContextError, MigrationError, StorageError, ValidationError
-from deepcontext.store.base import COMMON_TERM_SHARE, DF_TTL_S, MAX_TERM_SHARE, RANK_CAP, AddOutcome, AddPlan, MemoryFilters
+from deepcontext.store.base import COMMON_TERM_SHARE, DEFAULT_FILTERS, DF_TTL_S, MAX_TERM_SHARE, RANK_CAP, AddOutcome, AddPlan, MemoryFilters
 from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.migrations import PG_TS_CONFIG, pg_vector_mode
 from deepcontext.store.schema import VectorType
@@ -82,8 +82,6 @@ _MIGRATION_LOCK_KEY = 0x6463_6D69_6772_6174  # "dcmigrat"
 #: keyword ranking: document frequencies are counted up to this many rows, or up to the share of the
 #: user's rows that makes a lexeme too common to rank by (as on SQLite), whichever is more
 _DF_CAP = 1000
-#: filters of a plain search (active, unexpired memories, nothing else)
-_DEFAULT_FILTERS = MemoryFilters()
 #: rows written by a process between two looks at the planner's statistics
 _STATS_CHECK_ROWS = 2000
 #: tables whose statistics the search plans depend on
@@ -421,7 +419,7 @@ class PostgresStore(UserLockMixin, SQLStore):
                 if rarest[1] >= count_cap:
                     return []
                 lexemes = [rarest]
-                if filters == _DEFAULT_FILTERS:
+                if filters == DEFAULT_FILTERS:
                     return self._most_recent_matches(conn, user_id, rarest, cap, k, now)
             # the query inline, not a parameter: psycopg prepares a statement run five times, and
             # PostgreSQL's generic plan for `tsv @@ $1` cannot know how common the lexemes are
@@ -482,7 +480,7 @@ class PostgresStore(UserLockMixin, SQLStore):
                 _FTS.c.user_id == user_id,
                 _FTS.c.tsv.op("@@")(cast(bindparam("tsq", _quote_lexeme(lx), literal_execute=True), TSQUERY)),
                 self._owner(mt.c.user_id) == user_id,
-                *self._filter_clause(_DEFAULT_FILTERS, now),
+                *self._filter_clause(DEFAULT_FILTERS, now),
             )
             .order_by(_FTS.c.memory_id.desc())
             .limit(k)

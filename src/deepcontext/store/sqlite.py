@@ -37,7 +37,7 @@ from sqlalchemy.sql.elements import UnaryExpression
 
 from deepcontext.clock import from_epoch, to_epoch
 from deepcontext.errors import ConfigurationError
-from deepcontext.store.base import COMMON_TERM_SHARE, DF_TTL_S, MAX_TERM_SHARE, RANK_CAP, MemoryFilters
+from deepcontext.store.base import COMMON_TERM_SHARE, DEFAULT_FILTERS, DF_TTL_S, MAX_TERM_SHARE, RANK_CAP, MemoryFilters
 from deepcontext.store.sql import SQLStore, _chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.store.vectors import VectorCache, VectorRow
@@ -66,9 +66,6 @@ def _unindexed(col: Any) -> Any:
     return UnaryExpression(col, operator=operators.custom_op("+"), type_=col.type)
 
 
-
-#: filters of a plain search (active, unexpired memories, nothing else)
-_DEFAULT_FILTERS = MemoryFilters()
 
 #: the most recent active, unexpired memories mentioning an entity (entity, user, now as epoch, limit)
 _ENTITY_MEMORIES_SQL = (
@@ -342,7 +339,7 @@ class SQLiteStore(SQLStore):
     ) -> list[tuple[int, int]]:
         # the usual case (active, unexpired memories, no other filter) as one prepared statement run
         # per entity straight on the driver: 12 entities cost 2.6 ms through SQLAlchemy
-        if filters != _DEFAULT_FILTERS:
+        if filters != DEFAULT_FILTERS:
             return super().memories_for_entities(user_id, entity_ids, filters, now, limit)
         ids = list(dict.fromkeys(int(e) for e in entity_ids))
         out: list[tuple[int, int]] = []
