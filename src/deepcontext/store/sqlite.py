@@ -359,6 +359,16 @@ class SQLiteStore(SQLStore):
     # (Eleven SQLAlchemy statements, one per memory plus the turns, cost 2-4 ms of a 20 ms search.)
     _PER_MEMORY_BATCH = 100
 
+    def _per_memory_rows(
+        self, conn: Connection, sql_for: Any, user_id: str, ids: list[int], per_memory: int
+    ) -> Iterator[tuple[Any, ...]]:
+        """Rows of ``sql_for(n)``, a UNION ALL of n per-memory scans taking (memory_id, user_id,
+        limit) each, for all ``ids`` in batches."""
+        driver = conn.connection.driver_connection
+        for chunk in _chunks(ids, self._PER_MEMORY_BATCH):
+            params = [p for mid in chunk for p in (mid, user_id, per_memory)]
+            yield from driver.execute(sql_for(len(chunk)), params)  # type: ignore[union-attr]
+
     def _sources(
         self, conn: Connection, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None
     ) -> dict[int, list[Provenance]]:
@@ -366,17 +376,12 @@ class SQLiteStore(SQLStore):
         if per_memory is None or not ids:
             return super()._sources(conn, user_id, ids, per_memory)
         out: dict[int, list[Provenance]] = {}
-        driver = conn.connection.driver_connection
-        for chunk in _chunks(ids, self._PER_MEMORY_BATCH):
-            params: list[Any] = []
-            for mid in chunk:
-                params += [mid, user_id, per_memory]
-            for mid, tid, conv, role, name, said in driver.execute(_sources_sql(len(chunk)), params):  # type: ignore[union-attr]
-                out.setdefault(int(mid), []).append(
-                    Provenance.model_construct(
-                        turn_id=int(tid), conversation_id=conv, role=role, speaker=name, said_at=from_epoch(said)
-                    )
+        for mid, tid, conv, role, name, said in self._per_memory_rows(conn, _sources_sql, user_id, ids, per_memory):
+            out.setdefault(int(mid), []).append(
+                Provenance.model_construct(
+                    turn_id=int(tid), conversation_id=conv, role=role, speaker=name, said_at=from_epoch(said)
                 )
+            )
         return out
 
     def memory_links(
@@ -387,13 +392,8 @@ class SQLiteStore(SQLStore):
             return super().memory_links(user_id, ids, per_memory)
         found: dict[int, list[tuple[float, int]]] = {}
         with self._read() as conn:
-            driver = conn.connection.driver_connection
-            for chunk in _chunks(ids, self._PER_MEMORY_BATCH):
-                params: list[Any] = []
-                for mid in chunk:
-                    params += [mid, user_id, per_memory]
-                for mid, other, sim in driver.execute(_links_sql(len(chunk)), params):  # type: ignore[union-attr]
-                    found.setdefault(int(mid), []).append((-float(sim), int(other)))
+            for mid, other, sim in self._per_memory_rows(conn, _links_sql, user_id, ids, per_memory):
+                found.setdefault(int(mid), []).append((-float(sim), int(other)))
         return {mid: [o for _, o in sorted(pairs)] for mid, pairs in found.items()}
 
     # --- vector leg -----------------------------------------------------------------------------
