@@ -25,7 +25,7 @@ from deepcontext.errors import ConfigurationError, EntityNotFoundError, MemoryNo
 from deepcontext.extract.base import Classifier, Extractor
 from deepcontext.lifecycle.facade import LifecycleAPI
 from deepcontext.retrieve.config import SearchConfig, preset
-from deepcontext.retrieve.search import Hit, hybrid_search
+from deepcontext.retrieve.search import Hit, hybrid_search, leg_k
 from deepcontext.services.ingest import IngestService
 from deepcontext.services.validation import (
     check_id,
@@ -396,13 +396,25 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         per_memory = self.settings.max_connections_per_memory
         embedding = self._query_embedder() if cfg.vector_weight > 0 else None
 
+        store, embedder = self.store, self.embedder
+
+        def vector_leg() -> list[tuple[int, float]]:
+            vector = embedder.embed_one(query)
+            with store.side_reading():
+                return store.vector_search(user_id, vector, leg_k(cfg, limit, cfg.vector_k_factor), filters, now)
+
         def run() -> list[Hit]:
             # one worker-thread hop for the legs and the results' details and links (each hop back to
             # the event loop costs a wake-up); the reads share one connection and snapshot. The query
-            # is embedded on another thread meanwhile (onnxruntime releases the GIL)
-            qvec = embedding.submit(self.embedder.embed_one, query) if embedding is not None else None
+            # is embedded on another thread meanwhile (onnxruntime releases the GIL); where the store
+            # says so (PostgreSQL) that thread also runs the vector leg, on a connection of its own
+            qvec = hits = None
+            if embedding is not None and store.concurrent_vector_leg:
+                hits = embedding.submit(vector_leg)
+            elif embedding is not None:
+                qvec = embedding.submit(embedder.embed_one, query)
             return hybrid_search(
-                self.store,
+                store,
                 user_id,
                 query,
                 qvec,
@@ -412,6 +424,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
                 now=now,
                 include_graph=include_graph,
                 links_per_memory=per_memory,
+                vector_hits=hits,
             )
 
         hits = await asyncio.to_thread(run)

@@ -102,7 +102,7 @@ class DeepContextSettings(BaseSettings):
             "graph (usearch, built in the background, rescored exactly) instead of scanning them all; 0: always scan"
         ),
     )
-    db_pool_size: int = Field(default=5, ge=1, description="PostgreSQL connection pool size per process")
+    db_pool_size: int = Field(default=5, ge=1, description="PostgreSQL connections per pool; a process has two pools (the second for searches' vector legs)")
 
     # --- LLM (seed-compatible names) -----------------------------------------------------------
     llm_provider: LLMProvider = LLMProvider.OPENAI

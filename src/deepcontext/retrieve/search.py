@@ -17,7 +17,7 @@ from deepcontext.store.base import MemoryFilters, Store
 from deepcontext.text import keyword_terms, query_ngrams
 from deepcontext.types import Memory
 
-__all__ = ["HUB_SHARE", "MAX_SOURCES", "Hit", "graph_leg", "hybrid_search"]
+__all__ = ["HUB_SHARE", "MAX_SOURCES", "Hit", "graph_leg", "hybrid_search", "leg_k"]
 
 #: entities (matched + neighbours, by weight) whose memories the graph leg reads
 MAX_GRAPH_ENTITIES = 12
@@ -81,13 +81,19 @@ def graph_leg(
     # less): their k most recent (reading 150 memories for each of 11 neighbours cost 30 ms on
     # PostgreSQL at 100k memories)
     named = {item["id"] for item in hood if not item["depth"]}
-    pairs = store.memories_for_entities(user_id, [e for e in top if e in named], filters, now, limit=max(3 * k, 30))
-    pairs += store.memories_for_entities(user_id, [e for e in top if e not in named], filters, now, limit=max(k, 10))
+    chosen = [e for e in top if e in named] + [e for e in top if e not in named]
+    limits = [max(3 * k, 30) if e in named else max(k, 10) for e in chosen]
+    pairs = store.memories_for_entities(user_id, chosen, filters, now, limit=limits)
     scores: dict[int, float] = {}
     for mid, eid in pairs:
         scores[mid] = scores.get(mid, 0.0) + weight.get(eid, 0.0)
     order = sorted(scores, key=lambda m: -scores[m])  # stable: ties keep the store's importance order
     return order[:k]
+
+
+def leg_k(config: SearchConfig, limit: int, factor: int) -> int:
+    """How many candidates a leg with ``factor`` (its ``*_k_factor``) fetches for ``limit`` results."""
+    return max(limit * factor, config.min_leg_k) if factor else 0
 
 
 def hybrid_search(*args: Any, **kwargs: Any) -> list[Hit]:
@@ -109,12 +115,16 @@ def _hybrid_search(
     now: datetime,
     include_graph: bool = True,
     links_per_memory: int = 0,
+    vector_hits: Future[list[tuple[int, float]]] | None = None,
 ) -> list[Hit]:
+    """``vector_hits``: the vector leg's result, computed by another thread (on a connection of its
+    own, see :attr:`Store.concurrent_vector_leg`) while this one reads the other legs; when given,
+    ``query_vector`` is not used."""
     legs: dict[str, list[int]] = {}
     weights = {"vector": config.vector_weight, "keyword": config.keyword_weight, "graph": config.graph_weight}
 
     def k_for(factor: int) -> int:
-        return max(limit * factor, config.min_leg_k) if factor else 0
+        return leg_k(config, limit, factor)
 
     # the keyword and graph legs first: the query's embedding may still be computed meanwhile (a
     # future), and is awaited only by the vector leg
@@ -125,10 +135,13 @@ def _hybrid_search(
         keyword = [m for m, _ in store.keyword_search(user_id, terms, k_for(config.keyword_k_factor), filters, now)]
     if include_graph and config.graph_weight > 0:
         graph = graph_leg(store, user_id, query, k_for(config.graph_k_factor), config.graph_depth, filters, now)
-    if isinstance(query_vector, Future):
-        query_vector = query_vector.result()
-    if config.vector_weight > 0 and query_vector is not None:
-        legs["vector"] = [m for m, _ in store.vector_search(user_id, query_vector, k_for(config.vector_k_factor), filters, now)]
+    if vector_hits is not None:
+        if config.vector_weight > 0:
+            legs["vector"] = [m for m, _ in vector_hits.result()]
+    else:
+        vector = query_vector.result() if isinstance(query_vector, Future) else query_vector
+        if config.vector_weight > 0 and vector is not None:
+            legs["vector"] = [m for m, _ in store.vector_search(user_id, vector, k_for(config.vector_k_factor), filters, now)]
     if keyword is not None:
         legs["keyword"] = keyword
     if graph is not None:

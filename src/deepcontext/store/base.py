@@ -62,6 +62,18 @@ RANK_CAP = 2000
 DF_TTL_S = 30.0
 
 
+def entity_limits(entity_ids: Sequence[int], limit: int | Sequence[int]) -> list[tuple[int, int]]:
+    """``(entity_id, limit)`` pairs for :meth:`Store.memories_for_entities`, first occurrence of an id
+    kept. Raises ValueError when a per-entity list does not match the ids."""
+    limits = [int(limit)] * len(entity_ids) if isinstance(limit, int) else [int(x) for x in limit]
+    if len(limits) != len(entity_ids):
+        raise ValueError(f"{len(limits)} limits for {len(entity_ids)} entities")
+    out: dict[int, int] = {}
+    for eid, lim in zip(entity_ids, limits, strict=True):
+        out.setdefault(int(eid), lim)
+    return list(out.items())
+
+
 @dataclass(slots=True)
 class MemoryFilters:
     """Filters every retrieval leg and ``list`` honour. ``None`` means no restriction."""
@@ -324,6 +336,18 @@ class Store(ABC):
         """A scope in which this thread's reads may share one connection / snapshot. Default: none."""
         yield
 
+    #: whether a search runs its vector leg on another thread, inside :meth:`side_reading`, while its
+    #: own thread reads the other legs (worth it where the database works in another process)
+    concurrent_vector_leg: bool = False
+
+    @contextmanager
+    def side_reading(self) -> Iterator[None]:
+        """As :meth:`reading`, for reads that run beside a thread holding :meth:`reading`: their
+        connection comes from a pool of its own, so a full main pool cannot make them wait on the
+        searches that wait on them. Default: :meth:`reading`."""
+        with self.reading():
+            yield
+
     # --- retrieval legs: ranked (memory_id, leg score), best first ----------------------------
     @abstractmethod
     def vector_search(
@@ -363,9 +387,10 @@ class Store(ABC):
 
     @abstractmethod
     def memories_for_entities(
-        self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int
+        self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int | Sequence[int]
     ) -> list[tuple[int, int]]:
-        """(memory_id, entity_id) pairs of memories mentioning these entities (limit per call)."""
+        """(memory_id, entity_id) pairs of memories mentioning these entities, the most recent first,
+        at most ``limit`` per entity (one number for all, or one per entity id, in order)."""
 
     @abstractmethod
     def memory_entities(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]: ...

@@ -11,8 +11,8 @@ import base64
 import functools
 import secrets
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
 
@@ -29,12 +29,11 @@ from deepcontext.errors import (
     StorageError,
     TurnNotFoundError,
 )
-from deepcontext.store.base import AddOutcome, AddPlan, MemoryFilters, RankFields, Store
+from deepcontext.store.base import MemoryFilters, RankFields, Store, entity_limits
 from deepcontext.store.migrations import MIGRATIONS, latest_version
 from deepcontext.store.sql_add import AddWriter
 from deepcontext.store.schema import Tables, build_metadata
 from deepcontext.types import (
-    EntityType,
     HistoryEntry,
     HistoryEvent,
     Memory,
@@ -87,10 +86,21 @@ class SQLStore(AddWriter, Store):
     def reading(self) -> Iterator[None]:
         """Run the reads inside on one connection of this thread (one snapshot on SQLite, and no
         pool checkout per call): search wraps its legs in it."""
+        with self._pin(self._open_read):
+            yield
+
+    @contextmanager
+    def side_reading(self) -> Iterator[None]:
+        """As :meth:`reading`, on a connection from :meth:`_open_side_read` (see Store.side_reading)."""
+        with self._pin(self._open_side_read):
+            yield
+
+    @contextmanager
+    def _pin(self, opener: Callable[[], AbstractContextManager[Connection]]) -> Iterator[None]:
         if getattr(self._pinned, "conn", None) is not None:
             yield
             return
-        with self._open_read() as conn:
+        with opener() as conn:
             self._pinned.conn = conn
             try:
                 yield
@@ -115,6 +125,10 @@ class SQLStore(AddWriter, Store):
             raise
         except SQLAlchemyError as exc:
             raise StorageError(f"database read failed: {exc.__class__.__name__}: {getattr(exc, 'orig', None) or exc}") from exc
+
+    def _open_side_read(self) -> AbstractContextManager[Connection]:
+        """A read connection for :meth:`side_reading` (default: the main pool's)."""
+        return self._open_read()
 
     def _begin_write(self) -> Any:
         """Context manager yielding a connection inside a write transaction."""
@@ -449,14 +463,8 @@ class SQLStore(AddWriter, Store):
         ids = list(dict.fromkeys(int(i) for i in memory_ids))
         if not ids:
             return []
-        mt = self.t.memories
         with self._read() as conn:
-            by_id: dict[int, Memory] = {}
-            for chunk in _chunks(ids):
-                for r in conn.execute(
-                    select(*self._memory_columns()).where(self._owner(mt.c.user_id) == user_id, self._ids_in(mt.c.id, chunk))
-                ):
-                    by_id[r.id] = self._memory_from_row(r)
+            by_id = self._read_memories(conn, user_id, ids)
             if details and by_id:
                 found = list(by_id)
                 ents = self._memory_entities(conn, user_id, found)
@@ -465,6 +473,17 @@ class SQLStore(AddWriter, Store):
                     mem.entities = ents.get(mid, [])
                     mem.sources = srcs.get(mid, [])
         return [by_id[i] for i in ids if i in by_id]
+
+    def _read_memories(self, conn: Connection, user_id: str, ids: list[int]) -> dict[int, Memory]:
+        """The user's memories among ``ids`` (without entities and sources), by id."""
+        mt = self.t.memories
+        by_id: dict[int, Memory] = {}
+        for chunk in _chunks(ids):
+            for r in conn.execute(
+                select(*self._memory_columns()).where(self._owner(mt.c.user_id) == user_id, self._ids_in(mt.c.id, chunk))
+            ):
+                by_id[r.id] = self._memory_from_row(r)
+        return by_id
 
     def _filter_clause(self, filters: MemoryFilters, now: datetime) -> list[ColumnElement[bool]]:
         mt = self.t.memories
@@ -774,13 +793,13 @@ class SQLStore(AddWriter, Store):
         return [info[i] for i in order]
 
     def memories_for_entities(
-        self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int
+        self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int | Sequence[int]
     ) -> list[tuple[int, int]]:
         """(memory_id, entity_id) pairs, the most recent mentions of each entity first, at most
         ``limit`` per entity (index range scans on (entity_id, memory_id), no sort of all mentions)."""
         me, mt = self.t.memory_entities, self.t.memories
-        ids = list(dict.fromkeys(int(e) for e in entity_ids))
-        if not ids:
+        pairs = entity_limits(entity_ids, limit)
+        if not pairs:
             return []
         out: list[tuple[int, int]] = []
         # one statement, executed per entity with its id bound (built once: constructing and keying
@@ -791,11 +810,11 @@ class SQLStore(AddWriter, Store):
             .join(mt, mt.c.id == me.c.memory_id)
             .where(me.c.entity_id == bindparam("eid"), me.c.user_id == user_id, *self._filter_clause(filters, now))
             .order_by(me.c.memory_id.desc())
-            .limit(limit)
+            .limit(bindparam("lim"))
         )
         with self._read() as conn:
-            for eid in ids:
-                out += [(int(r[0]), eid) for r in conn.execute(stmt, {"eid": eid})]
+            for eid, lim in pairs:
+                out += [(int(r[0]), eid) for r in conn.execute(stmt, {"eid": eid, "lim": lim})]
         return out
 
     def _memory_entities(self, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
@@ -814,23 +833,10 @@ class SQLStore(AddWriter, Store):
     def rank_fields(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, RankFields]:
         """What rescoring and grouping need, for many candidates, in one query (the first cited
         turn by an index seek per row), without building full Memory objects."""
-        mt, ms = self.t.memories, self.t.memory_sources
-        first = (
-            select(func.min(ms.c.turn_id))
-            .where(ms.c.memory_id == mt.c.id, ms.c.user_id == user_id)
-            .correlate(mt)
-            .scalar_subquery()
-            .label("first_turn")
-        )
         out: dict[int, RankFields] = {}
         with self._read() as conn:
             for chunk in _chunks(list(dict.fromkeys(memory_ids))):
-                for r in conn.execute(
-                    select(
-                        mt.c.id, mt.c.importance, mt.c.confidence, mt.c.said_at, mt.c.created_at, mt.c.access_count,
-                        mt.c.status, mt.c.pinned, first,
-                    ).where(self._owner(mt.c.user_id) == user_id, self._ids_in(mt.c.id, chunk))
-                ):  # fmt: skip
+                for r in conn.execute(self._rank_fields_select(user_id, chunk), {"uid": user_id, "ids": list(chunk)}):
                     out[int(r.id)] = RankFields(
                         importance=float(r.importance),
                         confidence=float(r.confidence),
@@ -841,6 +847,26 @@ class SQLStore(AddWriter, Store):
                         pinned=bool(r.pinned),
                     )
         return out
+
+    def _rank_fields_select(self, user_id: str, ids: Sequence[int]) -> Any:
+        """rank_fields' statement for ``ids`` of the user bound as ``uid`` (PostgreSQL builds one
+        statement once, for any ids bound as the ``ids`` array parameter)."""
+        return self._rank_fields_base().where(self._ids_in(self.t.memories.c.id, ids))
+
+    def _rank_fields_base(self) -> Any:
+        mt, ms = self.t.memories, self.t.memory_sources
+        uid: Any = bindparam("uid")
+        first = (
+            select(func.min(ms.c.turn_id))
+            .where(ms.c.memory_id == mt.c.id, ms.c.user_id == uid)
+            .correlate(mt)
+            .scalar_subquery()
+            .label("first_turn")
+        )
+        return select(
+            mt.c.id, mt.c.importance, mt.c.confidence, mt.c.said_at, mt.c.created_at, mt.c.access_count,
+            mt.c.status, mt.c.pinned, first,
+        ).where(self._owner(mt.c.user_id) == uid)  # fmt: skip
 
     def memory_entities(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
         with self._read() as conn:
