@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from deepcontext.store import EntityUpsert, MemoryFilters, RelationUpsert, Store
+from deepcontext.store.sql import SQLStore
 from deepcontext.types import EntityType, MemoryTier
 from tests.store_helpers import axis, later, memory, open_test_store, plan, turn
 
@@ -79,7 +80,7 @@ def test_memories_for_entities_default_and_filtered(store: Store) -> None:
     store.delete_memory("u", ids[4], now=later(1), actor="user", reason=None)
     now = later(10)  # after the expiry
 
-    def pairs(filters: MemoryFilters, limit: int) -> list[tuple[int, int]]:
+    def pairs(filters: MemoryFilters, limit: int | list[int]) -> list[tuple[int, int]]:
         return store.memories_for_entities("u", [lisbon, porto], filters, now, limit)
 
     # most recent first per entity, active and unexpired only, at most `limit` each
@@ -88,6 +89,12 @@ def test_memories_for_entities_default_and_filtered(store: Store) -> None:
     assert pairs(MemoryFilters(tiers=(MemoryTier.WORKING,)), 10) == [(ids[1], lisbon)]
     assert pairs(MemoryFilters(include_expired=True), 10)[:3] == [(ids[3], lisbon), (ids[2], lisbon), (ids[1], lisbon)]
     assert store.memories_for_entities("someone-else", [lisbon, porto], MemoryFilters(), now, 10) == []
+    # a limit per entity (the graph leg reads more for the entities a query names than for neighbours)
+    assert pairs(MemoryFilters(), [1, 5]) == [(ids[3], lisbon), (porto_mem.memory_ids[0], porto)]
+    assert pairs(MemoryFilters(), [2, 0]) == [(ids[3], lisbon), (ids[1], lisbon)]
+    assert pairs(MemoryFilters(tiers=(MemoryTier.WORKING,)), [1, 1]) == [(ids[1], lisbon)]
+    with pytest.raises(ValueError, match="2 limits for 3 entities"):
+        store.memories_for_entities("u", [lisbon, porto, lisbon], MemoryFilters(), now, [1, 2])
 
 
 def test_hubs_are_listed_but_not_expanded(store: Store) -> None:
@@ -149,3 +156,68 @@ def test_result_details_agree_with_the_single_reads(store: Store) -> None:
     assert links == {a: [b], b: [a], plain: [b]}
     assert store.result_details("u", [b], max_sources=2, links_per_memory=0)[1] == {}
     assert store.result_details("someone-else", [a, b], max_sources=2, links_per_memory=1) == ({}, {})
+
+
+def test_rank_fields_agree_with_the_memories(store: Store) -> None:
+    out = store.apply_add(
+        plan(
+            "u",
+            turns=[turn(f"turn {i}", said_at=later(i)) for i in range(3)],
+            memories=[
+                memory("from two turns", vec=axis(0), importance=0.7, source_turn_indices=[2, 1], said_at=later(1)),
+                memory("no source", vec=axis(1), importance=0.2),
+                memory("deleted later", vec=axis(2), source_turn_indices=[0]),
+            ],
+        )
+    )
+    two, none, gone = out.memory_ids
+    store.delete_memory("u", gone, now=later(5), actor="user", reason=None)
+    other = store.apply_add(plan("v", memories=[memory("someone else's", vec=axis(0))])).memory_ids[0]
+    fields = store.rank_fields("u", [none, two, gone, two, other, 999_999])
+    assert set(fields) == {two, none, gone}  # never another user's, never a missing id
+    for mid in (two, none, gone):
+        m = store.get_memories("u", [mid])[0]
+        f = fields[mid]
+        assert (f.importance, f.confidence, f.access_count, f.pinned) == (m.importance, m.confidence, m.access_count, m.pinned)
+        assert f.when == (m.said_at or m.created_at)
+        assert f.active == (mid != gone)
+    assert fields[two].first_turn == out.turn_ids[1] and fields[gone].first_turn == out.turn_ids[0]
+    assert fields[none].first_turn is None
+    # the generic statement (what PostgreSQL runs) gives the same on this backend
+    if isinstance(store, SQLStore):
+        assert SQLStore.rank_fields(store, "u", [none, two, gone, other]) == fields
+    assert store.rank_fields("u", []) == {}
+
+
+def test_memories_read_by_id_agree_with_the_generic_read(store: Store) -> None:
+    ents = [EntityUpsert("Lisbon", "lisbon", EntityType.LOCATION), EntityUpsert("Ana", "ana", EntityType.PERSON)]
+    full = memory(
+        "every field set",
+        vec=axis(0),
+        tier=MemoryTier.LONG_TERM,
+        said_at=later(1),
+        occurred_at=later(-60),
+        valid_from=later(-30),
+        expires_at=later(600),
+        conversation_id="trip",
+        metadata={"k": "v", "n": 2, "nested": {"a": [1, 2]}},
+        pinned=True,
+        tags=["travel", "ana"],
+        consolidated_from=[7, 8],
+        entity_names=["lisbon", "ana"],
+    )
+    out = store.apply_add(plan("u", memories=[full, memory("bare", vec=axis(1))], entities=ents))
+    ids = [*reversed(out.memory_ids), 999_999]
+    got = store.get_memories("u", ids, details=True)
+    assert [m.id for m in got] == ids[:2]  # in the order asked, missing ids left out
+    rich = got[1]
+    assert (rich.said_at, rich.occurred_at, rich.expires_at) == (later(1), later(-60), later(600))
+    assert rich.metadata == {"k": "v", "n": 2, "nested": {"a": [1, 2]}} and rich.tags == ["travel", "ana"]
+    assert rich.pinned and rich.consolidated_from == [7, 8] and rich.entities == ["Ana", "Lisbon"]
+    assert rich.created_at.tzinfo is not None and rich.said_at is not None and rich.said_at.tzinfo is not None
+    if isinstance(store, SQLStore):  # SQLite reads rows straight from the driver: the same objects
+        with store._read() as conn:  # noqa: SLF001 - both readers on one connection
+            fast = store._read_memories(conn, "u", ids)  # noqa: SLF001
+            generic = SQLStore._read_memories(store, conn, "u", ids)  # noqa: SLF001
+        assert {k: v.model_dump() for k, v in fast.items()} == {k: v.model_dump() for k, v in generic.items()}
+    assert store.get_memories("someone-else", ids) == []

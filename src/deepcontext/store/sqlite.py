@@ -13,10 +13,11 @@ import hashlib
 import json
 import sqlite3
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -37,12 +38,21 @@ from sqlalchemy.sql.elements import UnaryExpression
 
 from deepcontext.clock import from_epoch, to_epoch
 from deepcontext.errors import ConfigurationError
-from deepcontext.store.base import COMMON_TERM_SHARE, DEFAULT_FILTERS, DF_TTL_S, MAX_TERM_SHARE, RANK_CAP, MemoryFilters
+from deepcontext.store.base import (
+    COMMON_TERM_SHARE,
+    DEFAULT_FILTERS,
+    DF_TTL_S,
+    MAX_TERM_SHARE,
+    RANK_CAP,
+    MemoryFilters,
+    RankFields,
+    entity_limits,
+)
 from deepcontext.store.sql import SQLStore, _chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.store.vectors import VectorCache, VectorRow
 from deepcontext.text import search_text
-from deepcontext.types import Provenance
+from deepcontext.types import Memory, MemoryStatus, Provenance
 
 __all__ = ["COMMON_TERM_SHARE", "MAX_TERM_SHARE", "RANK_CAP", "SQLiteStore", "user_token"]
 
@@ -72,6 +82,25 @@ _ENTITY_MEMORIES_SQL = (
     "SELECT me.memory_id FROM memory_entities AS me JOIN memories AS m ON m.id = me.memory_id "
     "WHERE me.entity_id = ? AND me.user_id = ? AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > ?) "
     "ORDER BY me.memory_id DESC LIMIT ?"
+)
+
+#: which of the memory ids of a JSON array (1) are active, unexpired (now as epoch: 3) memories of a user (2)
+_ALLOWED_SQL = (
+    "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?1)) AND +user_id = ?2 "
+    "AND status = 'active' AND (expires_at IS NULL OR expires_at > ?3)"
+)
+
+#: the names of the entities of the memory ids of a JSON array (1) of a user (2), as SQLStore._memory_entities
+_MEMORY_ENTITIES_SQL = (
+    "SELECT me.memory_id, e.name FROM memory_entities AS me JOIN entities AS e ON e.id = me.entity_id "
+    "WHERE me.user_id = ?2 AND me.memory_id IN (SELECT value FROM json_each(?1)) ORDER BY me.memory_id, e.name"
+)
+
+#: SQLStore.rank_fields for the memory ids of a JSON array (1) of a user (2)
+_RANK_FIELDS_SQL = (
+    "SELECT m.id, m.importance, m.confidence, coalesce(m.said_at, m.created_at), m.access_count, m.status, m.pinned, "
+    "(SELECT min(s.turn_id) FROM memory_sources AS s WHERE s.memory_id = m.id AND s.user_id = ?2) "
+    "FROM memories AS m WHERE m.id IN (SELECT value FROM json_each(?1)) AND +m.user_id = ?2"
 )
 
 #: relations touching the entities of a JSON array (parameter 1) of a user (parameter 2), both
@@ -279,6 +308,9 @@ class SQLiteStore(SQLStore):
                 match = f'uid : "{user_token(user_id)}" AND body : ({body})'
 
             def allowed(ids: list[int]) -> set[int]:
+                if filters == DEFAULT_FILTERS:  # the usual case: a prepared statement on the driver
+                    rows = conn.connection.driver_connection.execute(_ALLOWED_SQL, (json.dumps(ids), user_id, to_epoch(now)))  # type: ignore[union-attr]
+                    return {int(r[0]) for r in rows}
                 return {
                     int(r[0])
                     for r in conn.execute(
@@ -327,6 +359,60 @@ class SQLiteStore(SQLStore):
                 fetch *= 4
         return out[:k]
 
+    # --- memories by id (search results, get) ------------------------------------------------------
+    @functools.cached_property
+    def _memory_reader(self) -> tuple[str, list[str], list[Callable[[Any], Any] | None]]:
+        """The memory columns' SELECT by a JSON array of ids (1) and user (2), their names, and the
+        result processors SQLAlchemy would apply to them (epoch -> datetime, JSON text -> objects)."""
+        cols = self._memory_columns()
+        dialect = self.engine.dialect
+        sql = (
+            f"SELECT {', '.join(c.name for c in cols)} FROM memories "
+            "WHERE id IN (SELECT value FROM json_each(?1)) AND +user_id = ?2"
+        )
+        return sql, [c.name for c in cols], [c.type.dialect_impl(dialect).result_processor(dialect, None) for c in cols]
+
+    def _read_memories(self, conn: Connection, user_id: str, ids: list[int]) -> dict[int, Memory]:
+        # SQLStore._read_memories straight from the driver (a search reads its 10-100 results this
+        # way: SQLAlchemy's row handling cost ~2 ms of it), converted by the columns' own processors
+        sql, names, procs = self._memory_reader
+        by_id: dict[int, Memory] = {}
+        driver = conn.connection.driver_connection
+        for raw in driver.execute(sql, (json.dumps(ids), user_id)):  # type: ignore[union-attr]
+            row = SimpleNamespace(**{n: (p(v) if p is not None else v) for n, p, v in zip(names, procs, raw, strict=True)})
+            by_id[int(row.id)] = self._memory_from_row(row)
+        return by_id
+
+    def _memory_entities(self, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = {}
+        driver = conn.connection.driver_connection
+        for mid, name in driver.execute(_MEMORY_ENTITIES_SQL, (json.dumps([int(m) for m in memory_ids]), user_id)):  # type: ignore[union-attr]
+            out.setdefault(int(mid), []).append(name)
+        return out
+
+    def rank_fields(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, RankFields]:
+        # the same statement as SQLStore.rank_fields, sent straight to the driver (50-100 candidates
+        # per search: SQLAlchemy's result processing cost more than the query)
+        ids = list(dict.fromkeys(int(m) for m in memory_ids))
+        out: dict[int, RankFields] = {}
+        if not ids:
+            return out
+        with self._read() as conn:
+            driver = conn.connection.driver_connection
+            for mid, importance, confidence, when, access, status, pinned, first in driver.execute(  # type: ignore[union-attr]
+                _RANK_FIELDS_SQL, (json.dumps(ids), user_id)
+            ):
+                out[int(mid)] = RankFields(
+                    importance=float(importance),
+                    confidence=float(confidence),
+                    when=from_epoch(when),  # type: ignore[arg-type]
+                    access_count=int(access),
+                    active=status == MemoryStatus.ACTIVE.value,
+                    first_turn=None if first is None else int(first),
+                    pinned=bool(pinned),
+                )
+        return out
+
     # --- graph ------------------------------------------------------------------------------------
     def _relation_rows(self, conn: Connection, user_id: str, entity_ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
         # a constant statement read straight from the driver: a person's neighbourhood two hops out
@@ -335,21 +421,21 @@ class SQLiteStore(SQLStore):
         return iter(driver.execute(_RELATIONS_SQL, (json.dumps([int(i) for i in entity_ids]), user_id)).fetchall())  # type: ignore[union-attr]
 
     def memories_for_entities(
-        self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int
+        self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int | Sequence[int]
     ) -> list[tuple[int, int]]:
         # the usual case (active, unexpired memories, no other filter) as one prepared statement run
         # per entity straight on the driver: 12 entities cost 2.6 ms through SQLAlchemy
         if filters != DEFAULT_FILTERS:
             return super().memories_for_entities(user_id, entity_ids, filters, now, limit)
-        ids = list(dict.fromkeys(int(e) for e in entity_ids))
+        pairs = entity_limits(entity_ids, limit)
         out: list[tuple[int, int]] = []
-        if not ids:
+        if not pairs:
             return out
         epoch = to_epoch(now)
         with self._read() as conn:
             driver = conn.connection.driver_connection
-            for eid in ids:
-                out += [(int(r[0]), eid) for r in driver.execute(_ENTITY_MEMORIES_SQL, (eid, user_id, epoch, limit))]  # type: ignore[union-attr]
+            for eid, lim in pairs:
+                out += [(int(r[0]), eid) for r in driver.execute(_ENTITY_MEMORIES_SQL, (eid, user_id, epoch, lim))]  # type: ignore[union-attr]
         return out
 
     # --- details of search results ---------------------------------------------------------------
