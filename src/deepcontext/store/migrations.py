@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sqlalchemy import (
-    JSON,
     BigInteger,
     Boolean,
     Column,

@@ -18,18 +18,11 @@ import numpy as np
 from sqlalchemy import (
     JSON,
     BigInteger,
-    Boolean,
-    Column,
     Float,
-    ForeignKey,
-    Index,
     Integer,
     LargeBinary,
     MetaData,
-    String,
     Table,
-    Text,
-    UniqueConstraint,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import DateTime, TypeDecorator, TypeEngine

@@ -16,6 +16,8 @@ from deepcontext.store.base import AddOutcome, AddPlan
 from deepcontext.types import EntityType, HistoryEvent, MemoryStatus
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from deepcontext.store.sql import SQLStore
 
 __all__ = ["AddWriter"]

@@ -20,7 +20,7 @@ import numpy as np
 
 from deepcontext.store.ann import AnnBuilder, AnnIndex, ann_available
 from deepcontext.store.base import MemoryFilters
-from deepcontext.types import MemoryStatus, MemoryTier, MemoryType
+from deepcontext.types import MemoryTier, MemoryType
 
 __all__ = ["UserVectors", "VectorCache", "VectorRow"]
 
