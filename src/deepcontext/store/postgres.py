@@ -701,10 +701,12 @@ class PostgresStore(UserLockMixin, SQLStore):
     def _entity_memories_stmt(self) -> Any:
         """memories_for_entities' statement under the default filters, built once (building and
         keying it cost 3-5 ms a call, the query 2 ms); parameters uid, eids, lims, now."""
+        return self._entity_memories_select(self._default_conditions())
+
+    def _default_conditions(self) -> list[Any]:
+        """``_filter_clause(DEFAULT_FILTERS, now)`` with ``now`` a bound parameter, for statements built once."""
         mt = self.t.memories
-        return self._entity_memories_select(
-            [mt.c.status == MemoryStatus.ACTIVE.value, or_(mt.c.expires_at.is_(None), mt.c.expires_at > bindparam("now"))]
-        )
+        return [mt.c.status == MemoryStatus.ACTIVE.value, or_(mt.c.expires_at.is_(None), mt.c.expires_at > bindparam("now"))]
 
     def _entity_memories_select(self, conditions: list[Any]) -> Any:
         me, mt = self.t.memory_entities, self.t.memories
@@ -773,8 +775,7 @@ class PostgresStore(UserLockMixin, SQLStore):
     def _vector_stmts(self) -> dict[bool, Any]:
         """The vector leg's statements under the default filters (index scan, exact scan), built once:
         building and keying one cost about as much as the HNSW scan. Parameters uid, qvec, k, now."""
-        mt = self.t.memories
-        default = [mt.c.status == MemoryStatus.ACTIVE.value, or_(mt.c.expires_at.is_(None), mt.c.expires_at > bindparam("now"))]
+        default = self._default_conditions()
         return {exact: self._vector_select(default, exact=exact) for exact in (False, True)}
 
     def _vector_stmt(self, filters: MemoryFilters, now: datetime, *, exact: bool) -> Any:
