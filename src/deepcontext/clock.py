@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime, timedelta, timezone
-from typing import Protocol, runtime_checkable
+from typing import Protocol, overload, runtime_checkable
 
 __all__ = ["Clock", "ManualClock", "SystemClock", "as_utc", "from_epoch", "to_epoch"]
 
@@ -52,6 +52,14 @@ def as_utc(dt: datetime) -> datetime:
 
 def to_epoch(dt: datetime | None) -> float | None:
     return None if dt is None else as_utc(dt).timestamp()
+
+
+@overload
+def from_epoch(ts: float) -> datetime: ...
+
+
+@overload
+def from_epoch(ts: None) -> None: ...
 
 
 def from_epoch(ts: float | None) -> datetime | None:

@@ -4,6 +4,7 @@ async :class:`~deepcontext.core.DeepContext` methods there; no logic is copied."
 from __future__ import annotations
 
 import asyncio
+import builtins
 import inspect
 import threading
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
@@ -128,23 +129,23 @@ class SyncDeepContext:
     def list_memories(self, user_id: str, tier: str | None = None, memory_type: str | None = None, limit: int = 50, offset: int = 0) -> dict[str, Any]:
         return self._run(self._async.list_memories(user_id, tier, memory_type, limit, offset))
 
-    def turns(self, user_id: str, conversation_id: str = "default", limit: int = 50) -> list[Turn]:
+    def turns(self, user_id: str, conversation_id: str = "default", limit: int = 50) -> builtins.list[Turn]:
         return self._run(self._async.turns(user_id, conversation_id, limit))
 
-    def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> list[dict[str, Any]]:
+    def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[dict[str, Any]]:
         return self._run(self._async.get_entity_graph(user_id, entity_name, depth))
 
     def delete_user(self, user_id: str) -> dict[str, int]:
         return self._run(self._async.delete_user(user_id))
 
-    def users(self) -> list[str]:
+    def users(self) -> builtins.list[str]:
         return self._run(self._async.users())
 
     def stats(self, user_id: str) -> dict[str, int]:
         return self._run(self._async.stats(user_id))
 
-    def export(self, user_id: str) -> list[dict[str, Any]]:
-        async def collect() -> list[dict[str, Any]]:
+    def export(self, user_id: str) -> builtins.list[dict[str, Any]]:
+        async def collect() -> builtins.list[dict[str, Any]]:
             return [r async for r in self._async.export(user_id)]
 
         return self._run(collect())

@@ -50,10 +50,10 @@ class SystemResult:
 
     def summary(self) -> dict[str, Any]:
         overall = {k: 100 * statistics.fmean(r[k] for _, r in self.recalls) for k in KS} if self.recalls else {}
-        by_cat: dict[str, dict[int, float]] = {}
+        by_cat: dict[str, dict[int | str, float]] = {}
         for cat in sorted({c for c, _ in self.recalls}):
             rs = [r for c, r in self.recalls if c == cat]
-            by_cat[CATEGORIES.get(cat, str(cat))] = {k: 100 * statistics.fmean(r[k] for r in rs) for k in KS} | {"n": len(rs)}  # type: ignore[dict-item]
+            by_cat[CATEGORIES.get(cat, str(cat))] = {k: 100 * statistics.fmean(r[k] for r in rs) for k in KS} | {"n": len(rs)}
         lat = sorted(self.search_ms)
         return {
             "questions": len(self.recalls),

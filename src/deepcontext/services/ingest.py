@@ -282,7 +282,8 @@ class IngestService:
                 plan, candidates, context, expires_at, conversation_id, source=extractor.name, classifier=classifier
             )
             self._plan_graph(plan, result, candidates)
-            for item in [*plan.memories, *plan.changes]:  # message indices -> the stored turns
+            items: list[NewMemory | MemoryChange] = [*plan.memories, *plan.changes]
+            for item in items:  # message indices -> the stored turns
                 item.source_turn_ids = list(dict.fromkeys([*item.source_turn_ids, *(ids[i] for i in item.source_turn_indices)]))
                 item.source_turn_indices = []
             try:

@@ -908,11 +908,11 @@ class SQLStore(AddWriter, Store):
                 turns[int(r.id)] = r
         out: dict[int, list[Provenance]] = {}
         for mid, tid in sorted(pairs):
-            r = turns.get(tid)
-            if r is not None:
+            t = turns.get(tid)
+            if t is not None:
                 out.setdefault(mid, []).append(  # rows of our own schema: no re-validation (hot path of search)
                     Provenance.model_construct(
-                        turn_id=r.id, conversation_id=r.conversation_id, role=r.role, speaker=r.name, said_at=r.said_at
+                        turn_id=t.id, conversation_id=t.conversation_id, role=t.role, speaker=t.name, said_at=t.said_at
                     )
                 )
         return out

@@ -302,7 +302,7 @@ class AddWriter:
         explicit = [p for nt in plan.turns if nt.parent_ids for p in nt.parent_ids]
         if explicit:
             self._check_turns(conn, plan.user_id, explicit)
-        rows = [
+        rows: list[dict[str, Any]] = [
             {
                 "user_id": plan.user_id,
                 "conversation_id": plan.conversation_id,
