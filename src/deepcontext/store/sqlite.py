@@ -91,6 +91,11 @@ _ALLOWED_SQL = (
 )
 
 #: the names of the entities of the memory ids of a JSON array (1) of a user (2), as SQLStore._memory_entities
+#: bm25 of the most recent ?2 matches of ?1, the best ?3 after ?4 of them (ties: newest first)
+_CAPPED_RANK_SQL = (
+    "SELECT rowid, s FROM (SELECT rowid, bm25(memory_fts) AS s FROM memory_fts WHERE memory_fts MATCH ?1 "
+    "ORDER BY rowid DESC LIMIT ?2) ORDER BY s, rowid DESC LIMIT ?3 OFFSET ?4"
+)
 _MEMORY_ENTITIES_SQL = (
     "SELECT me.memory_id, e.name FROM memory_entities AS me JOIN entities AS e ON e.id = me.entity_id "
     "WHERE me.user_id = ?2 AND me.memory_id IN (SELECT value FROM json_each(?1)) ORDER BY me.memory_id, e.name"
@@ -301,7 +306,8 @@ class SQLiteStore(SQLStore):
             if not terms:
                 return []
             body = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-            highest = conn.execute(select(func.max(mt.c.id))).scalar() or 0
+            driver = conn.connection.driver_connection
+            highest = driver.execute("SELECT max(id) FROM memories").fetchone()[0] or 0  # type: ignore[union-attr]
             if n_user >= 0.5 * highest:  # (nearly) alone in the index: the user token would only cost
                 match = f"body : ({body})"
             else:
@@ -309,7 +315,7 @@ class SQLiteStore(SQLStore):
 
             def allowed(ids: list[int]) -> set[int]:
                 if filters == DEFAULT_FILTERS:  # the usual case: a prepared statement on the driver
-                    rows = conn.connection.driver_connection.execute(_ALLOWED_SQL, (json.dumps(ids), user_id, to_epoch(now)))  # type: ignore[union-attr]
+                    rows = driver.execute(_ALLOWED_SQL, (json.dumps(ids), user_id, to_epoch(now)))  # type: ignore[union-attr]
                     return {int(r[0]) for r in rows}
                 return {
                     int(r[0])
@@ -323,21 +329,17 @@ class SQLiteStore(SQLStore):
             # usually suffices, since every round ranks every match
             fetch = max(4 * k, 200)
             if matches is not None and matches > RANK_CAP:
-                # thousands of (int, float) rows: read straight from the driver's cursor on the same
-                # connection and snapshot (SQLAlchemy's row objects cost more than the query), and
-                # ordered with numpy (stable, so equal scores keep the newer memory first)
-                cur = conn.connection.driver_connection.execute(  # type: ignore[union-attr]
-                    "SELECT rowid, bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
-                    (match, RANK_CAP),
-                )
-                ranked = np.array(cur.fetchall(), dtype=np.float64).reshape(-1, 2)
-                ranked = ranked[np.argsort(ranked[:, 1], kind="stable")]
-                for i in range(0, len(ranked), fetch):
-                    ids = [int(x) for x in ranked[i : i + fetch, 0]]
-                    ok = allowed(ids)
-                    out += [(mid, float(-score)) for mid, score in zip(ids, ranked[i : i + fetch, 1], strict=True) if mid in ok]
-                    if len(out) >= k:
+                # rank the most recent RANK_CAP matches; SQLite sorts them and returns the best
+                # `fetch` (ties: the newer memory first), a further round only if too many of those
+                # are inactive or filtered out; straight on the driver (SQLAlchemy's rows cost more)
+                offset = 0
+                while len(out) < k and offset < RANK_CAP:
+                    rows = driver.execute(_CAPPED_RANK_SQL, (match, RANK_CAP, fetch, offset)).fetchall()  # type: ignore[union-attr]
+                    ok = allowed([int(r[0]) for r in rows])
+                    out += [(int(mid), float(-score)) for mid, score in rows if int(mid) in ok]
+                    if len(rows) < fetch:
                         break
+                    offset += fetch
                 return out[:k]
             offset = 0
             while len(out) < k:
