@@ -221,3 +221,24 @@ def test_memories_read_by_id_agree_with_the_generic_read(store: Store) -> None:
             generic = SQLStore._read_memories(store, conn, "u", ids)  # noqa: SLF001
         assert {k: v.model_dump() for k, v in fast.items()} == {k: v.model_dump() for k, v in generic.items()}
     assert store.get_memories("someone-else", ids) == []
+
+
+def test_entities_matched_by_name_and_the_user_state(store: Store) -> None:
+    ents = [EntityUpsert("Lisbon", "lisbon", EntityType.LOCATION), EntityUpsert("New York", "new york", EntityType.LOCATION)]
+    store.apply_add(plan("u", memories=[memory("in lisbon", vec=axis(0), entity_names=["lisbon", "new york"])], entities=ents))
+    store.apply_add(plan("u", memories=[memory("lisbon again", vec=axis(1), entity_names=["lisbon"])], entities=ents[:1]))
+    store.apply_add(plan("v", memories=[memory("their york", vec=axis(0), entity_names=["york"])], entities=[EntityUpsert("York", "york", EntityType.LOCATION)]))
+    got = store.match_entities("u", ["york", "lisbon", "new york", "lisbon", "nowhere"])
+    assert set(got) == {"lisbon", "new york"}  # never another user's entity, unknown names left out
+    assert got["lisbon"][1] == 2 and got["new york"][1] == 1  # (id, mentions)
+    assert got["lisbon"][0] != got["new york"][0]
+    assert store.match_entities("u", []) == {} and store.match_entities("nobody", ["lisbon"]) == {}
+    if isinstance(store, SQLStore):  # SQLite's prepared statements agree with the generic ones
+        assert SQLStore.match_entities(store, "u", ["york", "lisbon", "new york", "nowhere"]) == got
+        with store._read() as conn:  # noqa: SLF001
+            state = store._user_state(conn, "u")  # noqa: SLF001
+            assert state is not None and state == SQLStore._user_state(store, conn, "u")  # noqa: SLF001
+            assert store._user_state(conn, "nobody") is None  # noqa: SLF001
+        store.apply_add(plan("u", memories=[memory("a write", vec=axis(2))]))
+        with store._read() as conn:  # noqa: SLF001
+            assert store._user_state(conn, "u") != state  # noqa: SLF001 - every write changes it

@@ -653,14 +653,21 @@ class SQLStore(AddWriter, Store):
                 for table in self.t.user_tables
             }
 
+    def _user_state(self, conn: Connection, user_id: str) -> tuple[str, int] | None:
+        """The user's (incarnation, version): changes with every write of the user's memories (None
+        for an unknown user)."""
+        u = self.t.users
+        row = conn.execute(select(u.c.incarnation, u.c.version).where(u.c.user_id == user_id)).first()
+        return None if row is None else (row[0], int(row[1]))
+
     def active_memory_count(self, user_id: str) -> int:
         """Active memories of the user (cached per user version: one indexed lookup when unchanged)."""
-        u, mt = self.t.users, self.t.memories
+        mt = self.t.memories
         with self._read() as conn:
-            row = conn.execute(select(u.c.incarnation, u.c.version).where(u.c.user_id == user_id)).first()
-            if row is None:
+            state = self._user_state(conn, user_id)
+            if state is None:
                 return 0
-            key = (user_id, row[0], int(row[1]))
+            key = (user_id, *state)
             cached = self._count_cache.get(user_id)
             if cached is not None and cached[0] == key:
                 return cached[1]

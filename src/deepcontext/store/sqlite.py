@@ -91,6 +91,11 @@ _ALLOWED_SQL = (
 )
 
 #: the names of the entities of the memory ids of a JSON array (1) of a user (2), as SQLStore._memory_entities
+_USER_STATE_SQL = "SELECT incarnation, version FROM users WHERE user_id = ?"
+#: entities of user ?2 by normalised name, the names a JSON array (?1)
+_MATCH_ENTITIES_SQL = (
+    "SELECT norm_name, id, mention_count FROM entities WHERE user_id = ?2 AND norm_name IN (SELECT value FROM json_each(?1))"
+)
 #: bm25 of the most recent ?2 matches of ?1, the best ?3 after ?4 of them (ties: newest first)
 _CAPPED_RANK_SQL = (
     "SELECT rowid, s FROM (SELECT rowid, bm25(memory_fts) AS s FROM memory_fts WHERE memory_fts MATCH ?1 "
@@ -335,8 +340,13 @@ class SQLiteStore(SQLStore):
                 offset = 0
                 while len(out) < k and offset < RANK_CAP:
                     rows = driver.execute(_CAPPED_RANK_SQL, (match, RANK_CAP, fetch, offset)).fetchall()  # type: ignore[union-attr]
-                    ok = allowed([int(r[0]) for r in rows])
-                    out += [(int(mid), float(-score)) for mid, score in rows if int(mid) in ok]
+                    # ownership checked for 2k rows at a time: the first slice usually suffices
+                    for i in range(0, len(rows), 2 * k):
+                        part = rows[i : i + 2 * k]
+                        ok = allowed([int(r[0]) for r in part])
+                        out += [(int(mid), float(-score)) for mid, score in part if int(mid) in ok]
+                        if len(out) >= k:
+                            break
                     if len(rows) < fetch:
                         break
                     offset += fetch
@@ -485,10 +495,21 @@ class SQLiteStore(SQLStore):
         return {mid: [o for _, o in sorted(pairs)] for mid, pairs in found.items()}
 
     # --- vector leg -----------------------------------------------------------------------------
-    def _vector_state(self, conn: Connection, user_id: str) -> tuple[str, int] | None:
-        u = self.t.users
-        row = conn.execute(select(u.c.incarnation, u.c.version).where(u.c.user_id == user_id)).first()
+    def _user_state(self, conn: Connection, user_id: str) -> tuple[str, int] | None:
+        # read twice by every search (vector cache, active memory count): straight on the driver
+        row = conn.connection.driver_connection.execute(_USER_STATE_SQL, (user_id,)).fetchone()  # type: ignore[union-attr]
         return None if row is None else (row[0], int(row[1]))
+
+    def match_entities(self, user_id: str, norm_names: Sequence[str]) -> dict[str, tuple[int, int]]:
+        # the query's n-grams as one JSON array on a prepared statement (the generic statement
+        # renders an IN list per count)
+        names = sorted(set(norm_names))
+        if not names:
+            return {}
+        with self._read() as conn:
+            driver = conn.connection.driver_connection
+            rows = driver.execute(_MATCH_ENTITIES_SQL, (json.dumps(names), user_id)).fetchall()  # type: ignore[union-attr]
+        return {name: (int(eid), int(mentions)) for name, eid, mentions in rows}
 
     def _vector_rows(self, conn: Connection, user_id: str, since: int) -> list[VectorRow]:
         mt = self.t.memories
@@ -525,7 +546,7 @@ class SQLiteStore(SQLStore):
         with self._read() as conn:
             uv = self.vectors.refresh(
                 user_id,
-                lambda: self._vector_state(conn, user_id),
+                lambda: self._user_state(conn, user_id),
                 lambda since: self._vector_rows(conn, user_id, since),
             )
             allowed = None
