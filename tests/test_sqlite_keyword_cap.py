@@ -70,3 +70,29 @@ def test_inactive_rows_are_skipped_over_several_rounds(filled: tuple[Store, list
     got = store.keyword_search("u", ["garden"], 10, DEFAULT_FILTERS, later(3))
     assert [i for i, _ in got] == definition(store, "u", 10, gone) == first[230:240]
     assert T0 < later(3)
+
+
+def test_below_the_cap_every_match_is_ranked_over_rounds(tmp_path: Path) -> None:
+    """A small user (the ranking is not capped): inactive best matches are skipped, a further round
+    with more rows follows when the first one is all skipped."""
+    store = open_test_store(f"sqlite:///{tmp_path / 'small.db'}")
+    try:
+        texts = [f"garden {' '.join(['plants'] * (i % 40))} note {i}" for i in range(400)]
+        ids = store.apply_add(plan("u", memories=[memory(t) for t in texts])).memory_ids
+        store.apply_add(plan("v", memories=[memory("garden") for _ in range(5)]))  # best scores, not u's
+        with store.engine.connect() as conn:  # type: ignore[attr-defined]
+            scores = dict(
+                conn.exec_driver_sql(
+                    "SELECT rowid, bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH 'body : (\"garden\")'"
+                ).all()
+            )
+        best_first = sorted(ids, key=lambda i: (scores[i], -i))
+        gone = set(best_first[:230])  # more than the first round's 200 rows
+        for mid in gone:
+            store.delete_memory("u", mid, now=later(2), actor="user", reason=None)
+        got = store.keyword_search("u", ["garden"], 10, DEFAULT_FILTERS, later(3))
+        expected = [i for i in best_first if i not in gone][:10]
+        assert len(got) == 10 and not {i for i, _ in got} & gone
+        assert sorted(-s for _, s in got) == sorted(scores[i] for i in expected)  # the 10 best scores
+    finally:
+        store.close()

@@ -96,6 +96,8 @@ _USER_STATE_SQL = "SELECT incarnation, version FROM users WHERE user_id = ?"
 _MATCH_ENTITIES_SQL = (
     "SELECT norm_name, id, mention_count FROM entities WHERE user_id = ?2 AND norm_name IN (SELECT value FROM json_each(?1))"
 )
+#: the best ?2 rows of the keyword index matching ?1 by bm25, after ?3 of them
+_RANK_SQL = "SELECT rowid, bm25(memory_fts) AS s FROM memory_fts WHERE memory_fts MATCH ?1 ORDER BY s LIMIT ?2 OFFSET ?3"
 #: bm25 of the most recent ?2 matches of ?1, the best ?3 after ?4 of them (ties: newest first)
 _CAPPED_RANK_SQL = (
     "SELECT rowid, s FROM (SELECT rowid, bm25(memory_fts) AS s FROM memory_fts WHERE memory_fts MATCH ?1 "
@@ -330,6 +332,17 @@ class SQLiteStore(SQLStore):
                 }
 
             out: list[tuple[int, float]] = []
+
+            def take(rows: list[tuple[int, float]]) -> None:
+                # ownership checked for 2k rows at a time (the first slice usually suffices); bm25 is
+                # lower-is-better and negative: report a positive relevance
+                for i in range(0, len(rows), 2 * k):
+                    part = rows[i : i + 2 * k]
+                    ok = allowed([int(r[0]) for r in part])
+                    out.extend((int(mid), float(-score)) for mid, score in part if int(mid) in ok)
+                    if len(out) >= k:
+                        return
+
             # inactive memories stay in the index until purged: ask for enough rows that one round
             # usually suffices, since every round ranks every match
             fetch = max(4 * k, 200)
@@ -340,31 +353,15 @@ class SQLiteStore(SQLStore):
                 offset = 0
                 while len(out) < k and offset < RANK_CAP:
                     rows = driver.execute(_CAPPED_RANK_SQL, (match, RANK_CAP, fetch, offset)).fetchall()  # type: ignore[union-attr]
-                    # ownership checked for 2k rows at a time: the first slice usually suffices
-                    for i in range(0, len(rows), 2 * k):
-                        part = rows[i : i + 2 * k]
-                        ok = allowed([int(r[0]) for r in part])
-                        out += [(int(mid), float(-score)) for mid, score in part if int(mid) in ok]
-                        if len(out) >= k:
-                            break
+                    take(rows)
                     if len(rows) < fetch:
                         break
                     offset += fetch
                 return out[:k]
             offset = 0
             while len(out) < k:
-                rows = conn.execute(
-                    text(
-                        "SELECT rowid, bm25(memory_fts) AS s FROM memory_fts WHERE memory_fts MATCH :m "
-                        "ORDER BY s LIMIT :n OFFSET :o"
-                    ),
-                    {"m": match, "n": fetch, "o": offset},
-                ).all()
-                if not rows:
-                    break
-                ok = allowed([int(r[0]) for r in rows])
-                # bm25 is lower-is-better and negative: report a positive relevance
-                out += [(int(mid), float(-score)) for mid, score in rows if int(mid) in ok]
+                rows = driver.execute(_RANK_SQL, (match, fetch, offset)).fetchall()  # type: ignore[union-attr]
+                take(rows)
                 if len(rows) < fetch:
                     break
                 offset += fetch
