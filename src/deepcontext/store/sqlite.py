@@ -90,7 +90,7 @@ _ALLOWED_SQL = (
     "AND status = 'active' AND (expires_at IS NULL OR expires_at > ?3)"
 )
 
-#: the names of the entities of the memory ids of a JSON array (1) of a user (2), as SQLStore._memory_entities
+#: the user's (incarnation, version), as SQLStore._user_state
 _USER_STATE_SQL = "SELECT incarnation, version FROM users WHERE user_id = ?"
 #: entities of user ?2 by normalised name, the names a JSON array (?1)
 _MATCH_ENTITIES_SQL = (
@@ -103,6 +103,7 @@ _CAPPED_RANK_SQL = (
     "SELECT rowid, s FROM (SELECT rowid, bm25(memory_fts) AS s FROM memory_fts WHERE memory_fts MATCH ?1 "
     "ORDER BY rowid DESC LIMIT ?2) ORDER BY s, rowid DESC LIMIT ?3 OFFSET ?4"
 )
+#: the names of the entities of the memory ids of a JSON array (1) of a user (2), as SQLStore._memory_entities
 _MEMORY_ENTITIES_SQL = (
     "SELECT me.memory_id, e.name FROM memory_entities AS me JOIN entities AS e ON e.id = me.entity_id "
     "WHERE me.user_id = ?2 AND me.memory_id IN (SELECT value FROM json_each(?1)) ORDER BY me.memory_id, e.name"
