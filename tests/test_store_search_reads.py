@@ -242,3 +242,31 @@ def test_entities_matched_by_name_and_the_user_state(store: Store) -> None:
         store.apply_add(plan("u", memories=[memory("a write", vec=axis(2))]))
         with store._read() as conn:  # noqa: SLF001
             assert store._user_state(conn, "u") != state  # noqa: SLF001 - every write changes it
+
+
+def test_active_memories_found_by_content_hash(store: Store) -> None:
+    from tests.store_helpers import T0
+
+    out = store.apply_add(
+        plan(
+            "u",
+            memories=[
+                memory("kept", vec=axis(0)),
+                memory("deleted", vec=axis(1)),
+                memory("expired", vec=axis(2), expires_at=later(5)),
+                memory("expires later", vec=axis(3), expires_at=later(600)),
+            ],
+        )
+    )
+    kept, deleted, expired, later_one = out.memory_ids
+    store.delete_memory("u", deleted, now=later(1), actor="user", reason=None)
+    store.apply_add(plan("v", memories=[memory("theirs", vec=axis(0))]))
+    h = {m.text: m.content_hash for m in [memory(t) for t in ("kept", "deleted", "expired", "expires later", "theirs", "absent")]}
+    got = store.find_active_by_hash("u", list(h.values()) + [h["kept"]], later(10))
+    assert got == {h["kept"]: kept, h["expires later"]: later_one}  # not deleted, expired, another user's
+    assert store.find_active_by_hash("u", [h["expired"]], T0) == {h["expired"]: expired}  # not yet expired then
+    assert store.find_active_by_hash("u", [], later(10)) == {}
+    if isinstance(store, SQLStore):  # SQLite's prepared statement agrees with the generic one
+        with store._read() as conn:  # noqa: SLF001
+            for now in (T0, later(10)):
+                assert store._active_hashes(conn, "u", list(h.values()), now) == SQLStore._active_hashes(store, conn, "u", list(h.values()), now)  # noqa: SLF001

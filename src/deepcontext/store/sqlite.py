@@ -90,6 +90,12 @@ _ALLOWED_SQL = (
     "AND status = 'active' AND (expires_at IS NULL OR expires_at > ?3)"
 )
 
+#: SQLStore._active_hashes: the user's (?1) active, unexpired (at ?3) memories with a content hash of
+#: the JSON array ?2, oldest first; `+status` keeps the planner on the (user_id, content_hash) index
+_ACTIVE_HASHES_SQL = (
+    "SELECT content_hash, id FROM memories WHERE user_id = ?1 AND content_hash IN (SELECT value FROM json_each(?2)) "
+    "AND +status = 'active' AND (expires_at IS NULL OR expires_at > ?3) ORDER BY id"
+)
 #: the user's (incarnation, version), as SQLStore._user_state
 _USER_STATE_SQL = "SELECT incarnation, version FROM users WHERE user_id = ?"
 #: entities of user ?2 by normalised name, the names a JSON array (?1)
@@ -497,6 +503,19 @@ class SQLiteStore(SQLStore):
         # read twice by every search (vector cache, active memory count): straight on the driver
         row = conn.connection.driver_connection.execute(_USER_STATE_SQL, (user_id,)).fetchone()  # type: ignore[union-attr]
         return None if row is None else (row[0], int(row[1]))
+
+    def _active_hashes(self, conn: Connection, user_id: str, hashes: Sequence[str], now: datetime) -> dict[str, int]:
+        # every add asks this (while planning and again inside its write transaction); the generic
+        # statement's planner picked the (user, status, tier) index and read all of the user's active
+        # memories: 88 ms at 114k memories against 0.3 ms by the (user, content_hash) index
+        if not hashes:
+            return {}
+        driver = conn.connection.driver_connection
+        rows = driver.execute(_ACTIVE_HASHES_SQL, (user_id, json.dumps(sorted(set(hashes))), to_epoch(now))).fetchall()  # type: ignore[union-attr]
+        out: dict[str, int] = {}
+        for h, mid in rows:
+            out.setdefault(h, int(mid))
+        return out
 
     def match_entities(self, user_id: str, norm_names: Sequence[str]) -> dict[str, tuple[int, int]]:
         # the query's n-grams as one JSON array on a prepared statement (the generic statement
