@@ -270,3 +270,29 @@ def test_active_memories_found_by_content_hash(store: Store) -> None:
         with store._read() as conn:  # noqa: SLF001
             for now in (T0, later(10)):
                 assert store._active_hashes(conn, "u", list(h.values()), now) == SQLStore._active_hashes(store, conn, "u", list(h.values()), now)  # noqa: SLF001
+
+
+def test_speaker_names_follow_new_turns_reused_ids_and_deleted_users(store: Store) -> None:
+    assert isinstance(store, SQLStore)
+
+    def names(user_id: str) -> set[str]:
+        with store._read() as conn:  # noqa: SLF001
+            got = store._speaker_names(conn, user_id)  # noqa: SLF001
+            assert got == SQLStore._speaker_names(store, conn, user_id)  # noqa: SLF001 - the full read
+            return got
+
+    assert names("u") == set()
+    store.apply_add(plan("u", turns=[turn("hi", name="Maya"), turn("hello", role="assistant", name="Bot"), turn("x", role="tool", name="grep"), turn("anon")]))
+    assert names("u") == {"Maya", "Bot"}
+    store.apply_add(plan("u", turns=[turn("me too", name="Ana")]))
+    assert names("u") == {"Maya", "Bot", "Ana"}  # read on from the last turn seen
+    # another user's turns hold the highest ids; deleting them frees those ids for u's next turns
+    store.apply_add(plan("v", turns=[turn(f"v {i}", name="Vic") for i in range(3)]))
+    assert names("u") == {"Maya", "Bot", "Ana"}
+    store.delete_user("v")
+    store.apply_add(plan("u", turns=[turn("new here", name="Zed")]))
+    assert names("u") == {"Maya", "Bot", "Ana", "Zed"}
+    assert names("v") == set()
+    store.delete_user("u")
+    store.apply_add(plan("u", turns=[turn("again", name="Lee")]))
+    assert names("u") == {"Lee"}  # a new incarnation starts over

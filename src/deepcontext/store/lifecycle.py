@@ -99,16 +99,9 @@ def speaker_entity_ids(store: SQLStore, user_id: str) -> list[int]:
     turns, and the generic "User" and "Assistant" (what memories say when a speaker has no name)."""
     from deepcontext.text import entity_norm
 
-    tt, et = store.t.turns, store.t.entities
+    et = store.t.entities
     with store._read() as conn:
-        names = {
-            r[0]
-            for r in conn.execute(
-                select(tt.c.name)
-                .where(tt.c.user_id == user_id, tt.c.role.in_(["user", "assistant"]), tt.c.name.is_not(None))
-                .distinct()
-            )
-        }
+        names = store._speaker_names(conn, user_id)
         norms = sorted({entity_norm(n) for n in names | {"User", "Assistant"}} - {""})
         return [int(r[0]) for r in conn.execute(select(et.c.id).where(et.c.user_id == user_id, et.c.norm_name.in_(norms)))]
 

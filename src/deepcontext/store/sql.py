@@ -147,6 +147,16 @@ class SQLStore(AddWriter, Store):
     def _forget_user_caches(self, user_id: str) -> None:
         """Drop in-process caches of a user."""
 
+    def _speaker_names(self, conn: Connection, user_id: str) -> set[str]:
+        """The names of the speakers of the user's user and assistant turns."""
+        tt = self.t.turns
+        rows = conn.execute(
+            select(tt.c.name)
+            .where(tt.c.user_id == user_id, tt.c.role.in_(["user", "assistant"]), tt.c.name.is_not(None))
+            .distinct()
+        )
+        return {r[0] for r in rows}
+
     def _ids_in(self, col: Any, ids: Sequence[int]) -> ColumnElement[bool]:
         """``col IN (ids)`` for the hot paths of search (a hundred candidate ids); backends pass the
         list as one parameter where they can (rendering and binding one placeholder per id costs more
