@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from sqlalchemy import (
@@ -165,6 +165,12 @@ def _links_sql(n: int) -> str:
         "WHERE l.memory_id = ? AND l.user_id = ? AND m.status = 'active' ORDER BY l.similarity DESC, l.other_id LIMIT ?)"
     )
     return " UNION ALL ".join([one] * n)
+
+
+def _driver(conn: Connection) -> sqlite3.Connection:
+    """The sqlite3 connection under a SQLAlchemy one: the hot reads send prepared statements straight
+    to it, on the same connection and snapshot."""
+    return cast(sqlite3.Connection, conn.connection.driver_connection)
 
 
 class SQLiteStore(SQLStore):
@@ -327,8 +333,8 @@ class SQLiteStore(SQLStore):
             if not terms:
                 return []
             body = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-            driver = conn.connection.driver_connection
-            highest = driver.execute("SELECT max(id) FROM memories").fetchone()[0] or 0  # type: ignore[union-attr]
+            driver = _driver(conn)
+            highest = driver.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
             if n_user >= 0.5 * highest:  # (nearly) alone in the index: the user token would only cost
                 match = f"body : ({body})"
             else:
@@ -336,7 +342,7 @@ class SQLiteStore(SQLStore):
 
             def allowed(ids: list[int]) -> set[int]:
                 if filters == DEFAULT_FILTERS:  # the usual case: a prepared statement on the driver
-                    rows = driver.execute(_ALLOWED_SQL, (json.dumps(ids), user_id, to_epoch(now)))  # type: ignore[union-attr]
+                    rows = driver.execute(_ALLOWED_SQL, (json.dumps(ids), user_id, to_epoch(now)))
                     return {int(r[0]) for r in rows}
                 return {
                     int(r[0])
@@ -366,7 +372,7 @@ class SQLiteStore(SQLStore):
                 # are inactive or filtered out; straight on the driver (SQLAlchemy's rows cost more)
                 offset = 0
                 while len(out) < k and offset < RANK_CAP:
-                    rows = driver.execute(_CAPPED_RANK_SQL, (match, RANK_CAP, fetch, offset)).fetchall()  # type: ignore[union-attr]
+                    rows = driver.execute(_CAPPED_RANK_SQL, (match, RANK_CAP, fetch, offset)).fetchall()
                     take(rows)
                     if len(rows) < fetch:
                         break
@@ -374,7 +380,7 @@ class SQLiteStore(SQLStore):
                 return out[:k]
             offset = 0
             while len(out) < k:
-                rows = driver.execute(_RANK_SQL, (match, fetch, offset)).fetchall()  # type: ignore[union-attr]
+                rows = driver.execute(_RANK_SQL, (match, fetch, offset)).fetchall()
                 take(rows)
                 if len(rows) < fetch:
                     break
@@ -400,16 +406,16 @@ class SQLiteStore(SQLStore):
         # way: SQLAlchemy's row handling cost ~2 ms of it), converted by the columns' own processors
         sql, names, procs = self._memory_reader
         by_id: dict[int, Memory] = {}
-        driver = conn.connection.driver_connection
-        for raw in driver.execute(sql, (json.dumps(ids), user_id)):  # type: ignore[union-attr]
+        driver = _driver(conn)
+        for raw in driver.execute(sql, (json.dumps(ids), user_id)):
             row = SimpleNamespace(**{n: (p(v) if p is not None else v) for n, p, v in zip(names, procs, raw, strict=True)})
             by_id[int(row.id)] = self._memory_from_row(row)
         return by_id
 
     def _memory_entities(self, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
         out: dict[int, list[str]] = {}
-        driver = conn.connection.driver_connection
-        for mid, name in driver.execute(_MEMORY_ENTITIES_SQL, (json.dumps([int(m) for m in memory_ids]), user_id)):  # type: ignore[union-attr]
+        driver = _driver(conn)
+        for mid, name in driver.execute(_MEMORY_ENTITIES_SQL, (json.dumps([int(m) for m in memory_ids]), user_id)):
             out.setdefault(int(mid), []).append(name)
         return out
 
@@ -421,14 +427,14 @@ class SQLiteStore(SQLStore):
         if not ids:
             return out
         with self._read() as conn:
-            driver = conn.connection.driver_connection
-            for mid, importance, confidence, when, access, status, pinned, first in driver.execute(  # type: ignore[union-attr]
+            driver = _driver(conn)
+            for mid, importance, confidence, when, access, status, pinned, first in driver.execute(
                 _RANK_FIELDS_SQL, (json.dumps(ids), user_id)
             ):
                 out[int(mid)] = RankFields(
                     importance=float(importance),
                     confidence=float(confidence),
-                    when=from_epoch(when),  # type: ignore[arg-type]
+                    when=from_epoch(when),
                     access_count=int(access),
                     active=status == MemoryStatus.ACTIVE.value,
                     first_turn=None if first is None else int(first),
@@ -440,8 +446,8 @@ class SQLiteStore(SQLStore):
     def _relation_rows(self, conn: Connection, user_id: str, entity_ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
         # a constant statement read straight from the driver: a person's neighbourhood two hops out
         # is ~600 relation rows, whose SQLAlchemy row objects cost more than the query
-        driver = conn.connection.driver_connection
-        return iter(driver.execute(_RELATIONS_SQL, (json.dumps([int(i) for i in entity_ids]), user_id)).fetchall())  # type: ignore[union-attr]
+        driver = _driver(conn)
+        return iter(driver.execute(_RELATIONS_SQL, (json.dumps([int(i) for i in entity_ids]), user_id)).fetchall())
 
     def memories_for_entities(
         self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int | Sequence[int]
@@ -456,9 +462,9 @@ class SQLiteStore(SQLStore):
             return out
         epoch = to_epoch(now)
         with self._read() as conn:
-            driver = conn.connection.driver_connection
+            driver = _driver(conn)
             for eid, lim in pairs:
-                out += [(int(r[0]), eid) for r in driver.execute(_ENTITY_MEMORIES_SQL, (eid, user_id, epoch, lim))]  # type: ignore[union-attr]
+                out += [(int(r[0]), eid) for r in driver.execute(_ENTITY_MEMORIES_SQL, (eid, user_id, epoch, lim))]
         return out
 
     # --- details of search results ---------------------------------------------------------------
@@ -473,10 +479,10 @@ class SQLiteStore(SQLStore):
     ) -> Iterator[tuple[Any, ...]]:
         """Rows of ``sql_for(n)``, a UNION ALL of n per-memory scans taking (memory_id, user_id,
         limit) each, for all ``ids`` in batches."""
-        driver = conn.connection.driver_connection
+        driver = _driver(conn)
         for chunk in _chunks(ids, self._PER_MEMORY_BATCH):
             params = [p for mid in chunk for p in (mid, user_id, per_memory)]
-            yield from driver.execute(sql_for(len(chunk)), params)  # type: ignore[union-attr]
+            yield from driver.execute(sql_for(len(chunk)), params)
 
     def _sources(
         self, conn: Connection, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None
@@ -508,7 +514,7 @@ class SQLiteStore(SQLStore):
     # --- vector leg -----------------------------------------------------------------------------
     def _user_state(self, conn: Connection, user_id: str) -> tuple[str, int] | None:
         # read twice by every search (vector cache, active memory count): straight on the driver
-        row = conn.connection.driver_connection.execute(_USER_STATE_SQL, (user_id,)).fetchone()  # type: ignore[union-attr]
+        row = _driver(conn).execute(_USER_STATE_SQL, (user_id,)).fetchone()
         return None if row is None else (row[0], int(row[1]))
 
     def _active_hashes(self, conn: Connection, user_id: str, hashes: Sequence[str], now: datetime) -> dict[str, int]:
@@ -517,8 +523,8 @@ class SQLiteStore(SQLStore):
         # memories: 88 ms at 114k memories against 0.3 ms by the (user, content_hash) index
         if not hashes:
             return {}
-        driver = conn.connection.driver_connection
-        rows = driver.execute(_ACTIVE_HASHES_SQL, (user_id, json.dumps(sorted(set(hashes))), to_epoch(now))).fetchall()  # type: ignore[union-attr]
+        driver = _driver(conn)
+        rows = driver.execute(_ACTIVE_HASHES_SQL, (user_id, json.dumps(sorted(set(hashes))), to_epoch(now))).fetchall()
         out: dict[str, int] = {}
         for h, mid in rows:
             out.setdefault(h, int(mid))
@@ -531,8 +537,8 @@ class SQLiteStore(SQLStore):
         if not names:
             return {}
         with self._read() as conn:
-            driver = conn.connection.driver_connection
-            rows = driver.execute(_MATCH_ENTITIES_SQL, (json.dumps(names), user_id)).fetchall()  # type: ignore[union-attr]
+            driver = _driver(conn)
+            rows = driver.execute(_MATCH_ENTITIES_SQL, (json.dumps(names), user_id)).fetchall()
         return {name: (int(eid), int(mentions)) for name, eid, mentions in rows}
 
     def _vector_rows(self, conn: Connection, user_id: str, since: int) -> list[VectorRow]:
@@ -608,19 +614,19 @@ class SQLiteStore(SQLStore):
         # at 173k turns. Kept per user and incarnation and read on from the highest turn id seen. A
         # new turn takes an id above the highest one present (no AUTOINCREMENT), so the ids up to the
         # one seen can be taken again only after that row was deleted: then everything is read again
-        driver = conn.connection.driver_connection
+        driver = _driver(conn)
         state = self._user_state(conn, user_id)
         incarnation = None if state is None else state[0]
         since, names = 0, set()
         cached = self._speakers.get(user_id)
         if cached is not None and cached[0] == incarnation:
-            seen = driver.execute("SELECT created_at FROM turns WHERE id = ?", (cached[1],)).fetchone() if cached[1] else None  # type: ignore[union-attr]
+            seen = driver.execute("SELECT created_at FROM turns WHERE id = ?", (cached[1],)).fetchone() if cached[1] else None
             if cached[1] == 0 or (seen is not None and seen[0] == cached[2]):
                 since, names = cached[1], set(cached[3])
-        last = driver.execute("SELECT id, created_at FROM turns ORDER BY id DESC LIMIT 1").fetchone()  # type: ignore[union-attr]
+        last = driver.execute("SELECT id, created_at FROM turns ORDER BY id DESC LIMIT 1").fetchone()
         top, mark = (int(last[0]), last[1]) if last is not None else (0, None)
         if top > since:
-            names.update(r[0] for r in driver.execute(_SPEAKERS_SQL, (user_id, since, top)))  # type: ignore[union-attr]
+            names.update(r[0] for r in driver.execute(_SPEAKERS_SQL, (user_id, since, top)))
         self._speakers[user_id] = (incarnation, top, mark, frozenset(names))
         return names
 
