@@ -130,6 +130,47 @@ def test_hubs_are_listed_but_not_expanded(store: Store) -> None:
     assert len(store.entity_neighbourhood("u", [e["ana"]], 1, max_per_level=1)) == 2
 
 
+def test_each_neighbour_once_by_its_strongest_relation(store: Store) -> None:
+    names = ["ana", "bob", "carla", "dan", "eve", "fay"]
+    ents = [EntityUpsert(n.title(), n, EntityType.PERSON) for n in names]
+    rels = [
+        RelationUpsert("ana", "bob", "knows"),
+        RelationUpsert("ana", "carla", "knows"),
+        RelationUpsert("bob", "dan", "works_with"),  # strength 1.2 after the two repeats below
+        RelationUpsert("carla", "dan", "knows"),  # 1.0: dan is reached through bob
+        RelationUpsert("eve", "carla", "knows"),  # carla is the target: the other direction
+        RelationUpsert("bob", "fay", "likes"),  # 1.1
+    ]
+    e = store.apply_add(plan("u", memories=[memory("all of them", vec=axis(0), entity_names=names)], entities=ents, relations=rels)).entity_ids
+    for again in (rels[2], rels[5], rels[2]):
+        store.apply_add(plan("u", memories=[memory(f"again {again.relation}", vec=axis(1))], entities=ents, relations=[again]))
+    # another user's graph with the same names and stronger ties is never read
+    store.apply_add(plan("v", memories=[memory("theirs", vec=axis(0), entity_names=names)], entities=ents, relations=rels[2:3]))
+    hood = store.entity_neighbourhood("u", [e["ana"]], 2)
+    got = [(h["entity"], h["depth"], h["via"], round(h["strength"], 3), h["relation"]) for h in hood]
+    assert got == [
+        ("Ana", 0, None, 1.0, None),
+        ("Bob", 1, e["ana"], 1.0, "knows"),  # equal strength: by entity id
+        ("Carla", 1, e["ana"], 1.0, "knows"),
+        ("Dan", 2, e["bob"], 1.2, "works_with"),  # the stronger of its two relations to the frontier
+        ("Fay", 2, e["bob"], 1.1, "likes"),
+        ("Eve", 2, e["carla"], 1.0, "knows"),
+    ]
+    capped = store.entity_neighbourhood("u", [e["ana"]], 2, max_per_level=1)
+    assert [(h["entity"], h["depth"]) for h in capped] == [("Ana", 0), ("Bob", 1), ("Dan", 2)]
+    assert [h["entity"] for h in store.entity_neighbourhood("u", [e["dan"]], 1)] == ["Dan", "Bob", "Carla"]
+    assert [h["entity"] for h in store.entity_neighbourhood("u", [e["ana"]], 2, max_per_level=0)] == ["Ana"]
+    if isinstance(store, SQLStore):
+        with store._read() as conn:  # noqa: SLF001
+            frontier, known = [e["bob"], e["carla"]], [e["ana"], e["bob"], e["carla"]]
+            rows = store._neighbour_rows(conn, "u", frontier, known, 10)  # noqa: SLF001
+            assert [(r[1], r[0]) for r in rows] == [(e["dan"], e["bob"]), (e["fay"], e["bob"]), (e["eve"], e["carla"])]
+            # SQLite's statement text agrees with the generic statement
+            assert [tuple(r) for r in rows] == [tuple(r) for r in SQLStore._neighbour_rows(store, conn, "u", frontier, known, 10)]  # noqa: SLF001
+            assert [tuple(r) for r in store._neighbour_rows(conn, "u", frontier, known, 2)] == [tuple(r) for r in rows[:2]]  # noqa: SLF001
+            assert store._neighbour_rows(conn, "v", frontier, known, 10) == []  # noqa: SLF001 - u's ids, v's relations
+
+
 def test_result_details_agree_with_the_single_reads(store: Store) -> None:
     ents = [EntityUpsert("Lisbon", "lisbon", EntityType.LOCATION), EntityUpsert("Ana", "ana", EntityType.PERSON)]
     out = store.apply_add(

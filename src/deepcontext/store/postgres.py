@@ -836,6 +836,13 @@ class PostgresStore(UserLockMixin, SQLStore):
                 out.append([(mid, 1.0 - d) for mid, d in ranked])
         return out
 
+    def _in_param(self, col: Any, name: str) -> Any:
+        # an array parameter: one statement text whatever the number of ids (psycopg prepares it)
+        return col == func.any(bindparam(name, type_=ARRAY(BigInteger)))
+
+    def _not_in_param(self, col: Any, name: str) -> Any:
+        return col != func.all(bindparam(name, type_=ARRAY(BigInteger)))
+
     def _owner(self, col: Any) -> Any:
         # `user_id || ''`: the same value, no index on it (see SQLStore._owner)
         return col.op("||")(literal(""))

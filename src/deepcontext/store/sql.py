@@ -49,6 +49,10 @@ __all__ = ["SQLStore"]
 _META_VERSION = "schema_version"
 
 
+#: "no limit" for a LIMIT parameter (both backends take a 64-bit integer; SQLite has no NULL limit)
+_NO_LIMIT = 2**62
+
+
 def _chunks(seq: Sequence[Any], n: int = 500) -> Iterator[Sequence[Any]]:
     for i in range(0, len(seq), n):
         yield seq[i : i + n]
@@ -712,11 +716,21 @@ class SQLStore(AddWriter, Store):
             et.c.user_id == bindparam("uid"), et.c.id.in_(bindparam("ids", expanding=True))
         )
 
+    def _in_param(self, col: Any, name: str) -> Any:
+        """``col`` is one of the ids bound as ``name`` (an expanding IN list; PostgreSQL binds an array)."""
+        return col.in_(bindparam(name, expanding=True))
+
+    def _not_in_param(self, col: Any, name: str) -> Any:
+        return col.not_in(bindparam(name, expanding=True))
+
     @functools.cached_property
-    def _relations_stmt(self) -> Any:
-        """Relations touching any of ``ids`` with the entity at their other end, strongest first:
-        both directions as two index searches ((user, source) and (user, target); an OR of the two
-        made SQLite read every relation of the user)."""
+    def _neighbours_stmt(self) -> Any:
+        """Entities related to any of ``ids`` and not in ``known``, each once with its strongest
+        relation (strength, then relation id), strongest first, then by id, at most ``lim``.
+        Parameters uid, ids, known, lim. Both directions as two index searches ((user, source) and
+        (user, target); an OR of the two made SQLite read every relation of the user); only the
+        chosen rows leave the database (a person's second hop touched ~550 relations for 12 new
+        entities)."""
         et, rt = self.t.entities, self.t.relations
 
         def side(here: Any, there: Any) -> Any:
@@ -726,17 +740,30 @@ class SQLStore(AddWriter, Store):
                     et.c.name, et.c.entity_type, et.c.mention_count,
                 )  # fmt: skip
                 .join(et, and_(et.c.id == there, et.c.user_id == bindparam("uid")))
-                .where(rt.c.user_id == bindparam("uid"), here.in_(bindparam("ids", expanding=True)))
+                .where(rt.c.user_id == bindparam("uid"), self._in_param(here, "ids"), self._not_in_param(there, "known"))
             )
 
-        both = union_all(side(rt.c.source_id, rt.c.target_id), side(rt.c.target_id, rt.c.source_id)).subquery()
-        return select(both).order_by(both.c.strength.desc(), both.c.rid)
+        both = union_all(side(rt.c.source_id, rt.c.target_id), side(rt.c.target_id, rt.c.source_id)).subquery("both")
+        best = func.row_number().over(partition_by=both.c.there, order_by=(both.c.strength.desc(), both.c.rid))
+        ranked = select(both, best.label("rn")).subquery("ranked")
+        return (
+            select(
+                ranked.c.here, ranked.c.there, ranked.c.relation, ranked.c.strength, ranked.c.name,
+                ranked.c.entity_type, ranked.c.mention_count, ranked.c.rid,
+            )  # fmt: skip
+            .where(ranked.c.rn == 1)
+            .order_by(ranked.c.strength.desc(), ranked.c.there)
+            .limit(bindparam("lim"))
+        )
 
-    def _relation_rows(self, conn: Connection, user_id: str, entity_ids: Sequence[int]) -> Iterator[tuple[Any, ...]]:
-        """(here, there, relation, strength, name, entity_type, mention_count) of the relations
-        touching ``entity_ids`` (``here``), the entity at the other end (``there``), strongest first."""
-        for r in conn.execute(self._relations_stmt, {"uid": user_id, "ids": list(entity_ids)}):
-            yield r.here, r.there, r.relation, r.strength, r.name, r.entity_type, r.mention_count
+    def _neighbour_rows(
+        self, conn: Connection, user_id: str, entity_ids: Sequence[int], known: Sequence[int], limit: int
+    ) -> list[tuple[Any, ...]]:
+        """(here, there, relation, strength, name, entity_type, mention_count, relation id): each
+        entity outside ``known`` related to one of ``entity_ids`` (``here``) once, with its strongest
+        relation; strongest first, then by entity id; at most ``limit``."""
+        params = {"uid": user_id, "ids": [int(i) for i in entity_ids], "known": [int(i) for i in known], "lim": int(limit)}
+        return [tuple(r) for r in conn.execute(self._neighbours_stmt, params)]
 
     def match_entities(self, user_id: str, norm_names: Sequence[str]) -> dict[str, tuple[int, int]]:
         names = sorted(set(norm_names))
@@ -780,31 +807,35 @@ class SQLStore(AddWriter, Store):
                 return max_expand_mentions is None or int(info[i]["mention_count"] or 0) <= max_expand_mentions
 
             frontier = [i for i in order if expands(i)]
+            cap = _NO_LIMIT if max_per_level is None else max(int(max_per_level), 0)
             for d in range(1, depth + 1):
-                if not frontier:
+                if not frontier or not cap:
                     break
-                found: dict[int, dict[str, Any]] = {}
+                # each new entity once, by its strongest relation to the frontier (strength, then
+                # relation id): the database picks it per chunk of the frontier, the best of the
+                # chunks' picks wins
+                best: dict[int, tuple[Any, ...]] = {}
                 for chunk in _chunks(frontier):
-                    # rows strongest first: an entity's first row is its strongest relation
-                    for here, there, relation, strength, name, entity_type, mentions in self._relation_rows(conn, user_id, chunk):
-                        if there not in info and there not in found:
-                            found[there] = {
-                                "id": there,
-                                "entity": name,
-                                "entity_type": entity_type,
-                                "mention_count": mentions,
-                                "relation": relation,
-                                "depth": d,
-                                "strength": float(strength),
-                                "via": here,
-                            }
-                if not found:
+                    for row in self._neighbour_rows(conn, user_id, chunk, list(info), cap):
+                        there = int(row[1])
+                        held = best.get(there)
+                        if held is None or (-float(row[3]), int(row[7])) < (-float(held[3]), int(held[7])):
+                            best[there] = row
+                if not best:
                     break
-                new = sorted(found, key=lambda i: (-found[i]["strength"], i))
-                if max_per_level is not None:
-                    new = new[:max_per_level]
+                new = sorted(best, key=lambda i: (-float(best[i][3]), i))[:cap]
                 for i in new:
-                    info[i] = found[i]
+                    here, there, relation, strength, name, entity_type, mentions, _ = best[i]
+                    info[i] = {
+                        "id": i,
+                        "entity": name,
+                        "entity_type": entity_type,
+                        "mention_count": mentions,
+                        "relation": relation,
+                        "depth": d,
+                        "strength": float(strength),
+                        "via": int(here),
+                    }
                 order += new
                 frontier = [i for i in new if expands(i)]
         return [info[i] for i in order]
