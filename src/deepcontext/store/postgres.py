@@ -228,6 +228,8 @@ class PostgresStore(UserLockMixin, SQLStore):
         #: for DF_TTL_S seconds (a capped count still builds the term's whole bitmap: ~3.5 ms each)
         self._lexemes: TTLCache[list[str]] = TTLCache(DF_TTL_S)
         self._df: TTLCache[int] = TTLCache(DF_TTL_S)
+        #: (user, lexeme) counted 0 -> the user's (incarnation, version) when it was counted
+        self._absent: TTLCache[tuple[str, int] | None] = TTLCache(DF_TTL_S)
         #: rows this process has written since it last looked at the planner's statistics
         self._written_since_check = 0
         self._stats_lock = threading.Lock()
@@ -457,7 +459,16 @@ class PostgresStore(UserLockMixin, SQLStore):
             # up to the share past which even the rarest lexeme of a query is not used
             cap = max(_DF_CAP, int(COMMON_TERM_SHARE * n_user))
             count_cap = max(cap, int(MAX_TERM_SHARE * n_user) + 1)
-            unknown = [lx for lx in lexes if self._df.get((user_id, lx)) is None]
+            cached = {lx: self._df.get((user_id, lx)) for lx in lexes}
+            if any(df is None or df == 0 for df in cached.values()):
+                # a lexeme none of the user's memories held is left out of the query: that answer
+                # holds only until the user's next write (a word searched, then said, is found
+                # right after the add); read before counting, so a write in between counts again
+                state = self._user_state(conn, user_id)
+                for lx, df in cached.items():
+                    if df == 0 and self._absent.get((user_id, lx)) != state:
+                        cached[lx] = None
+            unknown = [lx for lx, df in cached.items() if df is None]
             if unknown:
                 for lx, df in conn.execute(
                     text(
@@ -467,6 +478,8 @@ class PostgresStore(UserLockMixin, SQLStore):
                     {"u": user_id, "cap": count_cap, "lexes": unknown},
                 ):
                     self._df.put((user_id, str(lx)), int(df))
+                    if not df:
+                        self._absent.put((user_id, str(lx)), state)
             lexemes = [(lx, self._df.get((user_id, lx)) or 0) for lx in lexes]
             lexemes = [(lx, df) for lx, df in lexemes if df]
             if not lexemes:
