@@ -8,6 +8,7 @@ import secrets
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -106,6 +107,18 @@ def pg_database(postgres_server: str) -> Iterator[Callable[[], str]]:
 def pg_url(pg_database: Callable[[], str]) -> str:
     """A fresh, empty PostgreSQL database."""
     return pg_database()
+
+
+@pytest.fixture
+def pg(pg_url: str) -> Iterator[Any]:
+    """A migrated PostgresStore on a fresh database."""
+    from deepcontext.store.postgres import PostgresStore
+    from tests.store_helpers import open_test_store
+
+    s = open_test_store(pg_url)
+    assert isinstance(s, PostgresStore)
+    yield s
+    s.close()
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

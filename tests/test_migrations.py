@@ -17,8 +17,9 @@ from tests.store_workers import migrate_worker, run_processes
 
 #: what the migrations create beside the tables build_metadata describes (documented, ignored by the
 #: comparison): the keyword index (SQLite: the FTS5 virtual table memory_fts and its shadow tables
-#: memory_fts_*; PostgreSQL: the table memory_fts and its indexes) and PostgreSQL's HNSW index.
-EXTRA_TABLES = ("memory_fts",)
+#: memory_fts_*; PostgreSQL: the table memory_fts and its indexes, and memory_lexemes, the document
+#: frequencies its triggers keep) and PostgreSQL's HNSW index.
+EXTRA_TABLES = ("memory_fts", "memory_lexemes")
 EXTRA_INDEXES = {"ix_memories_embedding_hnsw", "ix_memory_fts_tsv", "ix_memory_fts_user"}
 
 

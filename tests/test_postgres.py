@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -15,14 +14,6 @@ from deepcontext.store.locks import user_lock
 from deepcontext.store.postgres import PostgresStore, fold_diacritics, normalize_url
 from tests.store_helpers import DIM, T0, later, open_test_store, random_unit
 from tests.store_workers import SPAWN, add_worker, hold_lock_worker, run_processes
-
-
-@pytest.fixture
-def pg(pg_url: str) -> Iterator[PostgresStore]:
-    s = open_test_store(pg_url)
-    assert isinstance(s, PostgresStore)
-    yield s
-    s.close()
 
 
 @pytest.mark.parametrize(

@@ -384,6 +384,62 @@ def _v2_mention_count(dim: int) -> Column:  # type: ignore[type-arg]
     return Column("mention_count", Integer, nullable=False, default=1, server_default=text("1"))
 
 
+#: lexemes of one side of a memory_fts statement's transition table(s), each row counted once,
+#: plus '' (no lexeme is empty) counting the rows themselves
+def _lexeme_rows(rows: str, sign: int) -> str:
+    return (
+        f"SELECT user_id, unnest(tsvector_to_array(tsv)) AS lexeme, {sign} AS n FROM {rows} "
+        f"UNION ALL SELECT user_id, '', {sign} FROM {rows}"
+    )
+
+
+def _lexeme_upsert(parts: str) -> str:
+    # keys in order: concurrent statements lock the rows they change in the same order
+    return (
+        "INSERT INTO memory_lexemes AS d (user_id, lexeme, df) "
+        f"SELECT user_id, lexeme, sum(n) FROM ({parts}) AS c GROUP BY user_id, lexeme HAVING sum(n) <> 0 "
+        "ORDER BY user_id, lexeme "
+        "ON CONFLICT (user_id, lexeme) DO UPDATE SET df = d.df + EXCLUDED.df"
+    )
+
+
+#: rows of lexemes no memory of the user holds any more go (a deleted user leaves no word behind)
+_LEXEME_CLEANUP = (
+    "DELETE FROM memory_lexemes AS d USING (SELECT DISTINCT user_id, unnest(tsvector_to_array(tsv)) AS lexeme "
+    "FROM old_rows UNION SELECT DISTINCT user_id, '' FROM old_rows) AS o "
+    "WHERE d.user_id = o.user_id AND d.lexeme = o.lexeme AND d.df <= 0"
+)
+
+
+def _v3_pg_lexemes(dim: int) -> list[str]:
+    """memory_lexemes: per user, how many keyword-index rows hold each lexeme (and, under '', how
+    many rows there are), kept by statement-level triggers on memory_fts in the writing transaction
+    (every path: the store's writes, cascades, imports). The keyword leg reads exact document
+    frequencies from it by primary key where it counted them through the GIN index (a bitmap heap
+    scan of every match: ~6 ms for a lexeme in 7k of 114k rows)."""
+    body = (
+        "BEGIN "
+        "IF TG_OP = 'INSERT' THEN "
+        f"{_lexeme_upsert(_lexeme_rows('new_rows', 1))}; "
+        "ELSIF TG_OP = 'DELETE' THEN "
+        f"{_lexeme_upsert(_lexeme_rows('old_rows', -1))}; {_LEXEME_CLEANUP}; "
+        "ELSE "
+        f"{_lexeme_upsert(_lexeme_rows('old_rows', -1) + ' UNION ALL ' + _lexeme_rows('new_rows', 1))}; {_LEXEME_CLEANUP}; "
+        "END IF; RETURN NULL; END"
+    )
+    trigger = "FOR EACH STATEMENT EXECUTE FUNCTION dc_memory_lexemes()"
+    return [
+        "CREATE TABLE memory_lexemes (user_id VARCHAR(255) NOT NULL, lexeme TEXT NOT NULL, df BIGINT NOT NULL, "
+        "PRIMARY KEY (user_id, lexeme))",
+        "INSERT INTO memory_lexemes (user_id, lexeme, df) "
+        f"SELECT user_id, lexeme, sum(n) FROM ({_lexeme_rows('memory_fts', 1)}) AS c GROUP BY user_id, lexeme",
+        f"CREATE FUNCTION dc_memory_lexemes() RETURNS trigger LANGUAGE plpgsql AS $$ {body} $$",
+        f"CREATE TRIGGER dc_memory_fts_insert AFTER INSERT ON memory_fts REFERENCING NEW TABLE AS new_rows {trigger}",
+        f"CREATE TRIGGER dc_memory_fts_update AFTER UPDATE ON memory_fts REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows {trigger}",
+        f"CREATE TRIGGER dc_memory_fts_delete AFTER DELETE ON memory_fts REFERENCING OLD TABLE AS old_rows {trigger}",
+    ]
+
+
 MIGRATIONS: list[Migration] = [
     Migration(
         1,
@@ -395,6 +451,7 @@ MIGRATIONS: list[Migration] = [
         ],
     ),
     Migration(2, "memories.mention_count: re-mentions counted and reinforcing", [AddColumn("memories", _v2_mention_count)]),
+    Migration(3, "PostgreSQL: per-user lexeme document frequencies kept by triggers", [RawSQL(postgresql=_v3_pg_lexemes)]),
 ]
 
 

@@ -224,12 +224,8 @@ class PostgresStore(UserLockMixin, SQLStore):
         self._side_engine: Engine | None = None
         self._side_lock = threading.Lock()
         self._pgvector_version: tuple[int, ...] | None = None
-        #: the keyword leg's lexemes per query text and (user, lexeme) document frequencies, reused
-        #: for DF_TTL_S seconds (a capped count still builds the term's whole bitmap: ~3.5 ms each)
+        #: the keyword leg's lexemes per query text (the same for every user), reused for DF_TTL_S seconds
         self._lexemes: TTLCache[list[str]] = TTLCache(DF_TTL_S)
-        self._df: TTLCache[int] = TTLCache(DF_TTL_S)
-        #: (user, lexeme) counted 0 -> the user's (incarnation, version) when it was counted
-        self._absent: TTLCache[tuple[str, int] | None] = TTLCache(DF_TTL_S)
         #: rows this process has written since it last looked at the planner's statistics
         self._written_since_check = 0
         self._stats_lock = threading.Lock()
@@ -426,8 +422,9 @@ class PostgresStore(UserLockMixin, SQLStore):
         (BM25 with binary term frequency and no length normalisation: memories are short).
 
         ``terms`` are the engine's lower-case tokens; they are stemmed by the same text search
-        configuration as the index. Document frequencies are counted per user through the GIN index
-        (up to :data:`MAX_TERM_SHARE` of the user's rows). As on SQLite, a lexeme in more than
+        configuration as the index. Document frequencies per user are exact and current: the table
+        ``memory_lexemes`` holds them, kept by triggers on ``memory_fts`` (one primary-key read per
+        search, where counting through the GIN index took ~6 ms per lexeme). As on SQLite, a lexeme in more than
         :data:`COMMON_TERM_SHARE` of them (and at least ``_DF_CAP``) is left out when a rarer one is
         asked for; when all are that common, the rarest is kept unless it is in more than
         :data:`MAX_TERM_SHARE`. Only the :data:`RANK_CAP` most recent matches are ranked (scoring
@@ -451,37 +448,21 @@ class PostgresStore(UserLockMixin, SQLStore):
                     )
                 ]
                 self._lexemes.put(body, lexes)
-            n_user = self._df.get((user_id, None))
-            if n_user is None:
-                n_user = int(conn.execute(select(func.count()).select_from(_FTS).where(_FTS.c.user_id == user_id)).scalar_one())
-                self._df.put((user_id, None), n_user)
-            # a lexeme is common from this many rows on (at least _DF_CAP); frequencies are counted
-            # up to the share past which even the rarest lexeme of a query is not used
+            # exact document frequencies, kept by memory_fts's triggers (migration 3): the lexemes'
+            # rows and, under '', the number of the user's indexed memories
+            dfs = {
+                str(lx): int(df)
+                for lx, df in conn.execute(
+                    text("SELECT lexeme, df FROM memory_lexemes WHERE user_id = :u AND lexeme = ANY(CAST(:lexes AS text[]))"),
+                    {"u": user_id, "lexes": [*lexes, ""]},
+                )
+            }
+            n_user = dfs.pop("", 0)
+            # a lexeme is common from this many rows on (at least _DF_CAP); past count_cap, even the
+            # rarest lexeme of a query is not used
             cap = max(_DF_CAP, int(COMMON_TERM_SHARE * n_user))
             count_cap = max(cap, int(MAX_TERM_SHARE * n_user) + 1)
-            cached = {lx: self._df.get((user_id, lx)) for lx in lexes}
-            if any(df is None or df == 0 for df in cached.values()):
-                # a lexeme none of the user's memories held is left out of the query: that answer
-                # holds only until the user's next write (a word searched, then said, is found
-                # right after the add); read before counting, so a write in between counts again
-                state = self._user_state(conn, user_id)
-                for lx, df in cached.items():
-                    if df == 0 and self._absent.get((user_id, lx)) != state:
-                        cached[lx] = None
-            unknown = [lx for lx, df in cached.items() if df is None]
-            if unknown:
-                for lx, df in conn.execute(
-                    text(
-                        "SELECT lx, (SELECT count(*) FROM (SELECT 1 FROM memory_fts f WHERE f.user_id = :u "
-                        "AND f.tsv @@ quote_literal(lx)::tsquery LIMIT :cap) s) FROM unnest(CAST(:lexes AS text[])) AS lx"
-                    ),
-                    {"u": user_id, "cap": count_cap, "lexes": unknown},
-                ):
-                    self._df.put((user_id, str(lx)), int(df))
-                    if not df:
-                        self._absent.put((user_id, str(lx)), state)
-            lexemes = [(lx, self._df.get((user_id, lx)) or 0) for lx in lexes]
-            lexemes = [(lx, df) for lx, df in lexemes if df]
+            lexemes = [(lx, dfs[lx]) for lx in lexes if dfs.get(lx, 0) > 0]
             if not lexemes:
                 return []
             if any(df < cap for _, df in lexemes):  # common lexemes go when a rarer one is asked for
