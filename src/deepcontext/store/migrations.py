@@ -384,9 +384,9 @@ def _v2_mention_count(dim: int) -> Column:  # type: ignore[type-arg]
     return Column("mention_count", Integer, nullable=False, default=1, server_default=text("1"))
 
 
-#: lexemes of one side of a memory_fts statement's transition table(s), each row counted once,
-#: plus '' (no lexeme is empty) counting the rows themselves
 def _lexeme_rows(rows: str, sign: int) -> str:
+    """The lexemes of ``rows`` (a memory_fts transition table, or the table itself), each row's once,
+    plus '' (no lexeme is empty) once per row, each counted ``sign``."""
     return (
         f"SELECT user_id, unnest(tsvector_to_array(tsv)) AS lexeme, {sign} AS n FROM {rows} "
         f"UNION ALL SELECT user_id, '', {sign} FROM {rows}"

@@ -424,10 +424,10 @@ class PostgresStore(UserLockMixin, SQLStore):
         ``terms`` are the engine's lower-case tokens; they are stemmed by the same text search
         configuration as the index. Document frequencies per user are exact and current: the table
         ``memory_lexemes`` holds them, kept by triggers on ``memory_fts`` (one primary-key read per
-        search, where counting through the GIN index took ~6 ms per lexeme). As on SQLite, a lexeme in more than
-        :data:`COMMON_TERM_SHARE` of them (and at least ``_DF_CAP``) is left out when a rarer one is
-        asked for; when all are that common, the rarest is kept unless it is in more than
-        :data:`MAX_TERM_SHARE`. Only the :data:`RANK_CAP` most recent matches are ranked (scoring
+        search, where counting through the GIN index took ~6 ms per lexeme). As on SQLite, a
+        lexeme in more than :data:`COMMON_TERM_SHARE` of them (and at least ``_DF_CAP``) is left
+        out when a rarer one is asked for; when all are that common, the rarest is kept unless it
+        is in more than :data:`MAX_TERM_SHARE`. Only the :data:`RANK_CAP` most recent matches are ranked (scoring
         every one of 20k matches took 280 ms at 100k memories). One common lexeme left: every match
         scores the same, so the most recent matches are the answer, read by walking the keyword
         table's primary key backwards (0.2 ms instead of 13 ms for a lexeme in 17k of 114k rows).
