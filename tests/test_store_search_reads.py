@@ -165,7 +165,7 @@ def test_each_neighbour_once_by_its_strongest_relation(store: Store) -> None:
             frontier, known = [e["bob"], e["carla"]], [e["ana"], e["bob"], e["carla"]]
             rows = store._neighbour_rows(conn, "u", frontier, known, 10)  # noqa: SLF001
             assert [(r[1], r[0]) for r in rows] == [(e["dan"], e["bob"]), (e["fay"], e["bob"]), (e["eve"], e["carla"])]
-            # SQLite's statement text agrees with the generic statement
+            # SQLite's driver read and pick agree with the generic statement
             assert [tuple(r) for r in rows] == [tuple(r) for r in SQLStore._neighbour_rows(store, conn, "u", frontier, known, 10)]  # noqa: SLF001
             assert [tuple(r) for r in store._neighbour_rows(conn, "u", frontier, known, 2)] == [tuple(r) for r in rows[:2]]  # noqa: SLF001
             assert store._neighbour_rows(conn, "v", frontier, known, 10) == []  # noqa: SLF001 - u's ids, v's relations
