@@ -94,6 +94,8 @@ _MIGRATION_LOCK_KEY = 0x6463_6D69_6772_6174  # "dcmigrat"
 #: keyword ranking: document frequencies are counted up to this many rows, or up to the share of the
 #: user's rows that makes a lexeme too common to rank by (as on SQLite), whichever is more
 _DF_CAP = 1000
+#: memories indexed per statement by PostgresStore._index_texts
+_INDEX_CHUNK = 2000
 #: rows written by a process between two looks at the planner's statistics
 _STATS_CHECK_ROWS = 2000
 #: tables whose statistics the search plans depend on
@@ -400,16 +402,23 @@ class PostgresStore(UserLockMixin, SQLStore):
 
     # --- keyword leg -------------------------------------------------------------------------------
     def _index_texts(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
-        if not rows:
-            return
-        conn.execute(
-            text(
-                "INSERT INTO memory_fts (memory_id, user_id, tsv) "
-                f"SELECT id, user_id, to_tsvector('{PG_TS_CONFIG}'::regconfig, :body) FROM memories WHERE id = :id "
-                "ON CONFLICT (memory_id) DO UPDATE SET tsv = EXCLUDED.tsv"
-            ),
-            [{"id": int(mid), "body": _ts_body(t)} for mid, t in rows],
-        )
+        """Index memories' texts, :data:`_INDEX_CHUNK` rows per statement (the ids and bodies as two
+        arrays). One statement per chunk, not one per row: the lexeme-count triggers on memory_fts
+        fire once per statement, and one transaction upserting the same counters (the user's row
+        count, common words) once per row made every later update walk a longer chain of row
+        versions (an import of 114k memories spent over 20 minutes there)."""
+        latest = {int(mid): _ts_body(t) for mid, t in rows}  # a memory indexed twice: its last text
+        items = sorted(latest.items())  # in key order: concurrent writers lock rows in the same order
+        for chunk in _chunks(items, _INDEX_CHUNK):
+            conn.execute(
+                text(
+                    "INSERT INTO memory_fts (memory_id, user_id, tsv) "
+                    f"SELECT m.id, m.user_id, to_tsvector('{PG_TS_CONFIG}'::regconfig, b.body) "
+                    "FROM unnest(CAST(:ids AS bigint[]), CAST(:bodies AS text[])) AS b(id, body) JOIN memories AS m ON m.id = b.id "
+                    "ON CONFLICT (memory_id) DO UPDATE SET tsv = EXCLUDED.tsv"
+                ),
+                {"ids": [mid for mid, _ in chunk], "bodies": [body for _, body in chunk]},
+            )
 
     def _unindex(self, conn: Connection, memory_ids: Sequence[int]) -> None:
         for chunk in _chunks([int(i) for i in memory_ids]):
