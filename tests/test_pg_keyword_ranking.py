@@ -1,0 +1,96 @@
+"""PostgreSQL's keyword leg ranks by the summed idf weights of the query's lexemes a memory holds
+(newer first on ties). When the rarest lexemes outweigh all the others together, only their matches
+are ranked (MaxScore pruning): checked here against a ranking of every memory computed from the
+index itself, with and without filters, where the pruning applies and where it does not or must
+fall back; and beyond RANK_CAP matches, where the pruned ranking still finds old memories holding
+the rare word that ranking only the most recent matches missed."""
+
+from __future__ import annotations
+
+import math
+import random
+
+from sqlalchemy import text
+
+from deepcontext.store import MemoryFilters
+from deepcontext.store.base import RANK_CAP
+from deepcontext.store.postgres import _DF_CAP, PostgresStore, _dominant_lexemes
+from deepcontext.types import MemoryTier
+from tests.store_helpers import axis, later, memory, plan
+
+WORDS = [f"w{i}" for i in range(40)]
+
+
+def index_rows(pg: PostgresStore, user_id: str) -> dict[int, set[str]]:
+    """Each memory's lexemes, read from the keyword index."""
+    with pg.engine.connect() as conn:
+        rows = conn.execute(
+            text("SELECT memory_id, tsvector_to_array(tsv) FROM memory_fts WHERE user_id = :u"), {"u": user_id}
+        )
+        return {int(mid): set(lexes) for mid, lexes in rows}
+
+
+def exact_ranking(index: dict[int, set[str]], query: list[str], k: int, allowed: set[int] | None = None) -> list[int]:
+    """The top ``k`` of every memory by the documented score, summed in the query's order."""
+    n = len(index)
+    cap = max(_DF_CAP, int(0.1 * n))
+    df = {lx: sum(1 for lexes in index.values() if lx in lexes) for lx in query}
+    weights = [(lx, math.log(1.0 + cap / (df[lx] + 0.5))) for lx in query if df[lx] > 0]
+    scored = []
+    for mid, lexes in index.items():
+        if allowed is not None and mid not in allowed:
+            continue
+        score = 0.0
+        for lx, w in weights:
+            score += w if lx in lexes else 0.0
+        if score > 0:
+            scored.append((score, mid))
+    scored.sort(key=lambda x: (-x[0], -x[1]))
+    return [mid for _, mid in scored[:k]]
+
+
+def test_ranking_equals_an_exhaustive_ranking_with_and_without_pruning(pg: PostgresStore) -> None:
+    rng = random.Random(5)
+    # word i is drawn with weight 1/(i+1): w0 in many memories, w39 in a few
+    weights = [1.0 / (i + 1) for i in range(len(WORDS))]
+    # "twin1 twin2" always together (equal weights: nothing dominates); m<i> makes every text unique
+    texts = [f"m{i} " + ("twin1 twin2 " if i % 9 == 0 else "") + " ".join(sorted(set(rng.choices(WORDS, weights, k=rng.randint(2, 6))))) for i in range(400)]
+    tiers = [MemoryTier.LONG_TERM if i % 3 == 0 else MemoryTier.SHORT_TERM for i in range(len(texts))]
+    out = pg.apply_add(plan("u", memories=[memory(t, vec=axis(i), tier=tier) for i, (t, tier) in enumerate(zip(texts, tiers, strict=True))]))
+    long_term = {mid for mid, tier in zip(out.memory_ids, tiers, strict=True) if tier == MemoryTier.LONG_TERM}
+    index = index_rows(pg, "u")
+    assert len(index) == len(texts)
+    only_long = MemoryFilters(tiers=(MemoryTier.LONG_TERM,))
+    queries = [[rare, common] for rare in ("w39", "w31", "w25", "w12") for common in ("w0", "w1", "w2")]
+    queries += [["w0", "w1"], ["w2", "w3", "w4"], ["w39", "w38", "w0"], ["w20", "w21", "w22", "w0"], ["w5", "w6", "w7", "w8"], ["twin1", "twin2"], ["twin1", "twin2", "w0"], ["twin2", "w39"]]
+    pruned = 0
+    for query in queries:
+        dfs = [(lx, sum(1 for lexes in index.values() if lx in lexes)) for lx in query]
+        cap = max(_DF_CAP, int(0.1 * len(index)))
+        if _dominant_lexemes(dfs, [(lx, math.log(1.0 + cap / (df + 0.5))) for lx, df in dfs]) is not None:
+            pruned += 1
+        for k in (3, 10, 40):
+            got = [m for m, _ in pg.keyword_search("u", query, k, MemoryFilters(), later(1))]
+            assert got == exact_ranking(index, query, k), (query, k)
+            got = [m for m, _ in pg.keyword_search("u", query, k, only_long, later(1))]
+            assert got == exact_ranking(index, query, k, long_term), (query, k, "long-term")
+    # both paths were taken: pruned (some with fewer than k rare matches passing the filters) and not
+    assert 0 < pruned < len(queries)
+
+
+def test_a_dominant_rare_word_finds_old_memories_beyond_the_most_recent_matches(pg: PostgresStore) -> None:
+    # five old memories say "deploy"; then more memories holding "alpha", "beta" or "gamma" than
+    # RANK_CAP (each word in fewer than _DF_CAP memories, so none is left out as common)
+    old = [memory(f"how to deploy service {i}", vec=axis(i)) for i in range(5)]
+    n_each = RANK_CAP // 3 + 200
+    assert n_each < _DF_CAP and 3 * n_each > RANK_CAP
+    recent = [memory(f"note {i} about {word}", vec=axis(i)) for word in ("alpha", "beta", "gamma") for i in range(n_each)]
+    first = pg.apply_add(plan("u", memories=old))
+    pg.apply_add(plan("u", memories=recent, now=later(1)))
+    got = [m for m, _ in pg.keyword_search("u", ["deploy", "alpha", "beta", "gamma"], 5, MemoryFilters(), later(2))]
+    # "deploy" outweighs the three common words together: its five memories, the newest first
+    assert got == sorted(first.memory_ids, reverse=True)
+    # with more asked for than "deploy" has, the rest come from the recent matches, ranked after it
+    got = [m for m, _ in pg.keyword_search("u", ["deploy", "alpha", "beta", "gamma"], 8, MemoryFilters(), later(2))]
+    assert got[:5] == sorted(first.memory_ids, reverse=True) and len(got) == 8
+    assert not set(got[5:]) & set(first.memory_ids)
