@@ -56,6 +56,8 @@ def test_ranking_equals_an_exhaustive_ranking_with_and_without_pruning(pg: Postg
     # "twin1 twin2" always together (equal weights: nothing dominates); m<i> makes every text unique
     texts = [f"m{i} " + ("twin1 twin2 " if i % 9 == 0 else "") + " ".join(sorted(set(rng.choices(WORDS, weights, k=rng.randint(2, 6))))) for i in range(400)]
     tiers = [MemoryTier.LONG_TERM if i % 3 == 0 else MemoryTier.SHORT_TERM for i in range(len(texts))]
+    # another user says the same words (and more of them): neither their rows nor their counts count
+    pg.apply_add(plan("other", memories=[memory(t + " w39 twin1", vec=axis(i)) for i, t in enumerate(texts[:200])]))
     out = pg.apply_add(plan("u", memories=[memory(t, vec=axis(i), tier=tier) for i, (t, tier) in enumerate(zip(texts, tiers, strict=True))]))
     long_term = {mid for mid, tier in zip(out.memory_ids, tiers, strict=True) if tier == MemoryTier.LONG_TERM}
     index = index_rows(pg, "u")
