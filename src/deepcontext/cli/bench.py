@@ -110,7 +110,12 @@ def locomo(
 def speed(
     sizes: str = typer.Option("1000,10000,100000", "--sizes", help="Comma-separated memory counts"),
     million: bool = typer.Option(False, "--million", help="Add a 1,000,000-memory stage"),
-    db: str = typer.Option(None, "--db", help="Database (default: a temporary SQLite file); postgresql://... for PostgreSQL"),
+    db: list[str] = typer.Option(
+        None,
+        "--db",
+        help="Database (default: a temporary SQLite file); postgresql://... for PostgreSQL. Repeat it to measure "
+        "several databases one after another, reported side by side",
+    ),
     queries: int = typer.Option(200, "--queries", min=10, help="Measured searches per stage"),
     out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
     reuse: bool = typer.Option(
@@ -118,7 +123,8 @@ def speed(
     ),
     settings: list[str] = SETTING,
 ) -> None:
-    """Ingest throughput and search latency p50/p95/p99 at growing sizes, beside brute force."""
+    """Ingest throughput and search latency p50/p95/p99 at growing sizes, beside brute force; with
+    several --db, one after another and side by side in one table and one plot."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json, save_plot
@@ -128,43 +134,58 @@ def speed(
         size_list = tuple(int(s) for s in sizes.split(",") if s.strip())
     except ValueError:
         fail("--sizes must be comma-separated integers")
+    if not size_list or any(n <= 0 for n in size_list):
+        fail("--sizes must be positive integers")
     if million:
         size_list = (*size_list, 1_000_000)
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
-        task = progress.add_task("memories", total=None)
-        result = asyncio.run(
-            run_speed(sizes=size_list, db_url=database_url(db), settings=_settings(settings), queries=queries, progress=_progress_cb(progress, task), reuse=reuse)
-        )
-    result["machine"] = machine()
-    result["settings"] = _settings(settings)
+    urls = [database_url(u) for u in db] if db else [None]
     out_dir = out or default_results_dir()
-    name = f"speed-{result['backend']}"
-    json_path = save_json(result, out_dir, name)
+    c = console()
+    results: list[dict[str, Any]] = []
+    for url in urls:
+        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
+            task = progress.add_task("memories", total=None)
+            result = asyncio.run(
+                run_speed(sizes=size_list, db_url=url, settings=_settings(settings), queries=queries, progress=_progress_cb(progress, task), reuse=reuse)
+            )
+        result["machine"] = machine()
+        result["settings"] = _settings(settings)
+        result["json"] = str(save_json(result, out_dir, f"speed-{result['backend']}"))
+        results.append(result)
+    # a label per run: the backend, numbered when one backend was measured more than once
+    backends = [r["backend"] for r in results]
+    labels = [b if backends.count(b) == 1 else f"{b} #{backends[:i + 1].count(b)}" for i, b in enumerate(backends)]
     rows = [
         [
-            s["memories"], s["ingest_turns_per_s"], s["search_ms"]["p50"], s["search_ms"]["p95"], s["search_ms"]["p99"],
+            label, s["memories"], s["ingest_turns_per_s"], s["search_ms"]["p50"], s["search_ms"]["p95"], s["search_ms"]["p99"],
             s["vector_only_ms"]["p95"], s["brute_force_ms"]["p50"], s["brute_force_ms"]["p95"],
             s["brute_force_ms"]["p95"] / s["search_ms"]["p95"], s["query_embedding_ms_p50"], s["peak_rss_mb"], s["db_size_mb"],
         ]
+        for label, result in zip(labels, results, strict=True)
         for s in result["stages"]
     ]  # fmt: skip
-    c = console()
-    c.print(f"speed: backend {result['backend']}, embedder {result['embedder']}, {result['cpus']} cpus")
+    c.print(f"speed: {', '.join(labels)}; embedder {results[0]['embedder']}, {results[0]['cpus']} cpus")
     c.print(
         markdown_table(
-            ["memories", "ingest turns/s", "search p50 ms", "p95", "p99", "vector-only p95", "brute p50", "brute p95",
-             "brute/ours p95", "embed ms", "peak RSS MB", "db MB"],
+            ["backend", "memories", "ingest turns/s", "search p50 ms", "p95", "p99", "vector-only p95", "brute p50",
+             "brute p95", "brute/ours p95", "embed ms", "peak RSS MB", "db MB"],
             rows,
         )
     )  # fmt: skip
-    xs = [s["memories"] for s in result["stages"]]
+    series: dict[str, tuple[list[float], list[float]]] = {}
+    for label, result in zip(labels, results, strict=True):
+        xs = [s["memories"] for s in result["stages"]]
+        prefix = f"{label} " if len(results) > 1 else ""
+        series[f"{prefix}hybrid p95"] = (xs, [s["search_ms"]["p95"] for s in result["stages"]])
+        series[f"{prefix}hybrid p50"] = (xs, [s["search_ms"]["p50"] for s in result["stages"]])
+        series[f"{prefix}brute force p95"] = (xs, [s["brute_force_ms"]["p95"] for s in result["stages"]])
+    name = f"speed-{results[0]['backend']}" if len(results) == 1 else "speed-compare"
+    json_path = Path(results[0]["json"])
+    if len(results) > 1:
+        json_path = save_json({"runs": dict(zip(labels, results, strict=True))}, out_dir, name)
     plot = save_plot(
-        {
-            "hybrid p95": (xs, [s["search_ms"]["p95"] for s in result["stages"]]),
-            "hybrid p50": (xs, [s["search_ms"]["p50"] for s in result["stages"]]),
-            "brute force p95": (xs, [s["brute_force_ms"]["p95"] for s in result["stages"]]),
-        },
-        title=f"search latency vs memories ({result['backend']})",
+        series,
+        title=f"search latency vs memories ({', '.join(labels)})",
         xlabel="memories (one user)",
         ylabel="ms (query embedding included)",
         path=out_dir / f"{name}-latency.png",
