@@ -16,7 +16,7 @@ from deepcontext.store import MemoryFilters
 from deepcontext.store.base import RANK_CAP
 from deepcontext.store.postgres import _DF_CAP, PostgresStore, _dominant_lexemes
 from deepcontext.types import MemoryTier
-from tests.store_helpers import axis, later, memory, plan
+from tests.store_helpers import DIM, axis, later, memory, plan
 
 WORDS = [f"w{i}" for i in range(40)]
 
@@ -96,3 +96,20 @@ def test_a_dominant_rare_word_finds_old_memories_beyond_the_most_recent_matches(
     got = [m for m, _ in pg.keyword_search("u", ["deploy", "alpha", "beta", "gamma"], 8, MemoryFilters(), later(2))]
     assert got[:5] == sorted(first.memory_ids, reverse=True) and len(got) == 8
     assert not set(got[5:]) & set(first.memory_ids)
+
+
+def test_fewer_matches_than_asked_for_are_ranked_in_one_statement(pg_url: str, pg: PostgresStore) -> None:
+    # three memories say "deploy": with 20 asked for, reading the best rows again (four times as
+    # many, twice) cannot find more; the ranking runs once (it ran three times per search)
+    pg.apply_add(plan("u", memories=[memory(f"deploy note {i}", vec=axis(i)) for i in range(3)] + [memory(f"other {i}", vec=axis(i + 3)) for i in range(5)]))
+    statements: list[str] = []
+    traced = PostgresStore(pg_url, DIM, tracer=lambda stmt, params: statements.append(stmt))
+    try:
+        # filters other than the default: the statement goes through SQLAlchemy, where the tracer sees it
+        got = traced.keyword_search("u", ["deploy"], 20, MemoryFilters(tiers=(MemoryTier.SHORT_TERM,)), later(1))
+    finally:
+        traced.close()
+    assert len(got) == 3
+    assert sum(1 for s in statements if "memory_fts" in s and "score" in s) == 1
+    # and the default filters' statement finds the same three
+    assert [m for m, _ in pg.keyword_search("u", ["deploy"], 20, MemoryFilters(), later(1))] == [m for m, _ in got]

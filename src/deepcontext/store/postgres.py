@@ -510,17 +510,19 @@ class PostgresStore(UserLockMixin, SQLStore):
                     return self._most_recent_matches(conn, user_id, rarest, cap, k, now)
             weighted = [(lx, math.log(1.0 + cap / (df + 0.5))) for lx, df in lexemes]
             every = [lx for lx, _ in lexemes]
+            dfs = dict(lexemes)
             dominant = _dominant_lexemes(lexemes, weighted)
             if dominant is None:
-                return self._ranked(conn, user_id, weighted, every, k, filters, now)
+                return self._ranked(conn, user_id, weighted, every, sum(dfs.values()), k, filters, now)
             # the rarest lexemes outweigh all the others together: every memory holding one of them
             # ranks above every other, so those are ranked first, all of them; the others only when
             # fewer than k of them pass the filters
-            top = self._ranked(conn, user_id, weighted, dominant, k, filters, now)
+            top = self._ranked(conn, user_id, weighted, dominant, sum(dfs[lx] for lx in dominant), k, filters, now)
             if len(top) >= k:
                 return top
             seen = {mid for mid, _ in top}
-            rest = [row for row in self._ranked(conn, user_id, weighted, every, k + len(top), filters, now) if row[0] not in seen]
+            ranked = self._ranked(conn, user_id, weighted, every, sum(dfs.values()), k + len(top), filters, now)
+            rest = [row for row in ranked if row[0] not in seen]
             return top + rest[: k - len(top)]
 
     def _ranked(
@@ -529,15 +531,21 @@ class PostgresStore(UserLockMixin, SQLStore):
         user_id: str,
         weighted: list[tuple[str, float]],
         match: list[str],
+        matches: int,
         k: int,
         filters: MemoryFilters,
         now: datetime,
     ) -> list[tuple[int, float]]:
         """The best ``k`` of the :data:`RANK_CAP` most recent memories holding any lexeme of ``match``,
-        by the summed weights of the ``weighted`` lexemes they hold (ties: the newer first)."""
+        by the summed weights of the ``weighted`` lexemes they hold (ties: the newer first).
+
+        ``matches`` bounds how many memories hold one of ``match`` (their summed document
+        frequencies): the best ``fetch`` rows are read again, four times as many, only while the
+        filters left fewer than ``k`` and there were more than ``fetch`` to rank (a user with fewer
+        than k matches paid three statements per search)."""
         mt = self.t.memories
         if filters == DEFAULT_FILTERS:
-            return self._rank_lexemes(conn, user_id, weighted, match, k, now)
+            return self._rank_lexemes(conn, user_id, weighted, match, matches, k, now)
         # the query inline, not a parameter: psycopg prepares a statement run five times, and
         # PostgreSQL's generic plan for `tsv @@ $1` cannot know how common the lexemes are
         # (a walk that takes 0.1 ms for a common lexeme took 65 ms under the generic plan)
@@ -577,13 +585,13 @@ class PostgresStore(UserLockMixin, SQLStore):
                 .limit(k)
             )
             rows = conn.execute(stmt).all()
-            if len(rows) >= k or fetch >= RANK_CAP:
+            if len(rows) >= k or fetch >= min(RANK_CAP, matches):
                 break
             fetch *= 4
         return [(int(mid), float(sc or 0.0)) for mid, sc in rows]
 
     def _rank_lexemes(
-        self, conn: Connection, user_id: str, weighted: list[tuple[str, float]], match: list[str], k: int, now: datetime
+        self, conn: Connection, user_id: str, weighted: list[tuple[str, float]], match: list[str], matches: int, k: int, now: datetime
     ) -> list[tuple[int, float]]:
         """:meth:`_ranked` under the default filters, as one statement text per lexeme count sent
         straight to the driver with ``prepare=False`` (never a prepared statement, so PostgreSQL plans
@@ -599,7 +607,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         while True:
             params["fetch"] = fetch
             rows = driver.execute(_rank_sql(n), params, prepare=False).fetchall()  # type: ignore[union-attr]
-            if len(rows) >= k or fetch >= RANK_CAP:
+            if len(rows) >= k or fetch >= min(RANK_CAP, matches):
                 break
             fetch *= 4
         return [(int(mid), float(sc or 0.0)) for mid, sc in rows]
