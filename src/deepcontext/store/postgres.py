@@ -429,7 +429,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         arrays). One statement per chunk, not one per row: the lexeme-count triggers on memory_fts
         fire once per statement, and one transaction upserting the same counters (the user's row
         count, common words) once per row made every later update walk a longer chain of row
-        versions (an import of 114k memories spent over 20 minutes there)."""
+        versions (an import of 114k memories was stuck there for over 18 minutes)."""
         latest = {int(mid): _ts_body(t) for mid, t in rows}  # a memory indexed twice: its last text
         items = sorted(latest.items())  # in key order: concurrent writers lock rows in the same order
         for chunk in _chunks(items, _INDEX_CHUNK):
