@@ -181,6 +181,18 @@ def _quote_lexeme(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+def _fetch_sizes(k: int, matches: int) -> Iterator[int]:
+    """How many of the best-scored keyword candidates a ranking reads, round after round, while the
+    filters leave fewer than ``k``: 4k (at least 200), then four times as many, as long as there were
+    more candidates (at most ``matches``, at most :data:`RANK_CAP`) than the last round read."""
+    fetch = max(4 * k, 200)
+    while True:
+        yield fetch
+        if fetch >= min(RANK_CAP, matches):
+            return
+        fetch *= 4
+
+
 def _dominant_lexemes(lexemes: list[tuple[str, int]], weighted: list[tuple[str, float]]) -> list[str] | None:
     """The rarest lexemes of a query (``lexemes``: with their document frequencies, ``weighted``: with
     their weights, in the same order) if they have at most :data:`RANK_CAP` matches in all and the
@@ -509,20 +521,23 @@ class PostgresStore(UserLockMixin, SQLStore):
                 if filters == DEFAULT_FILTERS:
                     return self._most_recent_matches(conn, user_id, rarest, cap, k, now)
             weighted = [(lx, math.log(1.0 + cap / (df + 0.5))) for lx, df in lexemes]
+
+            def rank(match: list[str], n: int) -> list[tuple[int, float]]:
+                # the memories holding one of `match` number at most their summed frequencies
+                return self._ranked(conn, user_id, weighted, match, sum(dfs[lx] for lx in match), n, filters, now)
+
             every = [lx for lx, _ in lexemes]
-            dfs = dict(lexemes)
             dominant = _dominant_lexemes(lexemes, weighted)
             if dominant is None:
-                return self._ranked(conn, user_id, weighted, every, sum(dfs.values()), k, filters, now)
+                return rank(every, k)
             # the rarest lexemes outweigh all the others together: every memory holding one of them
             # ranks above every other, so those are ranked first, all of them; the others only when
             # fewer than k of them pass the filters
-            top = self._ranked(conn, user_id, weighted, dominant, sum(dfs[lx] for lx in dominant), k, filters, now)
+            top = rank(dominant, k)
             if len(top) >= k:
                 return top
             seen = {mid for mid, _ in top}
-            ranked = self._ranked(conn, user_id, weighted, every, sum(dfs.values()), k + len(top), filters, now)
-            rest = [row for row in ranked if row[0] not in seen]
+            rest = [row for row in rank(every, k + len(top)) if row[0] not in seen]
             return top + rest[: k - len(top)]
 
     def _ranked(
@@ -540,9 +555,8 @@ class PostgresStore(UserLockMixin, SQLStore):
         by the summed weights of the ``weighted`` lexemes they hold (ties: the newer first).
 
         ``matches`` bounds how many memories hold one of ``match`` (their summed document
-        frequencies): the best ``fetch`` rows are read again, four times as many, only while the
-        filters left fewer than ``k`` and there were more than ``fetch`` to rank (a user with fewer
-        than k matches paid three statements per search)."""
+        frequencies): rounds stop when there is nothing more to read (:func:`_fetch_sizes`; a user
+        with fewer than k matches paid three statements per search)."""
         mt = self.t.memories
         if filters == DEFAULT_FILTERS:
             return self._rank_lexemes(conn, user_id, weighted, match, matches, k, now)
@@ -569,8 +583,8 @@ class PostgresStore(UserLockMixin, SQLStore):
         ).label("score")
         # scored on the side table alone; only the best `fetch` meet the memories table for the
         # filters (2,000 primary-key lookups cost 10 ms), more if the filters dropped too many
-        fetch = max(4 * k, 200)
-        while True:
+        rows: list[Any] = []
+        for fetch in _fetch_sizes(k, matches):
             best = (
                 select(cand.c.memory_id, score)
                 .order_by(score.desc(), cand.c.memory_id.desc())
@@ -584,10 +598,9 @@ class PostgresStore(UserLockMixin, SQLStore):
                 .order_by(best.c.score.desc(), mt.c.id.desc())
                 .limit(k)
             )
-            rows = conn.execute(stmt).all()
-            if len(rows) >= k or fetch >= min(RANK_CAP, matches):
+            rows = list(conn.execute(stmt).all())
+            if len(rows) >= k:
                 break
-            fetch *= 4
         return [(int(mid), float(sc or 0.0)) for mid, sc in rows]
 
     def _rank_lexemes(
@@ -603,13 +616,12 @@ class PostgresStore(UserLockMixin, SQLStore):
             params[f"l{i}"] = _quote_lexeme(lx)
             params[f"w{i}"] = w
         driver = conn.connection.driver_connection
-        fetch = max(4 * k, 200)
-        while True:
+        rows: list[Any] = []
+        for fetch in _fetch_sizes(k, matches):
             params["fetch"] = fetch
             rows = driver.execute(_rank_sql(n), params, prepare=False).fetchall()  # type: ignore[union-attr]
-            if len(rows) >= k or fetch >= min(RANK_CAP, matches):
+            if len(rows) >= k:
                 break
-            fetch *= 4
         return [(int(mid), float(sc or 0.0)) for mid, sc in rows]
 
     def _most_recent_matches(
