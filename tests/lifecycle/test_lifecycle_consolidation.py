@@ -188,7 +188,8 @@ async def test_no_transaction_while_the_llm_works_and_concurrent_adds_survive(
     a, b, c, _ = await pixel_story(writer, clock)
     ctx = await make_ctx(**llm_settings(fake_openai, llm_timeout=30))
     reply = {"facts": [{"text": "Maya's border collie Pixel loves the beach", "sources": [0, 1, 2]}]}
-    fake_openai.script(Reply.slow(1.0, content=json.dumps(reply)))
+    # long enough that the concurrent add below finishes first even on a loaded machine
+    fake_openai.script(Reply.slow(5.0, content=json.dumps(reply)))
     run = asyncio.create_task(ctx.run_lifecycle("u", consolidate=True))
     await _llm_waiting(fake_openai)
     # the LLM is working: no transaction is open. SQLite: a writer that refuses to wait succeeds;
