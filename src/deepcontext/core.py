@@ -578,8 +578,10 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
     # ------------------------------------------------------------------------------------------
     async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[dict[str, Any]]:
         """The knowledge-graph neighbourhood of an entity (matched case-insensitively by whole
-        name): ``[{entity, entity_type, relation, depth, strength}]``, breadth first. The entity
-        itself comes first with depth 0. Raises EntityNotFoundError for an unknown entity."""
+        name): ``[{entity, entity_type, relation, depth, strength, via, direction}]``, breadth first.
+        The entity itself comes first with depth 0 (no relation). ``direction`` is "out" for
+        ``via --relation--> entity`` and "in" for ``entity --relation--> via``. Raises
+        EntityNotFoundError for an unknown entity."""
         self._check()
         user_id = check_id(user_id, "user_id")
         name = check_text(entity_name, "entity_name", 512)
@@ -597,6 +599,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
                 "depth": h["depth"],
                 "strength": h["strength"],
                 "via": next((x["entity"] for x in hood if x["id"] == h["via"]), None),
+                "direction": h["direction"],
             }
             for h in hood
         ]
