@@ -14,6 +14,7 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
     from deepcontext.llm.base import LLM
     from deepcontext.services.summaries import SummaryService
 
-__all__ = ["DeepContext"]
+__all__ = ["DeepContext", "MemoryEngine"]
 
 log = logging.getLogger("deepcontext")
 T = TypeVar("T")
@@ -641,6 +642,15 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             user_id = check_id(user_id, "user_id")
         return await import_records(self.store, self.embedder, list(records), user_id, self.clock.now())
 
+    async def import_v01(self, path: str | Path) -> dict[str, dict[str, int]]:
+        """Import a DeepContext 0.1 SQLite file (read-only): every user's memories, entities,
+        relations and conversation summaries, one transaction per user. Returns rows per table
+        per user."""
+        from deepcontext.services.legacy import import_v01
+
+        self._check()
+        return await import_v01(self, path)
+
 
 def _check_memory_id(memory_id: Any) -> int:
     if isinstance(memory_id, bool):
@@ -650,3 +660,7 @@ def _check_memory_id(memory_id: Any) -> int:
     if not isinstance(memory_id, int) or memory_id <= 0:
         raise ValidationError(f"memory_id must be a positive integer, got {memory_id!r}", field="memory_id")
     return memory_id
+
+
+#: DeepContext 0.1's name of the engine
+MemoryEngine = DeepContext

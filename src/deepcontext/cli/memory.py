@@ -285,6 +285,38 @@ def import_cmd(
     console().print("imported " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
 
 
+@app.command("import-0.1")
+def import_v01(
+    path: str = typer.Argument(..., help="The DeepContext 0.1 SQLite file (e.g. ~/.deepcontext/memory.db)"),
+) -> None:
+    """Import a DeepContext 0.1 database: memories, entities, relations, summaries of every user.
+
+    When PATH is the database this command opens (--db, default ~/.deepcontext/memory.db), the 0.1
+    file is first moved aside to PATH.v0.1.bak and the new database is written in its place."""
+    from deepcontext.cli.common import settings_kwargs
+    from deepcontext.services.legacy import is_v01_database
+    from deepcontext.settings import DeepContextSettings
+
+    source = Path(path).expanduser().resolve()
+    if not is_v01_database(source):
+        fail(f"{source} is not a DeepContext 0.1 database")
+    target = DeepContextSettings(**{k: v for k, v in settings_kwargs().items() if k != "embedder"}).resolved_database_url
+    if target.startswith("sqlite:") and Path(target.split("///", 1)[-1]).expanduser().resolve() == source:
+        backup = source.with_name(source.name + ".v0.1.bak")
+        if backup.exists():
+            fail(f"{backup} already exists: move it away first")
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if Path(f"{source}{suffix}").exists():
+                Path(f"{source}{suffix}").rename(f"{backup}{suffix}")
+        console(stderr=True).print(f"moved the 0.1 database to {backup}", markup=False)
+        source = backup
+    counts = run(lambda ctx: ctx.import_v01(source))
+    for user, c in counts.items():
+        console().print(f"{user}: " + ", ".join(f"{v} {k}" for k, v in c.items() if v), markup=False)
+    if not counts:
+        console().print("the 0.1 database holds no users", markup=False)
+
+
 @app.command()
 def users() -> None:
     """List the users in the database."""

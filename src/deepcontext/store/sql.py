@@ -201,6 +201,12 @@ class SQLStore(AddWriter, Store):
             with self._write() as conn:
                 self._migration_lock(conn)
                 current = self._version(conn)
+                if current == 0 and all(self.engine.dialect.has_table(conn, t) for t in ("memories", "relationships")):
+                    # DeepContext 0.1's tables: creating ours would fail on "memories"
+                    from deepcontext.errors import LegacyDatabaseError
+
+                    path = getattr(self, "path", None)
+                    raise LegacyDatabaseError(str(path) if path else self.engine.url.render_as_string(hide_password=True))
                 if current > target:
                     raise MigrationError(
                         f"database schema version {current} is newer than this deepcontext ({target}); upgrade deepcontext"

@@ -203,6 +203,13 @@ class SQLiteStore(SQLStore):
                 f"no folder {str(self.path.parent)!r} for the SQLite database {str(self.path)!r}: "
                 "create it first, or check the path"
             )
+        from deepcontext.services.legacy import is_v01_database
+
+        if self.path.is_file() and is_v01_database(self.path):
+            # recognised before our connections touch it (they would switch it to WAL)
+            from deepcontext.errors import LegacyDatabaseError
+
+            raise LegacyDatabaseError(str(self.path))
         self.engine = create_engine(
             f"sqlite:///{self.path}",
             connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000},
