@@ -170,7 +170,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             from deepcontext.store import open_store
 
             tracer = (lambda sql, params: log.debug("SQL %s %r", sql, params)) if s.debug else None
-            if s.backend == "sqlite" and not s.database_url:
+            if s.backend == "sqlite" and _in_data_dir(s):
                 s.data_dir.mkdir(parents=True, exist_ok=True)
             self._store = open_store(s, self._embedder.dimensions, tracer=tracer)
         self._store.migrate()
@@ -650,6 +650,17 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
 
         self._check()
         return await import_v01(self, path)
+
+
+def _in_data_dir(s: DeepContextSettings) -> bool:
+    """Whether the SQLite file lives in ``data_dir``, the one folder created when missing (any other
+    missing folder is refused: a mistyped path must not start a new, empty memory)."""
+    if not s.database_url:
+        return True
+    from sqlalchemy.engine import make_url
+
+    database = make_url(s.database_url).database or ""
+    return Path(database).expanduser().resolve().parent == s.data_dir.expanduser().resolve()
 
 
 def _check_memory_id(memory_id: Any) -> int:

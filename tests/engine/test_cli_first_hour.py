@@ -82,6 +82,12 @@ def test_the_default_database_folder_is_still_created(tmp_path: Path) -> None:
     assert (tmp_path / ".deepcontext" / "memory.db").is_file()
 
 
+def test_any_database_in_the_default_folder_creates_it(tmp_path: Path) -> None:
+    p = _run(tmp_path, "--db", str(tmp_path / ".deepcontext" / "other.db"), "users")  # as the demo's demo.db
+    assert p.returncode == 0, p.stderr
+    assert (tmp_path / ".deepcontext" / "other.db").is_file()
+
+
 def test_a_file_longer_than_one_add_goes_in_chunks(tmp_path: Path) -> None:
     n = 2001  # max_messages_per_add is 2,000
     lines = [json.dumps({"role": "user" if i % 2 == 0 else "assistant", "content": f"Note {i}: the kettle is blue."}) for i in range(n)]
