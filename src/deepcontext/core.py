@@ -14,6 +14,7 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
     from deepcontext.llm.base import LLM
     from deepcontext.services.summaries import SummaryService
 
-__all__ = ["DeepContext"]
+__all__ = ["DeepContext", "MemoryEngine"]
 
 log = logging.getLogger("deepcontext")
 T = TypeVar("T")
@@ -169,7 +170,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             from deepcontext.store import open_store
 
             tracer = (lambda sql, params: log.debug("SQL %s %r", sql, params)) if s.debug else None
-            if s.backend == "sqlite" and not s.database_url:
+            if s.backend == "sqlite" and _in_data_dir(s):
                 s.data_dir.mkdir(parents=True, exist_ok=True)
             self._store = open_store(s, self._embedder.dimensions, tracer=tracer)
         self._store.migrate()
@@ -578,8 +579,10 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
     # ------------------------------------------------------------------------------------------
     async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[dict[str, Any]]:
         """The knowledge-graph neighbourhood of an entity (matched case-insensitively by whole
-        name): ``[{entity, entity_type, relation, depth, strength}]``, breadth first. The entity
-        itself comes first with depth 0. Raises EntityNotFoundError for an unknown entity."""
+        name): ``[{entity, entity_type, relation, depth, strength, via, direction}]``, breadth first.
+        The entity itself comes first with depth 0 (no relation). ``direction`` is "out" for
+        ``via --relation--> entity`` and "in" for ``entity --relation--> via``. Raises
+        EntityNotFoundError for an unknown entity."""
         self._check()
         user_id = check_id(user_id, "user_id")
         name = check_text(entity_name, "entity_name", 512)
@@ -597,6 +600,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
                 "depth": h["depth"],
                 "strength": h["strength"],
                 "via": next((x["entity"] for x in hood if x["id"] == h["via"]), None),
+                "direction": h["direction"],
             }
             for h in hood
         ]
@@ -638,6 +642,26 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             user_id = check_id(user_id, "user_id")
         return await import_records(self.store, self.embedder, list(records), user_id, self.clock.now())
 
+    async def import_v01(self, path: str | Path) -> dict[str, dict[str, int]]:
+        """Import a DeepContext 0.1 SQLite file (read-only): every user's memories, entities,
+        relations and conversation summaries, one transaction per user. Returns rows per table
+        per user."""
+        from deepcontext.services.legacy import import_v01
+
+        self._check()
+        return await import_v01(self, path)
+
+
+def _in_data_dir(s: DeepContextSettings) -> bool:
+    """Whether the SQLite file lives in ``data_dir``, the one folder created when missing (any other
+    missing folder is refused: a mistyped path must not start a new, empty memory)."""
+    if not s.database_url:
+        return True
+    from sqlalchemy.engine import make_url
+
+    database = make_url(s.database_url).database or ""
+    return Path(database).expanduser().resolve().parent == s.data_dir.expanduser().resolve()
+
 
 def _check_memory_id(memory_id: Any) -> int:
     if isinstance(memory_id, bool):
@@ -647,3 +671,7 @@ def _check_memory_id(memory_id: Any) -> int:
     if not isinstance(memory_id, int) or memory_id <= 0:
         raise ValidationError(f"memory_id must be a positive integer, got {memory_id!r}", field="memory_id")
     return memory_id
+
+
+#: DeepContext 0.1's name of the engine
+MemoryEngine = DeepContext

@@ -13,6 +13,7 @@ The tree::
     │   └── ConversationNotFoundError
     ├── StorageError                  the database failed; the transaction was rolled back
     │   ├── MigrationError            the schema could not be brought to the current version
+    │   │   └── LegacyDatabaseError   a DeepContext 0.1 database: import it (deepcontext import-0.1)
     │   └── LockTimeoutError          a per-user lock (lifecycle) could not be taken in time
     ├── EmbeddingError                the embedder failed; nothing was written
     ├── ExtractionError               an extractor failed or returned something unusable
@@ -52,6 +53,7 @@ __all__ = [
     "LockTimeoutError",
     "MemoryNotFoundError",
     "MigrationError",
+    "LegacyDatabaseError",
     "NotFoundError",
     "StorageError",
     "TurnNotFoundError",
@@ -119,6 +121,17 @@ class StorageError(DeepContextError):
 
 class MigrationError(StorageError):
     pass
+
+
+class LegacyDatabaseError(MigrationError):
+    """The database was written by DeepContext 0.1: it is not migrated in place, it is imported."""
+
+    def __init__(self, where: str) -> None:
+        super().__init__(
+            f"{where} is a DeepContext 0.1 database: import it with `deepcontext import-0.1 {where}` "
+            f"(the 0.1 file is kept as {where}.v0.1.bak), or open another database and import from it"
+        )
+        self.where = where
 
 
 class LockTimeoutError(StorageError):

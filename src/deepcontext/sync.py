@@ -8,6 +8,7 @@ import builtins
 import inspect
 import threading
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, TypeVar
 
 from deepcontext.core import DeepContext
@@ -152,6 +153,9 @@ class SyncDeepContext:
 
     def import_records(self, records: Iterable[Mapping[str, Any]], user_id: str | None = None) -> dict[str, int]:
         return self._run(self._async.import_records(records, user_id))
+
+    def import_v01(self, path: str | Path) -> dict[str, dict[str, int]]:
+        return self._run(self._async.import_v01(path))
 
     # --- memory lifecycle (deepcontext.lifecycle.facade.LifecycleAPI) -------------------------------
     def run_lifecycle(self, user_id: str, **kwargs: Any) -> dict[str, Any]:

@@ -107,3 +107,24 @@ def test_invalid_schemas_are_rejected(kwargs: dict[str, object], field: str) -> 
         MemorySchema(**kwargs)  # type: ignore[arg-type]
     assert err.value.field == field
     assert isinstance(err.value, ValueError)  # deepcq raised ValueError
+
+
+def test_a_history_turn_naming_a_section_belongs_to_it() -> None:
+    from deepcontext.query import score_sections_detailed
+
+    schema = MemorySchema(sections=["deploy"], tier_weights={"history": 0.4})
+    texts = {"state": "[deploy]\nrollout healthy\n", "history": "USER: [deploy] build v2.3.1 failed"}
+    exp = score_sections_detailed("anything on v2.3.1?", schema, texts)["deploy"]
+    assert exp.literal_hit is True and exp.score == 0.4  # found in history, at history's weight
+    # only a turn's role (upper case, at the start of the line) may precede a header
+    blocks = schema.split_sections("see the [deploy] notes\nUSER: [deploy] it failed\n- [deploy] box")
+    assert blocks == {"deploy": ["[deploy] it failed\n- [deploy] box"]}
+    assert schema.extraction_pattern("deploy").search("ASSISTANT: [deploy] rolled back") is not None
+
+
+def test_extract_phrases_gives_stemmed_content_word_ngrams() -> None:
+    from deepcontext.query.plan import extract_phrases
+
+    assert extract_phrases("cost of goods sold") == {"cost good", "good sold"}
+    assert extract_phrases("moving average crossover", (2, 3)) >= {"move averag", "move averag crossov"}
+    assert extract_phrases("anything", ()) == set()

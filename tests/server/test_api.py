@@ -88,6 +88,9 @@ async def test_lifecycle_route_follows_the_engine(api: Api) -> None:
             await c.post("/memory/add", json={"messages": ANA, "user_id": "ana"})
             r = await c.post("/lifecycle/run", json={"user_id": "ana"})
             assert r.status_code == 200, r.text
+            assert r.json()["user_id"] == "ana"  # the external id, never the tenant-scoped one
+            r = await c.post("/v1/lifecycle/run", json={"user_id": "ana"})
+            assert r.status_code == 200 and r.json()["user_id"] == "ana", r.text
             async with api.client(api.key("acme", read_only=True)) as ro:
                 assert_problem(await ro.post("/v1/lifecycle/run", json={"user_id": "ana"}), 403)
 

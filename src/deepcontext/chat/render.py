@@ -131,8 +131,9 @@ def graph_view(entity: str, hood: Sequence[dict[str, Any]]) -> RenderableType:
     nodes: dict[str, Tree] = {first["entity"]: root}
     for h in hood[1:]:
         parent = nodes.get(h["via"], root)
+        edge = f"<--{h['relation']}--" if h.get("direction") == "in" else f"--{h['relation']}-->"
         label = Text.assemble(
-            f"--{h['relation']}--> ", (h["entity"], "bold"), f" ({h['entity_type']}, strength {h['strength']:.1f})"
+            f"{edge} ", (h["entity"], "bold"), f" ({h['entity_type']}, strength {h['strength']:.1f})"
         )
         nodes[h["entity"]] = parent.add(label)
     return root

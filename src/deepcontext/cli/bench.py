@@ -16,7 +16,13 @@ from deepcontext.cli.common import console, database_url, fail, state
 bench = typer.Typer(help="Benchmarks: retrieval quality on LoCoMo, speed at scale.", no_args_is_help=True)
 app.add_typer(bench, name="bench")
 
+#: where a checkout beside the project's shared data finds LoCoMo without --data
 DEFAULT_LOCOMO = "../shared/data/locomo-dev.json"
+#: the data is not shipped (CC BY-NC 4.0): how to get it
+GET_LOCOMO = (
+    "download data/locomo10.json from the snap-research/LoCoMo repository on GitHub (CC BY-NC 4.0, "
+    "not shipped with deepcontext) and pass it with --data FILE or DEEPCONTEXT_LOCOMO=FILE"
+)
 
 
 def _progress_cb(progress: Any, task: Any) -> Any:
@@ -47,7 +53,7 @@ def _settings(pairs: list[str] | None = None) -> dict[str, Any]:
 @bench.command()
 def locomo(
     data: str = typer.Option(
-        None, "--data", help=f"LoCoMo-format JSON (default: $DEEPCONTEXT_LOCOMO or {DEFAULT_LOCOMO})"
+        None, "--data", help=f"LoCoMo-format JSON, e.g. LoCoMo's data/locomo10.json (default: $DEEPCONTEXT_LOCOMO, else {DEFAULT_LOCOMO} if present)"
     ),
     conversations: int = typer.Option(None, "--conversations", min=1, help="Only the first N conversations"),
     questions: int = typer.Option(None, "--questions", min=1, help="Only the first N questions of each"),
@@ -62,9 +68,12 @@ def locomo(
     from deepcontext.bench.locomo import KS, run_locomo
     from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json, save_plot
 
-    path = Path(data or os.environ.get("DEEPCONTEXT_LOCOMO") or DEFAULT_LOCOMO).expanduser()
-    if not path.exists():
-        fail(f"LoCoMo file not found: {path} (give --data)")
+    given = data or os.environ.get("DEEPCONTEXT_LOCOMO")
+    path = Path(given or DEFAULT_LOCOMO).expanduser()
+    if not given and not path.is_file():
+        fail(f"no LoCoMo data: {GET_LOCOMO}")
+    if not path.is_file():
+        fail(f"LoCoMo file not found: {path}; {GET_LOCOMO}")
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
         task = progress.add_task("locomo", total=None)
         result = asyncio.run(

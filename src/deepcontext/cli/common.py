@@ -55,8 +55,15 @@ def settings_kwargs(db: str | None = None) -> dict[str, Any]:
     return kw
 
 
+def esc(text: object) -> str:
+    """Text for a rich markup string: user text such as ``[/srv/app]`` or ``[server]`` prints as is."""
+    from rich.markup import escape
+
+    return escape(str(text))
+
+
 def fail(message: str, code: int = 1) -> None:
-    console(stderr=True).print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    console(stderr=True).print(f"[bold red]error:[/] {esc(message)}", markup=True, highlight=False)
     raise typer.Exit(code)
 
 

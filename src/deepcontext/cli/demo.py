@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from deepcontext.cli.common import console, run, state
+from deepcontext.cli.common import console, esc, run, state
 from deepcontext.cli.app import app
 
 
@@ -45,11 +45,11 @@ def demo(
         for session in sample["sessions"]:
             r = await ctx.add(session["messages"], user, session["conversation_id"], timestamp=session["timestamp"])
             out.print(
-                f"[bold]{session['conversation_id']}[/] ({session['timestamp'][:10]}): {len(r.turn_ids)} turns -> "
-                f"{r.memories_added} memories, entities: {', '.join(r.entities_found) or '-'}"
+                f"[bold]{esc(session['conversation_id'])}[/] ({session['timestamp'][:10]}): {len(r.turn_ids)} turns -> "
+                f"{r.memories_added} memories, entities: {esc(', '.join(r.entities_found) or '-')}"
             )
             for f in r.semantic_facts + r.episodic_facts + r.procedural_facts:
-                out.print(f"    fact: {f}")
+                out.print(f"    fact: {f}", markup=False)
         for q in sample["queries"]:
             print_results(await ctx.search(q, user, limit=limit))
         entity = sample["graph_entity"]

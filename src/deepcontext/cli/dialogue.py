@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from deepcontext.cli.app import app
-from deepcontext.cli.common import console, fail, run
+from deepcontext.cli.common import console, esc, fail, run
 
 dialogue_app = typer.Typer(
     help="Conversation graphs (Memory Graph): show a conversation's branches, summaries and archived "
@@ -101,7 +101,7 @@ def _tree(data: dict[str, Any], *, limit: int, archived: bool, width: int) -> An
         notes.append(f"showing the last {len(visible)}; --limit for more")
     if notes:
         title += f" ({'; '.join(notes)})"
-    root = Tree(title)
+    root = Tree(esc(title))
     stack: list[tuple[int, Any]] = [(n, root) for n in reversed(visible) if not parents[n]]
     while stack:
         n, container = stack.pop()

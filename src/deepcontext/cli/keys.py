@@ -39,7 +39,8 @@ def create(
     scope = ", ".join(key.user_ids) if key.user_ids else "every user"
     console(stderr=True).print(
         f"key {key.key_id} for tenant {key.tenant!r} ({scope}{', read-only' if key.read_only else ''}); "
-        "store it now: it is not shown again"
+        "store it now: it is not shown again",
+        markup=False,
     )
 
 
@@ -87,4 +88,4 @@ def revoke(key_id: str = typer.Argument(..., help="The key's id (the part after 
         return revoke_key(ctx.store, key_id, now=ctx.clock.now())
 
     key = run(body)
-    console().print(f"revoked {key.key_id} (tenant {key.tenant!r})")
+    console().print(f"revoked {key.key_id} (tenant {key.tenant!r})", markup=False)

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from deepcontext.cli.app import app
-from deepcontext.cli.common import console, fail, print_json, run
+from deepcontext.cli.common import console, esc, fail, print_json, run
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 #: (header, report key): decayed = importance lowered, faded = deactivated (under 0.05), merged =
@@ -54,9 +54,9 @@ def _table(reports: list[dict[str, Any]], title: str) -> Any:
     totals = {key: 0.0 for _, key in _COLUMNS}
     for r in reports:
         if r.get("error"):
-            table.add_row(r["user_id"], f"[yellow]{r['error']}[/]", *[""] * (len(_COLUMNS) - 1))
+            table.add_row(esc(r["user_id"]), f"[yellow]{esc(r['error'])}[/]", *[""] * (len(_COLUMNS) - 1))
             continue
-        table.add_row(r["user_id"], *[_cell(r[key]) for _, key in _COLUMNS])
+        table.add_row(esc(r["user_id"]), *[_cell(r[key]) for _, key in _COLUMNS])
         for _, key in _COLUMNS:
             totals[key] += r[key]
     if len(reports) > 1:

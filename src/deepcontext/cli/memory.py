@@ -9,10 +9,12 @@ from typing import Any
 
 import typer
 
-from deepcontext.cli.common import console, fail, print_json, read_input, run, short
+from deepcontext.cli.common import console, esc, fail, print_json, read_input, run, short
 from deepcontext.cli.app import app
 
 USER = typer.Option(..., "--user", "-u", help="The user whose memories to use")
+#: messages per add() when a file holds more (progress shows between chunks)
+ADD_CHUNK = 100
 
 
 def _read_batches(path: str, conversation: str, timestamp: str | None) -> list[dict[str, Any]]:
@@ -65,14 +67,26 @@ def add(
     batches = _read_batches(path, conversation, timestamp)
 
     async def body(ctx: Any) -> list[Any]:
-        from rich.progress import Progress
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+        # long inputs go in chunks (each one add, one transaction): within max_messages_per_add,
+        # and small enough for the progress bar to move
+        size = max(1, min(ctx.settings.max_messages_per_add, ADD_CHUNK))
+        chunks: list[tuple[dict[str, Any], Any]] = []
+        for b in batches:
+            msgs = b["messages"]
+            if isinstance(msgs, list) and len(msgs) > size:
+                chunks += [(b, msgs[i : i + size]) for i in range(0, len(msgs), size)]
+            else:
+                chunks.append((b, msgs))  # add() validates anything else
+        total = sum(len(c) if isinstance(c, list) else 1 for _, c in chunks)
         out = []
-        with Progress(transient=True, disable=len(batches) < 2 or json_out) as progress:
-            task = progress.add_task("adding", total=len(batches))
-            for b in batches:
-                out.append(await ctx.add(b["messages"], user, b["conversation_id"], timestamp=b["timestamp"]))
-                progress.advance(task)
+        columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=console(stderr=True), transient=True, disable=len(chunks) < 2 or json_out) as progress:
+            task = progress.add_task("messages", total=total)
+            for b, msgs in chunks:
+                out.append(await ctx.add(msgs, user, b["conversation_id"], timestamp=b["timestamp"]))
+                progress.advance(task, len(msgs) if isinstance(msgs, list) else 1)
         return out
 
     results = run(body)
@@ -84,7 +98,8 @@ def add(
     turns = sum(len(r.turn_ids) for r in results)
     ents = sorted({e for r in results for e in r.entities_found})
     console().print(
-        f"stored {turns} turn(s); {added} new memories, {same} already known; entities: {', '.join(ents) or '-'}"
+        f"stored {turns} turn(s); {added} new memories, {same} already known; entities: {', '.join(ents) or '-'}",
+        markup=False,
     )
 
 
@@ -100,13 +115,22 @@ def search(
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON"),
 ) -> None:
     """Hybrid search (vector + keyword + graph) over a user's memories."""
-    res = run(
-        lambda ctx: ctx.search(
+
+    async def body(ctx: Any) -> tuple[Any, int]:
+        res = await ctx.search(
             query, user, limit, tier or None, memory_type or None, conversation_id=conversation, config=preset_name
         )
-    )
+        # an empty answer says why: a misspelt user id has no memories at all
+        known = (await ctx.stats(user))["memories"] if not res.results else 1
+        return res, known
+
+    res, known = run(body)
     if json_out:
         print_json(res.model_dump(mode="json"))
+        return
+    if not res.results:
+        why = f"user {user!r} has no memories" if not known else "no memory matches"
+        console().print(f"no results for {query!r}: {why}", markup=False)
         return
     print_results(res)
 
@@ -114,7 +138,7 @@ def search(
 def print_results(res: Any) -> None:
     from rich.table import Table
 
-    table = Table(title=f"{res.total} result(s) for {res.query!r} ({res.took_ms:.1f} ms)", show_lines=False)
+    table = Table(title=f"{res.total} result(s) for {esc(repr(res.query))} ({res.took_ms:.1f} ms)", show_lines=False)
     for col in ("#", "score", "id", "tier", "type", "memory", "from"):
         table.add_column(col, overflow="fold")
     for i, r in enumerate(res.results, start=1):
@@ -124,7 +148,7 @@ def print_results(res: Any) -> None:
             if src
             else "-"
         )
-        table.add_row(str(i), f"{r.score:.4f}", str(r.memory_id), r.tier.value, r.memory_type.value, short(r.text, 90), origin)
+        table.add_row(str(i), f"{r.score:.4f}", str(r.memory_id), r.tier.value, r.memory_type.value, esc(short(r.text, 90)), esc(origin))
     console().print(table)
 
 
@@ -154,7 +178,7 @@ def list_cmd(
         table.add_column(col, overflow="fold")
     for m in page.memories:
         table.add_row(
-            str(m.id), m.tier.value, m.memory_type.value, m.status.value, f"{m.importance:.2f}", short(m.text, 90),
+            str(m.id), m.tier.value, m.memory_type.value, m.status.value, f"{m.importance:.2f}", esc(short(m.text, 90)),
             f"{m.said_at:%Y-%m-%d}" if m.said_at else "-",
         )  # fmt: skip
     console().print(table)
@@ -180,8 +204,8 @@ def history(memory_id: int = typer.Argument(..., help="Memory id"), user: str = 
         table.add_column(col, overflow="fold")
     for h in entries:
         table.add_row(
-            f"{h.created_at:%Y-%m-%d %H:%M:%S}", h.event.value, h.actor, short(h.old_text or "", 50),
-            short(h.new_text or "", 50), h.reason or "",
+            f"{h.created_at:%Y-%m-%d %H:%M:%S}", h.event.value, esc(h.actor), esc(short(h.old_text or "", 50)),
+            esc(short(h.new_text or "", 50)), esc(h.reason or ""),
         )  # fmt: skip
     console().print(table)
 
@@ -211,11 +235,14 @@ def graph(
 def print_graph(entity: str, hood: list[dict[str, Any]]) -> None:
     from rich.tree import Tree
 
-    root = Tree(f"[bold]{hood[0]['entity']}[/] ({hood[0]['entity_type']})" if hood else entity)
+    root = Tree(f"[bold]{esc(hood[0]['entity'])}[/] ({esc(hood[0]['entity_type'])})" if hood else esc(entity))
     nodes = {hood[0]["entity"]: root} if hood else {}
     for h in hood[1:]:
         parent = nodes.get(h["via"], root)
-        nodes[h["entity"]] = parent.add(f"--{h['relation']}--> [bold]{h['entity']}[/] ({h['entity_type']}, strength {h['strength']:.1f})")
+        # the edge as stored: "<--rel--" when this entity is the relation's source
+        edge = f"<--{h['relation']}--" if h.get("direction") == "in" else f"--{h['relation']}-->"
+        label = f"{esc(edge)} [bold]{esc(h['entity'])}[/] ({esc(h['entity_type'])}, strength {h['strength']:.1f})"
+        nodes[h["entity"]] = parent.add(label)
     console().print(root)
 
 
@@ -258,11 +285,46 @@ def import_cmd(
     console().print("imported " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
 
 
+@app.command("import-0.1")
+def import_v01(
+    path: str = typer.Argument(..., help="The DeepContext 0.1 SQLite file (e.g. ~/.deepcontext/memory.db)"),
+) -> None:
+    """Import a DeepContext 0.1 database: memories, entities, relations, summaries of every user.
+
+    When PATH is the database this command opens (--db, default ~/.deepcontext/memory.db), the 0.1
+    file is first moved aside to PATH.v0.1.bak and the new database is written in its place."""
+    from deepcontext.cli.common import settings_kwargs
+    from deepcontext.services.legacy import is_v01_database
+    from deepcontext.settings import DeepContextSettings
+
+    source = Path(path).expanduser().resolve()
+    if not is_v01_database(source):
+        fail(f"{source} is not a DeepContext 0.1 database")
+    target = DeepContextSettings(**{k: v for k, v in settings_kwargs().items() if k != "embedder"}).resolved_database_url
+    if target.startswith("sqlite:") and Path(target.split("///", 1)[-1]).expanduser().resolve() == source:
+        backup = source.with_name(source.name + ".v0.1.bak")
+        if backup.exists():
+            fail(f"{backup} already exists: move it away first")
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if Path(f"{source}{suffix}").exists():
+                Path(f"{source}{suffix}").rename(f"{backup}{suffix}")
+        console(stderr=True).print(f"moved the 0.1 database to {backup}", markup=False)
+        source = backup
+    counts = run(lambda ctx: ctx.import_v01(source))
+    for user, c in counts.items():
+        console().print(f"{user}: " + ", ".join(f"{v} {k}" for k, v in c.items() if v), markup=False)
+    if not counts:
+        console().print("the 0.1 database holds no users", markup=False)
+
+
 @app.command()
 def users() -> None:
     """List the users in the database."""
-    for u in run(lambda ctx: ctx.users()):
+    names = run(lambda ctx: ctx.users())
+    for u in names:
         print(u)
+    if not names:
+        console(stderr=True).print("no users in this database", markup=False)
 
 
 @app.command()
@@ -280,4 +342,4 @@ def delete_user(
     if not yes and not typer.confirm(f"Erase everything of user {user!r}?"):
         raise typer.Exit(1)
     counts = run(lambda ctx: ctx.delete_user(user))
-    console().print(f"deleted {sum(counts.values())} rows of {user!r}")
+    console().print(f"deleted {sum(counts.values())} rows of {user!r}", markup=False)

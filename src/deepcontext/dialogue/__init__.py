@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from deepcontext.dialogue.manager import ChatReport, ContextManager
     from deepcontext.dialogue.offline_planner import OfflinePlanner
     from deepcontext.dialogue.plan import (
+        ContextDecision,
         ContextPlan,
         MemoryToExtract,
         PlanCandidate,
@@ -82,6 +83,7 @@ __all__ = [
     "SUMMARY_LABEL",
     "Agent",
     "ChatReport",
+    "ContextDecision",
     "ContextManager",
     "ContextPlan",
     "ConversationPath",
@@ -133,6 +135,7 @@ _LAZY = {
     "ChatReport": "deepcontext.dialogue.manager",
     "OfflinePlanner": "deepcontext.dialogue.offline_planner",
     "ContextPlan": "deepcontext.dialogue.plan",
+    "ContextDecision": "deepcontext.dialogue.plan",
     "MemoryToExtract": "deepcontext.dialogue.plan",
     "PlanCandidate": "deepcontext.dialogue.plan",
     "PlanRequest": "deepcontext.dialogue.plan",

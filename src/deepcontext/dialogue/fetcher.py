@@ -129,6 +129,23 @@ class FetchResponse:
         return self.text
 
 
+#: a message of ``prev_messages``: an :class:`~deepcontext.dialogue.LLMContext` (what the seed passes,
+#: e.g. ``graph.build_linear_context(...)``) or a ``{"role", "content"}`` mapping
+PrevMessage = Any
+
+
+def _as_message(m: Any) -> dict[str, str]:
+    if isinstance(m, Mapping):
+        role, content = m.get("role"), m.get("content")
+    else:
+        role, content = getattr(m, "role", None), getattr(m, "content", None)
+    if not isinstance(role, str) or not role or not isinstance(content, str):
+        raise ValidationError(
+            "each of prev_messages must be an LLMContext or a {'role', 'content'} mapping of strings", field="prev_messages"
+        )
+    return {"role": role, "content": content}
+
+
 def _backend_from_config(cfg: LLMBackendConfig) -> LLM:
     if not isinstance(cfg, LLMBackendConfig):
         raise ValidationError("backends must be LLMBackendConfig objects or deepcontext LLMs", field="backends")
@@ -290,13 +307,13 @@ class LLMFetcher:
         return self.default_backend, rest
 
     @staticmethod
-    def _messages(msg: str, prev_messages: Sequence[Mapping[str, str]] | None, system_prompt: str | None) -> list[dict[str, str]]:
+    def _messages(msg: str, prev_messages: Sequence[PrevMessage] | None, system_prompt: str | None) -> list[dict[str, str]]:
         if not isinstance(msg, str):
             raise ValidationError("msg must be a string", field="msg")
         out: list[dict[str, str]] = []
         if system_prompt:
             out.append({"role": "system", "content": system_prompt})
-        out += [dict(m) for m in prev_messages or ()]
+        out += [_as_message(m) for m in prev_messages or ()]
         out.append({"role": "user", "content": msg})
         return out
 
@@ -306,7 +323,7 @@ class LLMFetcher:
         system_prompt: str | None,
         temperature: float,
         max_tokens: int,
-        prev_messages: Sequence[Mapping[str, str]] | None,
+        prev_messages: Sequence[PrevMessage] | None,
         backend_name: str | None,
         fallback_order: Sequence[str] | None,
         tools: Any,
@@ -331,7 +348,7 @@ class LLMFetcher:
         system_prompt: str | None = None,
         temperature: float = 0.4,
         max_tokens: int = 4096,
-        prev_messages: Sequence[Mapping[str, str]] | None = None,
+        prev_messages: Sequence[PrevMessage] | None = None,
         backend_name: str | None = None,
         fallback_order: Sequence[str] | None = None,
         tools: Any = None,
@@ -356,7 +373,7 @@ class LLMFetcher:
     async def fetch_stream(
         self,
         msg: str,
-        prev_messages: Sequence[Mapping[str, str]] | None = None,
+        prev_messages: Sequence[PrevMessage] | None = None,
         system_prompt: str | None = None,
         temperature: float = 0.4,
         max_tokens: int = 4096,

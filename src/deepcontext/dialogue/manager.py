@@ -1,6 +1,6 @@
 """ContextManager: one conversation round with planning, compression, key memories and an answer.
 
-``await cm.chat(message, parent_ids=None, auto_plan=True)`` (the seed's API):
+``await cm.chat(user_message, parent_ids=None, auto_plan=True)`` (the seed's API):
 
 1. the parents: ``parent_ids``, or the conversation's current tip (not a new root every time);
 2. with ``auto_plan`` and a non-empty graph, the planner sees a bounded request (candidates from
@@ -110,10 +110,11 @@ class ContextManager:
         self.last_report: ChatReport | None = None
 
     # ------------------------------------------------------------------------------------------------
-    async def chat(self, message: str, parent_ids: Iterable[int] | None = None, auto_plan: bool = True) -> int:
+    async def chat(self, user_message: str, parent_ids: Iterable[int] | None = None, auto_plan: bool = True) -> int:
         """Run one round and return the new node's id (see the module docstring for the steps)."""
+        message = user_message
         if not isinstance(message, str) or not message.strip():
-            raise ValidationError("message must be a non-empty string", field="message")
+            raise ValidationError("user_message must be a non-empty string", field="user_message")
         graph = self.graph
         if parent_ids is not None:
             anchors = sorted(parent_ids) if isinstance(parent_ids, (set, frozenset)) else list(dict.fromkeys(parent_ids))

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from deepcontext.dialogue.graph import LLMContextGraph
 
 __all__ = [
+    "ContextDecision",
     "ContextPlan",
     "MemoryToExtract",
     "PlanCandidate",
@@ -90,6 +91,15 @@ class MemoryToExtract(BaseModel):
     def _tags(cls, v: Any) -> Any:
         return [v] if isinstance(v, str) else v
 
+    # the seed's planner handed these over as dicts: mem["content"], mem.get("tags", [])
+    def __getitem__(self, key: str) -> Any:
+        if key not in type(self).model_fields:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        return getattr(self, key) if key in type(self).model_fields else default
+
 
 class ContextPlan(BaseModel):
     """A planner's decision for one round (the seed's JSON shape)."""
@@ -114,6 +124,30 @@ class ContextPlan(BaseModel):
             if missing:
                 raise ValueError(f"unknown node ids: {sorted(set(missing))}")
         return self
+
+
+class ContextDecision(ContextPlan):
+    """The seed's name for a plan, built as its dataclass was: positionally or by keyword,
+    ``ContextDecision(reasoning, selected_node_ids, nodes_to_pack, memories_to_extract, memory_queries)``
+    (memories as ``{"content", "tags"}`` dicts or :class:`MemoryToExtract`)."""
+
+    def __init__(
+        self,
+        reasoning: str = "",
+        selected_node_ids: Sequence[int] | None = None,
+        nodes_to_pack: Sequence[int] | None = None,
+        memories_to_extract: Sequence[Mapping[str, Any] | MemoryToExtract] | None = None,
+        memory_queries: Sequence[str] | None = None,
+        **data: Any,
+    ) -> None:
+        super().__init__(
+            reasoning=reasoning,
+            selected_node_ids=list(selected_node_ids or []),
+            nodes_to_pack=list(nodes_to_pack or []),
+            memories_to_extract=list(memories_to_extract or []),
+            memory_queries=list(memory_queries or []),
+            **data,
+        )
 
 
 def validate_plan(data: Mapping[str, Any] | str | ContextPlan, node_ids: Container[int] | None = None) -> ContextPlan:

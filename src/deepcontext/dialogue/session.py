@@ -67,14 +67,14 @@ class DialogueSession(ContextManager):
         self.last_derived: AddResponse | None = None
         self.last_derive_error: str | None = None
 
-    async def chat(self, message: str, parent_ids: Iterable[int] | None = None, auto_plan: bool = True) -> int:
+    async def chat(self, user_message: str, parent_ids: Iterable[int] | None = None, auto_plan: bool = True) -> int:
         """One round (see :class:`ContextManager`), then memory extraction from the new node."""
         if self.fetcher is None:
             raise ConfigurationError(
                 "no LLM to answer with: configure one (llm_* settings) or pass fetcher= to DeepContext.dialogue(); "
                 "use record() to store rounds answered elsewhere"
             )
-        node = await super().chat(message, parent_ids=parent_ids, auto_plan=auto_plan)
+        node = await super().chat(user_message, parent_ids=parent_ids, auto_plan=auto_plan)
         await self._derive_quietly()
         return node
 
@@ -189,8 +189,8 @@ class SyncDialogueSession:
         """The async session behind this shell."""
         return self._session
 
-    def chat(self, message: str, parent_ids: Iterable[int] | None = None, auto_plan: bool = True) -> int:
-        return int(self._runner(self._session.chat(message, parent_ids=parent_ids, auto_plan=auto_plan)))
+    def chat(self, user_message: str, parent_ids: Iterable[int] | None = None, auto_plan: bool = True) -> int:
+        return int(self._runner(self._session.chat(user_message, parent_ids=parent_ids, auto_plan=auto_plan)))
 
     def record(self, user_message: str, assistant_message: str = "", parent_ids: Iterable[int] | None = None) -> int:
         return int(self._runner(self._session.record(user_message, assistant_message, parent_ids=parent_ids)))

@@ -17,7 +17,7 @@ from deepcontext.query.matcher import Pattern
 from deepcontext.query.synonyms import SynonymMap
 from deepcontext.query.tokens import query_words, stem
 
-__all__ = ["QueryPlan", "Term", "content_pattern_string", "plan_query"]
+__all__ = ["QueryPlan", "Term", "content_pattern_string", "extract_phrases", "plan_query"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +53,12 @@ class QueryPlan:
         for _, p in self.phrases:
             out.setdefault(p, None)
         return list(out)
+
+
+def extract_phrases(text: str, sizes: Sequence[int] = (2,)) -> set[str]:
+    """The stemmed content-word n-grams of ``text`` for each size, space-joined (deepcq's
+    ``extract_phrases``): "cost of goods sold" gives "cost good" and "good sold"."""
+    return {label for label, _ in plan_query(text, phrase_sizes=sizes).phrases}
 
 
 def plan_query(

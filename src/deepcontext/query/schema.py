@@ -27,6 +27,7 @@ __all__ = ["TIER_NAMES", "MemorySchema", "UnknownSectionError"]
 TIER_NAMES: tuple[str, ...] = ("state", "cache", "history", "notes", "reference")
 
 _TIER_HEADER = r"\[(?P<tier>(?:cache|notes):[^\]\n]*|reference)\]"
+_ROLE_PREFIX = r"[A-Z][A-Z0-9_-]{0,31}:[ \t]+"
 
 
 class UnknownSectionError(ValidationError, KeyError):
@@ -44,8 +45,10 @@ def _check_number(value: float, name: str, *, low: float = 0.0, high: float | No
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         raise ValidationError(f"{name} must be a number, got {value!r}", field=name)
     if value < low or (high is not None and value > high):
-        rng = f"[{low}, {high}]" if high is not None else f">= {low}"
-        raise ValidationError(f"{name} must be in {rng}, got {value!r}", field=name)
+        if high is not None:
+            raise ValidationError(f"{name} must be in [{low}, {high}], got {value!r}", field=name)
+        what = "non-negative" if low == 0 else f">= {low}"
+        raise ValidationError(f"{name} must be {what}, got {value!r}", field=name)
 
 
 @dataclass
@@ -138,7 +141,9 @@ class MemorySchema:
         idx = fmt.index("{name}")
         prefix, suffix = fmt[:idx], fmt[idx + len("{name}") :]
         name_re = r"(?P<name>[^\n]+?)" if suffix else r"(?P<name>[^\n]*)"
-        header = rf"[ \t]*(?P<hdr>{re.escape(prefix)}{name_re}{re.escape(suffix)}|{_TIER_HEADER})"
+        # a header starts a line, possibly indented or after a history turn's role ("USER: [deploy] ...",
+        # as History renders a turn that names a section)
+        header = rf"[ \t]*(?:{_ROLE_PREFIX})?(?P<hdr>{re.escape(prefix)}{name_re}{re.escape(suffix)}|{_TIER_HEADER})"
         self._header_re = re.compile("^" + header, re.MULTILINE)
         self._header_at = re.compile(header)
         # header lines are found by str.find of their first characters (much faster than a
@@ -148,15 +153,18 @@ class MemorySchema:
         known = "|".join(re.escape(fmt.format(name=s)) for s in sorted(self.sections, key=len, reverse=True))
         lookahead = rf"(?=\n[ \t]*(?:{known}|{_TIER_HEADER})|\Z)" if known else r"(?=\Z)"
         self._extraction_patterns = {
-            s: re.compile(rf"^{re.escape(fmt.format(name=s))}.*?{lookahead}", re.DOTALL | re.IGNORECASE | re.MULTILINE)
+            s: re.compile(
+                rf"^(?:{_ROLE_PREFIX})?{re.escape(fmt.format(name=s))}.*?{lookahead}", re.DOTALL | re.IGNORECASE | re.MULTILINE
+            )
             for s in self.sections
         }
         self._id = hash(key)
         self._compiled_key = key
 
     def extraction_pattern(self, section: str) -> re.Pattern[str]:
-        """A regex whose match is ``section``'s block: from its header at the start of a line to the
-        next line starting with a header of a schema section or tier, or the end of the text.
+        """A regex whose match is ``section``'s block: from its header at the start of a line (or
+        after a history turn's role, ``USER: [name] ...``) to the next line starting with a header
+        of a schema section or tier, or the end of the text.
         (``split_sections`` also accepts indented headers and names given by the caller.)"""
         self._compile()
         try:
@@ -181,12 +189,10 @@ class MemorySchema:
         for needle in self._needles:
             p = text.find(needle)
             while p != -1:
-                line = p
-                while line > 0 and text[line - 1] in " \t":
-                    line -= 1
-                if (line == 0 or text[line - 1] == "\n") and line not in found:
+                line = text.rfind("\n", 0, p) + 1
+                if line not in found:
                     m = self._header_at.match(text, line)
-                    if m is not None:
+                    if m is not None and m.start("hdr") == p:
                         found[line] = m
                 p = text.find(needle, p + 1)
         return [found[k] for k in sorted(found)]

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Engine, and_, bindparam, delete, func, insert, or_, select, union_all, update
+from sqlalchemy import Connection, Engine, and_, bindparam, delete, func, insert, literal, or_, select, union_all, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -201,6 +201,12 @@ class SQLStore(AddWriter, Store):
             with self._write() as conn:
                 self._migration_lock(conn)
                 current = self._version(conn)
+                if current == 0 and all(self.engine.dialect.has_table(conn, t) for t in ("memories", "relationships")):
+                    # DeepContext 0.1's tables: creating ours would fail on "memories"
+                    from deepcontext.errors import LegacyDatabaseError
+
+                    path = getattr(self, "path", None)
+                    raise LegacyDatabaseError(str(path) if path else self.engine.url.render_as_string(hide_password=True))
                 if current > target:
                     raise MigrationError(
                         f"database schema version {current} is newer than this deepcontext ({target}); upgrade deepcontext"
@@ -733,23 +739,23 @@ class SQLStore(AddWriter, Store):
         entities)."""
         et, rt = self.t.entities, self.t.relations
 
-        def side(here: Any, there: Any) -> Any:
+        def side(here: Any, there: Any, outgoing: int) -> Any:
             return (
                 select(
                     rt.c.id.label("rid"), here.label("here"), there.label("there"), rt.c.relation, rt.c.strength,
-                    et.c.name, et.c.entity_type, et.c.mention_count,
+                    et.c.name, et.c.entity_type, et.c.mention_count, literal(outgoing).label("outgoing"),
                 )  # fmt: skip
                 .join(et, and_(et.c.id == there, et.c.user_id == bindparam("uid")))
                 .where(rt.c.user_id == bindparam("uid"), self._in_param(here, "ids"), self._not_in_param(there, "known"))
             )
 
-        both = union_all(side(rt.c.source_id, rt.c.target_id), side(rt.c.target_id, rt.c.source_id)).subquery("both")
+        both = union_all(side(rt.c.source_id, rt.c.target_id, 1), side(rt.c.target_id, rt.c.source_id, 0)).subquery("both")
         best = func.row_number().over(partition_by=both.c.there, order_by=(both.c.strength.desc(), both.c.rid))
         ranked = select(both, best.label("rn")).subquery("ranked")
         return (
             select(
                 ranked.c.here, ranked.c.there, ranked.c.relation, ranked.c.strength, ranked.c.name,
-                ranked.c.entity_type, ranked.c.mention_count, ranked.c.rid,
+                ranked.c.entity_type, ranked.c.mention_count, ranked.c.rid, ranked.c.outgoing,
             )  # fmt: skip
             .where(ranked.c.rn == 1)
             .order_by(ranked.c.strength.desc(), ranked.c.there)
@@ -759,7 +765,8 @@ class SQLStore(AddWriter, Store):
     def _neighbour_rows(
         self, conn: Connection, user_id: str, entity_ids: Sequence[int], known: Sequence[int], limit: int
     ) -> list[tuple[Any, ...]]:
-        """(here, there, relation, strength, name, entity_type, mention_count, relation id): each
+        """(here, there, relation, strength, name, entity_type, mention_count, relation id, outgoing:
+        1 when the relation runs from ``here`` to ``there``): each
         entity outside ``known`` related to one of ``entity_ids`` (``here``) once, with its strongest
         relation; strongest first, then by entity id; at most ``limit``."""
         params = {"uid": user_id, "ids": [int(i) for i in entity_ids], "known": [int(i) for i in known], "lim": int(limit)}
@@ -799,6 +806,7 @@ class SQLStore(AddWriter, Store):
                     "depth": 0,
                     "strength": 1.0,
                     "via": None,
+                    "direction": None,
                     "mention_count": r.mention_count,
                 }
             order = [i for i in start if i in info]
@@ -825,7 +833,7 @@ class SQLStore(AddWriter, Store):
                     break
                 new = sorted(best, key=lambda i: (-float(best[i][3]), i))[:cap]
                 for i in new:
-                    here, there, relation, strength, name, entity_type, mentions, _ = best[i]
+                    here, there, relation, strength, name, entity_type, mentions, _, outgoing = best[i]
                     info[i] = {
                         "id": i,
                         "entity": name,
@@ -835,6 +843,7 @@ class SQLStore(AddWriter, Store):
                         "depth": d,
                         "strength": float(strength),
                         "via": int(here),
+                        "direction": "out" if outgoing else "in",
                     }
                 order += new
                 frontier = [i for i in new if expands(i)]

@@ -132,12 +132,12 @@ _RANK_FIELDS_SQL = (
 #: end; strongest first, then by relation id (see SQLStore._neighbours_stmt)
 _RELATIONS_SQL = """
 WITH ids(id) AS (SELECT value FROM json_each(?1))
-SELECT here, there, relation, strength, name, entity_type, mention_count, rid FROM (
-  SELECT r.id AS rid, r.source_id AS here, r.target_id AS there, r.relation, r.strength, e.name, e.entity_type, e.mention_count
+SELECT here, there, relation, strength, name, entity_type, mention_count, rid, outgoing FROM (
+  SELECT r.id AS rid, r.source_id AS here, r.target_id AS there, r.relation, r.strength, e.name, e.entity_type, e.mention_count, 1 AS outgoing
   FROM relations AS r JOIN entities AS e ON e.id = r.target_id AND e.user_id = ?2
   WHERE r.user_id = ?2 AND r.source_id IN (SELECT id FROM ids)
   UNION ALL
-  SELECT r.id, r.target_id, r.source_id, r.relation, r.strength, e.name, e.entity_type, e.mention_count
+  SELECT r.id, r.target_id, r.source_id, r.relation, r.strength, e.name, e.entity_type, e.mention_count, 0
   FROM relations AS r JOIN entities AS e ON e.id = r.source_id AND e.user_id = ?2
   WHERE r.user_id = ?2 AND r.target_id IN (SELECT id FROM ids)
 ) ORDER BY strength DESC, rid
@@ -196,7 +196,20 @@ class SQLiteStore(SQLStore):
                 "an in-memory SQLite database cannot be shared between connections; give a file path"
             )
         self.path = Path(database).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        # a mistyped path must not quietly start a new, empty memory (the default folder under
+        # data_dir is created by DeepContext itself)
+        if not self.path.parent.is_dir():
+            raise ConfigurationError(
+                f"no folder {str(self.path.parent)!r} for the SQLite database {str(self.path)!r}: "
+                "create it first, or check the path"
+            )
+        from deepcontext.services.legacy import is_v01_database
+
+        if self.path.is_file() and is_v01_database(self.path):
+            # recognised before our connections touch it (they would switch it to WAL)
+            from deepcontext.errors import LegacyDatabaseError
+
+            raise LegacyDatabaseError(str(self.path))
         self.engine = create_engine(
             f"sqlite:///{self.path}",
             connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000},

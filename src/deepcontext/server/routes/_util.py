@@ -8,7 +8,7 @@ from typing import Any
 from deepcontext.server.tenancy import Scope
 from deepcontext.types import Memory, MemoryPage, SearchResponse, Turn
 
-__all__ = ["external_memory", "external_page", "external_search", "external_turns", "jsonable"]
+__all__ = ["external_memory", "external_page", "external_report", "external_search", "external_turns", "jsonable"]
 
 
 def external_memory(scope: Scope, m: Memory) -> Memory:
@@ -25,6 +25,13 @@ def external_search(scope: Scope, res: SearchResponse) -> SearchResponse:
 
 def external_turns(scope: Scope, turns: Iterable[Turn]) -> list[Turn]:
     return [t.model_copy(update={"user_id": scope.external(t.user_id)}) for t in turns]
+
+
+def external_report(scope: Scope, report: dict[str, Any]) -> dict[str, Any]:
+    """A report naming a stored ``user_id`` (the lifecycle's), with the external id."""
+    if isinstance(report.get("user_id"), str):
+        return {**report, "user_id": scope.external(report["user_id"])}
+    return report
 
 
 def jsonable(value: Any) -> Any:

@@ -10,7 +10,7 @@ from fastapi import APIRouter
 from deepcontext.core import DeepContext
 from deepcontext.server.auth import Ctx, WriteScope
 from deepcontext.server.problems import PROBLEM_RESPONSES
-from deepcontext.server.routes._util import jsonable
+from deepcontext.server.routes._util import external_report, jsonable
 from deepcontext.server.routes.seed import TAG
 from deepcontext.server.schemas import LifecycleBody
 
@@ -26,4 +26,5 @@ def available() -> bool:
 @router.post("/lifecycle/run", responses=PROBLEM_RESPONSES)
 async def run_lifecycle(body: LifecycleBody, scope: WriteScope, ctx: Ctx) -> Any:
     """Run the memory lifecycle of one user: decay, consolidation, cleanup."""
-    return jsonable(await ctx.run_lifecycle(scope.user(body.user_id)))  # type: ignore[attr-defined]
+    report = await ctx.run_lifecycle(scope.user(body.user_id))  # type: ignore[attr-defined]
+    return external_report(scope, jsonable(report))

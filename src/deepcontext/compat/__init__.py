@@ -1,0 +1,1 @@
+"""Drop-in interfaces of other memory libraries over the deepcontext engine."""
