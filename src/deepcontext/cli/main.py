@@ -14,6 +14,7 @@ COMMAND_MODULES = [
     "deepcontext.cli.lifecycle",
     "deepcontext.cli.bench",
     "deepcontext.cli.serve",
+    "deepcontext.cli.ui",
     "deepcontext.cli.keys",
     "deepcontext.cli.mcp",
     "deepcontext.cli.dialogue",

@@ -1,0 +1,137 @@
+"""Geometry of the inspector's pictures, computed on the server: the graph's layout, the
+conversation DAG's lanes, the forgetting curves. Templates draw the SVG from these numbers (so
+every label goes through the template's escaping)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from deepcontext.lifecycle.decay import LN2
+
+__all__ = ["curve_plot", "dag_layout", "force_layout"]
+
+
+def force_layout(
+    ids: Sequence[int], edges: Sequence[tuple[int, int]], *, size: float = 1000.0, iterations: int = 80, centre: int | None = None
+) -> dict[int, tuple[float, float]]:
+    """Fruchterman-Reingold positions in a ``size`` square, deterministic for the same input (the
+    start is a spiral in id order). ``centre`` stays in the middle. Vectorised: a few hundred
+    entities take milliseconds, a thousand a fraction of a second."""
+    n = len(ids)
+    if n == 0:
+        return {}
+    if n == 1:
+        return {ids[0]: (size / 2, size / 2)}
+    index = {v: i for i, v in enumerate(ids)}
+    golden = math.pi * (3 - math.sqrt(5))
+    k = np.arange(n, dtype=np.float64)
+    r = np.sqrt(k + 0.5) / math.sqrt(n) * size * 0.45
+    pos = np.stack([size / 2 + r * np.cos(k * golden), size / 2 + r * np.sin(k * golden)], axis=1)
+    pairs = np.array([(index[a], index[b]) for a, b in edges if a in index and b in index and a != b], dtype=np.int64).reshape(-1, 2)
+    ideal = size * 0.9 / math.sqrt(n)
+    temp = size / 10
+    fixed = index.get(centre) if centre is not None else None
+    for _ in range(iterations):
+        delta = pos[:, None, :] - pos[None, :, :]
+        dist = np.sqrt((delta**2).sum(-1)) + 1e-6
+        disp = ((delta / dist[..., None]) * (ideal**2 / dist)[..., None]).sum(1)
+        if len(pairs):
+            d = pos[pairs[:, 0]] - pos[pairs[:, 1]]
+            dl = np.sqrt((d**2).sum(-1)) + 1e-6
+            f = (d / dl[:, None]) * (dl**2 / ideal)[:, None]
+            np.add.at(disp, pairs[:, 0], -f)
+            np.add.at(disp, pairs[:, 1], f)
+        # a weak pull to the middle keeps unconnected entities from drifting off
+        disp += (size / 2 - pos) * 0.02 * ideal / size * 10
+        length = np.sqrt((disp**2).sum(-1)) + 1e-9
+        pos += disp / length[:, None] * np.minimum(length, temp)[:, None]
+        if fixed is not None:
+            pos[fixed] = (size / 2, size / 2)
+        temp *= 0.95
+    # fit into the square with a margin
+    lo, hi = pos.min(0), pos.max(0)
+    span = np.maximum(hi - lo, 1e-6)
+    margin = size * 0.05
+    pos = margin + (pos - lo) / span * (size - 2 * margin)
+    return {v: (float(pos[i, 0]), float(pos[i, 1])) for i, v in enumerate(ids)}
+
+
+def dag_layout(nodes: Sequence[Any]) -> tuple[dict[int, tuple[int, int]], int, int]:
+    """``{node id: (lane, row)}`` for a conversation's nodes (oldest first, each with ``parents``),
+    plus the number of lanes and rows. A node's row is one below its lowest parent; its lane is its
+    first parent's lane unless a sibling took it, then a new lane (a branch); a merge stays in the
+    lane of its first parent."""
+    place: dict[int, tuple[int, int]] = {}
+    taken: set[tuple[int, int]] = set()  # (parent id, lane) continued by a child already
+    lanes = 0
+    rows = 0
+    for n in nodes:
+        parents = [p for p in n.parents if p in place]
+        if parents:
+            row = max(place[p][1] for p in parents) + 1
+            first = parents[0]
+            lane = place[first][0]
+            if (first, lane) in taken:
+                lane = lanes
+                lanes += 1
+            taken.add((first, place[first][0]))
+        else:
+            row = 0 if not place else max(r for _, r in place.values()) + 1
+            lane = 0 if lanes == 0 else _free_lane(place, row, lanes)
+            lanes = max(lanes, lane + 1)
+        if lanes == 0:
+            lanes = 1
+        place[n.id] = (lane, row)
+        rows = max(rows, row + 1)
+    return place, max(lanes, 1), rows
+
+
+def _free_lane(place: dict[int, tuple[int, int]], row: int, lanes: int) -> int:
+    used = {lane for lane, r in place.values() if r == row}
+    return next((i for i in range(lanes + 1) if i not in used), lanes)
+
+
+def curve_plot(
+    curves: Sequence[dict[str, Any]], *, threshold: float, width: float = 720, height: float = 300, pad: float = 40
+) -> dict[str, Any]:
+    """Polylines of each memory's importance over the coming days (``base * 2^(-(age + t) / half
+    life)``), the threshold line and the axes' ticks, in SVG coordinates."""
+    halves = [c["half_life"] for c in curves if c["half_life"] > 0]
+    horizon = float(min(365.0, max(14.0, 2 * max(halves)))) if halves else 30.0
+    top = max([1.0] + [float(c["base"]) for c in curves])
+
+    def xy(day: float, value: float) -> tuple[float, float]:
+        return pad + day / horizon * (width - 2 * pad), height - pad - value / top * (height - 2 * pad)
+
+    lines = []
+    for c in curves:
+        pts = []
+        for i in range(61):
+            day = horizon * i / 60
+            if c["half_life"] > 0:
+                v = c["base"] * math.exp(-LN2 * max(0.0, c["age_days"] + day) / c["half_life"])
+            else:
+                v = c["base"]
+            pts.append(xy(day, v))
+        crosses = None
+        if c["half_life"] > 0 and c["base"] > threshold:
+            t = c["half_life"] * math.log2(c["base"] / threshold) - c["age_days"]
+            crosses = max(0.0, t)
+        lines.append({**c, "points": " ".join(f"{x:.1f},{y:.1f}" for x, y in pts), "now": xy(0, c["importance"]), "crosses": crosses})
+    ticks_x = [(xy(d, 0)[0], f"{d:g}") for d in _ticks(horizon)]
+    ticks_y = [(xy(0, v)[1], f"{v:.2g}") for v in _ticks(top)]
+    return {
+        "width": width, "height": height, "pad": pad, "horizon": horizon, "lines": lines,
+        "threshold_y": xy(0, threshold)[1], "ticks_x": ticks_x, "ticks_y": ticks_y,
+    }  # fmt: skip
+
+
+def _ticks(hi: float, n: int = 5) -> list[float]:
+    raw = hi / n
+    mag = 10 ** math.floor(math.log10(raw)) if raw > 0 else 1
+    step = next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
+    return [i * step for i in range(int(hi / step) + 1)]
