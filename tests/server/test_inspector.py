@@ -262,14 +262,18 @@ async def test_lifecycle_preview_matches_the_run(tmp_path) -> None:
 
 def test_dag_layout_branches_and_merges() -> None:
     class N:
-        def __init__(self, id: int, parents: list[int]) -> None:
-            self.id, self.parents = id, parents
+        def __init__(self, id: int, parents: list[int], summary_of: list[int] | None = None) -> None:
+            self.id, self.parents, self.summary_of = id, parents, summary_of or []
 
-    nodes = [N(1, []), N(2, [1]), N(3, [2]), N(4, [2]), N(5, [4]), N(6, [3, 5])]
+    # ids as stored: a summary (9) is newer than the turn that continues from it (8)
+    nodes = [N(1, []), N(2, [1]), N(3, [2]), N(4, [2]), N(5, [4]), N(6, [3, 5]), N(7, [6]), N(8, [7, 9]), N(9, [], [1, 2])]
     place, lanes, rows = dag_layout(nodes)
     assert place[3][0] == place[2][0] != place[4][0] == place[5][0]  # 4 branches off 2
-    assert place[6][0] == place[3][0] and place[6][1] == max(place[3][1], place[5][1]) + 1  # the merge
-    assert lanes == 2 and rows == 5
+    assert place[6][0] == place[3][0] and place[6][1] > max(place[3][1], place[5][1])  # the merge
+    assert place[9][1] > place[2][1] and place[9][0] not in (place[1][0], place[4][0])  # after what it compresses
+    assert all(place[p][1] < place[n.id][1] for n in nodes for p in n.parents)
+    assert sorted(r for _, r in place.values()) == list(range(9))  # one node per row
+    assert lanes == 3 and rows == 9
 
 
 def test_force_layout_is_deterministic_and_inside_the_square() -> None:

@@ -349,7 +349,9 @@ async def graph_page(
         # labels on the most mentioned entities only when there are many (the rest show on hover)
         ranked = sorted(g.nodes, key=lambda n: -n["mentions"])
         labelled = {n["id"] for n in ranked[:80]} | ({centre} if centre is not None else set())
-        nodes = [{**n, "x": pos[n["id"]][0], "y": pos[n["id"]][1], "r": 4 + 3 * math.log1p(n["mentions"]),
+        # the square layout stretched to the picture's 16:10
+        pos = {k: (x * 1.6, y) for k, (x, y) in pos.items()}
+        nodes = [{**n, "x": pos[n["id"]][0], "y": pos[n["id"]][1], "r": 7 + 4 * math.log1p(n["mentions"]),
                   "label": n["id"] in labelled} for n in g.nodes]  # fmt: skip
         edges = [{**e, "x1": pos[e["source"]][0], "y1": pos[e["source"]][1], "x2": pos[e["target"]][0], "y2": pos[e["target"]][1]}
                  for e in g.edges]  # fmt: skip

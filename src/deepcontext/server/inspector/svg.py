@@ -4,6 +4,7 @@ every label goes through the template's escaping)."""
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -61,38 +62,46 @@ def force_layout(
 
 
 def dag_layout(nodes: Sequence[Any]) -> tuple[dict[int, tuple[int, int]], int, int]:
-    """``{node id: (lane, row)}`` for a conversation's nodes (oldest first, each with ``parents``),
-    plus the number of lanes and rows. A node's row is one below its lowest parent; its lane is its
-    first parent's lane unless a sibling took it, then a new lane (a branch); a merge stays in the
-    lane of its first parent."""
+    """``{node id: (lane, row)}`` for a conversation's nodes (each with ``parents`` and
+    ``summary_of``), plus the number of lanes and rows. One node per row (so every node's text has
+    its line), parents first, then by id; a node takes its first parent's lane unless a sibling
+    continued that lane already: then a new lane (a branch). A merge stays in its first parent's
+    lane. A summary comes after the turns it compresses, in a lane of its own."""
+    ids = {n.id for n in nodes}
+    deps = {n.id: [p for p in [*n.parents, *getattr(n, "summary_of", [])] if p in ids and p != n.id] for n in nodes}
+    by_id = {n.id: n for n in nodes}
+    waiting = {i: len(set(d)) for i, d in deps.items()}
+    children: dict[int, list[int]] = {}
+    for i, d in deps.items():
+        for p in set(d):
+            children.setdefault(p, []).append(i)
+    ready = [i for i, k in waiting.items() if k == 0]
+    heapq.heapify(ready)
+    order: list[int] = []
+    while ready:
+        i = heapq.heappop(ready)
+        order.append(i)
+        for c in children.get(i, ()):
+            waiting[c] -= 1
+            if waiting[c] == 0:
+                heapq.heappush(ready, c)
+    order += sorted(i for i in ids if i not in set(order))  # a cycle never happens; stay total anyway
     place: dict[int, tuple[int, int]] = {}
-    taken: set[tuple[int, int]] = set()  # (parent id, lane) continued by a child already
+    taken: set[int] = set()  # parents whose lane a child continues already
     lanes = 0
-    rows = 0
-    for n in nodes:
+    for row, i in enumerate(order):
+        n = by_id[i]
         parents = [p for p in n.parents if p in place]
         if parents:
-            row = max(place[p][1] for p in parents) + 1
             first = parents[0]
-            lane = place[first][0]
-            if (first, lane) in taken:
-                lane = lanes
-                lanes += 1
-            taken.add((first, place[first][0]))
+            lane = place[first][0] if first not in taken else lanes
+            taken.add(first)
         else:
-            row = 0 if not place else max(r for _, r in place.values()) + 1
-            lane = 0 if lanes == 0 else _free_lane(place, row, lanes)
-            lanes = max(lanes, lane + 1)
-        if lanes == 0:
-            lanes = 1
-        place[n.id] = (lane, row)
-        rows = max(rows, row + 1)
+            lane = 0 if lanes == 0 and not getattr(n, "summary_of", None) else lanes
+        lanes = max(lanes, lane + 1)
+        place[i] = (lane, row)
+    rows = len(order)
     return place, max(lanes, 1), rows
-
-
-def _free_lane(place: dict[int, tuple[int, int]], row: int, lanes: int) -> int:
-    used = {lane for lane, r in place.values() if r == row}
-    return next((i for i in range(lanes + 1) if i not in used), lanes)
 
 
 def curve_plot(
@@ -100,8 +109,9 @@ def curve_plot(
 ) -> dict[str, Any]:
     """Polylines of each memory's importance over the coming days (``base * 2^(-(age + t) / half
     life)``), the threshold line and the axes' ticks, in SVG coordinates."""
-    halves = [c["half_life"] for c in curves if c["half_life"] > 0]
-    horizon = float(min(365.0, max(14.0, 2 * max(halves)))) if halves else 30.0
+    halves = sorted(c["half_life"] for c in curves if c["half_life"] > 0)
+    # long enough to see the typical curve fall through the threshold; slow ones stay nearly flat
+    horizon = float(min(365.0, max(14.0, 4 * halves[len(halves) // 2]))) if halves else 30.0
     top = max([1.0] + [float(c["base"]) for c in curves])
 
     def xy(day: float, value: float) -> tuple[float, float]:
