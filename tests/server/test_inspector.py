@@ -276,12 +276,15 @@ def test_dag_layout_branches_and_merges() -> None:
     assert lanes == 3 and rows == 9
 
 
-def test_force_layout_is_deterministic_and_inside_the_square() -> None:
-    ids = list(range(1, 301))
-    edges = [(i, i + 1) for i in range(1, 300)] + [(1, 150)]
+@pytest.mark.parametrize("n", [300, 900])  # every pair repelled; a sample of them
+def test_force_layout_is_deterministic_and_inside_the_square(n: int) -> None:
+    ids = list(range(1, n + 1))
+    edges = [(i, i + 1) for i in range(1, n)] + [(1, n // 2)]
     a = force_layout(ids, edges, centre=7)
     assert a == force_layout(ids, edges, centre=7)
     assert all(0 <= x <= 1000 and 0 <= y <= 1000 for x, y in a.values())
-    near = sum(abs(a[i][0] - a[i + 1][0]) + abs(a[i][1] - a[i + 1][1]) for i in range(1, 300)) / 299
-    far = sum(abs(a[i][0] - a[i + 150][0]) + abs(a[i][1] - a[i + 150][1]) for i in range(1, 150)) / 149
-    assert near < far  # neighbours end up closer than strangers
+    assert a[7] == (500.0, 500.0)
+    half = n // 2
+    near = sum(abs(a[i][0] - a[i + 1][0]) + abs(a[i][1] - a[i + 1][1]) for i in range(1, n)) / (n - 1)
+    far = sum(abs(a[i][0] - a[i + half][0]) + abs(a[i][1] - a[i + half][1]) for i in range(1, half)) / (half - 1)
+    assert near < far / 2  # neighbours end up closer than strangers

@@ -13,6 +13,7 @@ COMMAND_MODULES = [
     "deepcontext.cli.demo",
     "deepcontext.cli.lifecycle",
     "deepcontext.cli.bench",
+    "deepcontext.cli.bench_ui",
     "deepcontext.cli.serve",
     "deepcontext.cli.ui",
     "deepcontext.cli.keys",
