@@ -6,6 +6,9 @@ token, user text is escaped, and pages show what the API returns."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import timedelta
@@ -20,7 +23,7 @@ from deepcontext.server import create_app
 from deepcontext.server.inspector.data import lifecycle_preview
 from deepcontext.server.inspector.svg import dag_layout, force_layout
 from deepcontext.store.apikeys import revoke_key
-from tests.server.helpers import Api, flat_routes, running
+from tests.server.helpers import ROOT, Api, cli_env, flat_routes, running
 
 EVIL = '<script>alert("x")</script> and "><img src=x onerror=alert(1)>'
 
@@ -222,6 +225,25 @@ async def test_pages_show_what_the_api_returns(api: Api) -> None:
         assert ctx["left_out"] and 'id="left-out"' in page
 
 
+async def test_looking_is_not_an_access(api: Api) -> None:
+    await add(api, "acme/ana", "Ana keeps bees on the roof in Porto.")
+    key = api.key("acme")
+
+    async def accesses() -> list[int]:
+        await api.ctx.flush()
+        page = await api.ctx.list("acme/ana", limit=100)
+        return [m.access_count for m in page.memories]
+
+    before = await accesses()
+    async with browser(api, key) as (c, _):
+        assert "bees" in (await c.get("/ui/memories", params={"user": "ana", "q": "bees Porto"})).text
+        assert "bees" in (await c.get("/ui/context", params={"user": "ana", "q": "Where are the bees?"})).text
+    assert await accesses() == before  # the forgetting curve is not reset by looking
+    async with api.client(key) as rest:
+        await rest.post("/v1/search", json={"user_id": "ana", "query": "bees Porto"})
+    assert sum(await accesses()) > sum(before)  # a search by the agent is
+
+
 def local(app, client_host: str) -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=app, client=(client_host, 50000))
     return httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000")
@@ -288,3 +310,29 @@ def test_force_layout_is_deterministic_and_inside_the_square(n: int) -> None:
     near = sum(abs(a[i][0] - a[i + 1][0]) + abs(a[i][1] - a[i + 1][1]) for i in range(1, n)) / (n - 1)
     far = sum(abs(a[i][0] - a[i + half][0]) + abs(a[i][1] - a[i + half][1]) for i in range(1, half)) / (half - 1)
     assert near < far / 2  # neighbours end up closer than strangers
+
+
+def test_deepcontext_ui_prints_its_address_and_serves_this_machine(tmp_path) -> None:
+    env = cli_env(DEEPCONTEXT_DATABASE_URL=f"sqlite:///{tmp_path}/ui.db", DEEPCONTEXT_EMBEDDER="hash")
+    proc = subprocess.Popen([sys.executable, "-m", "deepcontext", "ui"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=env, cwd=str(ROOT), text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = re.match(r"DeepContext inspector: (http://127\.0\.0\.1:(\d+)/ui/)", line)
+        assert m and int(m.group(2)) > 0, line
+        start = time.monotonic()
+        while True:
+            try:
+                r = httpx.get(m.group(1), timeout=2)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() - start < 60
+                time.sleep(0.2)
+        assert r.status_code == 200 and "<h1>Users" in r.text  # no key needed from this machine
+        assert httpx.get(m.group(1), headers={"Host": "rebind.example"}, timeout=5).status_code == 403
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        if proc.stdout:
+            proc.stdout.close()

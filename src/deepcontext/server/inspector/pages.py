@@ -243,7 +243,7 @@ async def memories_page(
     if q and q.strip():
         res = await ctx.search(
             q, uid, limit=PAGE_SIZE, tier=tiers or None, memory_type=types or None, conversation_id=conversation or None,
-            after=after or None, before=before or None, metadata=meta,
+            after=after or None, before=before or None, metadata=meta, track_access=False,
         )  # fmt: skip
         return render(request, scope, "memories.html", results=res.results, took_ms=res.took_ms, **common)
     filters.statuses = tuple(MemoryStatus(s) for s in statuses)
@@ -452,7 +452,7 @@ async def context_page(
     ext, uid = picked
     result = None
     if q and q.strip():
-        result = await ctx.context(q, uid, conversation or None, budget_tokens=budget)
+        result = await ctx.context(q, uid, conversation or None, budget_tokens=budget, track_access=False)
     return render(request, scope, "context.html", user=ext, q=q or "", budget=budget, conversation=conversation or "", result=result)
 
 
