@@ -9,7 +9,7 @@ its sessions out at once).
 
 Writes are forms posting a CSRF token: a random value kept in a second cookie of its own and
 repeated in the form (double submit; a page of another origin can read neither). A POST also
-refuses an ``Origin`` other than the server's own.
+refuses an ``Origin`` naming another host (``null`` included: sandboxed frames, redirects).
 
 With authentication off (loopback only), requests run in the local scope, as in the REST API; the
 ``Host`` header must then name a loopback address too, so a page whose name resolves to 127.0.0.1
@@ -21,6 +21,7 @@ from __future__ import annotations
 import hmac
 import secrets
 from typing import Any
+from urllib.parse import urlsplit
 
 from fastapi import Request
 from starlette.responses import Response
@@ -115,9 +116,9 @@ def check_csrf(request: Request, form: Any) -> None:
     """Refuse a write whose form does not carry this browser's CSRF token, or whose Origin is another
     site's (403)."""
     origin = request.headers.get("origin")
-    if origin and origin != "null":
-        own = f"{request.url.scheme}://{request.headers.get('host', '')}"
-        if origin != own:
+    if origin:
+        # the host alone: behind a proxy that ends TLS the scheme seen here is not the browser's
+        if urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower():
             raise AuthError("cross-site request refused", status_code=403)
     cookie = request.cookies.get(CSRF_COOKIE, "")
     sent = form.get("csrf", "") if form is not None else ""
