@@ -267,9 +267,9 @@ async def test_auth_off_serves_loopback_clients_and_hosts_only(tmp_path) -> None
         await ctx.close()
 
 
-async def test_lifecycle_preview_matches_the_run(tmp_path) -> None:
+async def test_lifecycle_preview_matches_the_run(db_url: str) -> None:
     clock = ManualClock()
-    ctx = DeepContext(database_url=f"sqlite:///{tmp_path}/lc.db", embedder=HashEmbedder(256), clock=clock, auto_consolidate=False)
+    ctx = DeepContext(database_url=db_url, embedder=HashEmbedder(256), clock=clock, auto_consolidate=False)
     async with ctx:
         for i in range(6):
             await ctx.add([{"role": "user", "content": f"On day {i} I went hiking near the lake with Rui."}], "ana", "walks")
@@ -281,6 +281,12 @@ async def test_lifecycle_preview_matches_the_run(tmp_path) -> None:
         assert report["memories_cleaned"] == pv.would_soft_delete
         after = lifecycle_preview(ctx.store, ctx.settings, "ana", clock.now())
         assert not after.would_deactivate and after.active == pv.active - len(pv.would_deactivate)
+        assert after.would_lower == 0  # the run wrote every importance the curve gives now
+        await ctx.add([{"role": "user", "content": "My cousin Ines teaches chemistry in Braga."}], "ana", "family")
+        clock.advance(timedelta(days=2))
+        later = lifecycle_preview(ctx.store, ctx.settings, "ana", clock.now())
+        report = await ctx.run_lifecycle("ana", consolidate=False)
+        assert report["memories_decayed"] == later.would_lower + len(later.would_deactivate) > 0
 
 
 def test_dag_layout_branches_and_merges() -> None:

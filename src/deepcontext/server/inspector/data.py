@@ -11,12 +11,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+import numpy as np
+from sqlalchemy import Float, and_, case, func, literal, or_, select, type_coerce
 
 from deepcontext.lifecycle.cleanup import EXPIRY_GRACE
-from deepcontext.lifecycle.decay import SECONDS_PER_DAY, DecayPolicy
+from deepcontext.lifecycle.decay import ACCESS_BONUS, LN2, SECONDS_PER_DAY, DecayPolicy
+from deepcontext.lifecycle.runner import REL_TOLERANCE
 from deepcontext.store import lifecycle as lsql
-from deepcontext.types import MemoryStatus, MemoryTier
+from deepcontext.types import MemoryStatus, MemoryTier, MemoryType
 
 __all__ = [
     "DagNode",
@@ -263,38 +265,69 @@ class LifecyclePreview:
         return self.consolidation_flagged or self.short_term >= self.consolidation_threshold
 
 
+def _epoch(store: Any, col: Any) -> Any:
+    """A time column as epoch seconds, read without building a datetime per row."""
+    if store.engine.dialect.name == "postgresql":
+        return func.extract("epoch", col)
+    return type_coerce(col, Float)  # SQLite keeps epoch seconds
+
+
 def lifecycle_preview(store: Any, settings: Any, user_id: str, now: datetime, *, curves: int = 12) -> LifecyclePreview:
     """Apply the forgetting curve to the user's active memories as of ``now`` without writing, and
-    count what cleanup and consolidation would take."""
+    count what cleanup and consolidation would take. The curve is the runner's
+    (:meth:`DecayPolicy.importance`), computed for all memories at once with numpy."""
     policy = DecayPolicy.from_settings(settings)
-    rows = lsql.decay_rows(store, user_id, now)
+    mt = store.t.memories
+    half = case(
+        *[
+            (and_(mt.c.memory_type == t.value, mt.c.tier == r.value), literal(policy.half_life(t.value, r.value)))
+            for t in MemoryType
+            for r in MemoryTier
+        ],
+        else_=literal(policy.half_life_days),
+    )
+    with store._read() as conn:
+        rows = conn.execute(
+            select(
+                mt.c.id, mt.c.importance, mt.c.base_importance, _epoch(store, mt.c.reinforced_at),
+                _epoch(store, mt.c.last_accessed_at), mt.c.access_count, half, mt.c.tier, mt.c.memory_type,
+            )
+            .where(mt.c.user_id == user_id, mt.c.status == MemoryStatus.ACTIVE.value, mt.c.pinned.is_(False),
+                   or_(mt.c.expires_at.is_(None), mt.c.expires_at > now))
+            .order_by(mt.c.id)
+        ).all()  # fmt: skip
     pv = LifecyclePreview(policy=policy, now=now, active=len(rows))
     pv.consolidation_threshold = int(settings.consolidation_threshold)
-    fading: list[tuple[float, Any]] = []
-    for r in rows:
-        imp = policy.importance(
-            memory_type=r.memory_type, tier=r.tier, base_importance=r.base_importance, reinforced_at=r.reinforced_at,
-            now=now, access_count=r.access_count, last_accessed_at=r.last_accessed_at,
-        )  # fmt: skip
-        if imp < policy.min_importance:
-            pv.would_deactivate.append({"id": r.id, "importance": imp, "tier": r.tier, "type": r.memory_type})
-            if r.tier in (MemoryTier.WORKING.value, MemoryTier.SHORT_TERM.value):
-                pv.would_soft_delete += 1
-        elif imp < r.importance - 1e-9:
-            pv.would_lower += 1
-        fading.append((imp, r))
-    # the curves drawn: the memories closest to being forgotten, then the strongest, for contrast
-    fading.sort(key=lambda x: x[0])
-    chosen = fading[: max(1, curves - curves // 3)] + fading[len(fading) - curves // 3 :] if fading else []
-    picked: dict[int, dict[str, Any]] = {}
-    for imp, r in chosen:
-        ref = max(r.reinforced_at, r.last_accessed_at or r.reinforced_at)
-        picked[r.id] = {
-            "id": r.id, "tier": r.tier, "type": r.memory_type, "importance": imp, "base": r.base_importance,
-            "half_life": policy.half_life(r.memory_type, r.tier) * (1 + 0.1 * r.access_count),
-            "age_days": (now - ref).total_seconds() / SECONDS_PER_DAY,
-        }  # fmt: skip
-    pv.curves = list(picked.values())
+    if rows:
+        cols = list(zip(*rows, strict=True))
+        ids = np.asarray(cols[0], dtype=np.int64)
+        stored = np.asarray(cols[1], dtype=np.float64)
+        base = np.asarray(cols[2], dtype=np.float64)
+        reinforced = np.asarray(cols[3], dtype=np.float64)
+        accessed = np.asarray([np.nan if v is None else float(v) for v in cols[4]], dtype=np.float64)
+        count = np.asarray(cols[5], dtype=np.float64)
+        half_life = np.asarray(cols[6], dtype=np.float64) * (1 + ACCESS_BONUS * np.maximum(count, 0))
+        ref = np.fmax(reinforced, accessed)  # the later of the two (NaN: never accessed)
+        days = (now.timestamp() - ref) / SECONDS_PER_DAY
+        with np.errstate(divide="ignore", invalid="ignore"):
+            imp = np.where((half_life > 0) & (days > 0), base * np.exp(-LN2 * days / np.where(half_life > 0, half_life, 1)), base)
+        tiers, types = cols[7], cols[8]
+        fading = imp < policy.min_importance
+        short = np.isin(np.asarray(tiers, dtype=object), [MemoryTier.WORKING.value, MemoryTier.SHORT_TERM.value])
+        pv.would_deactivate = [
+            {"id": int(ids[i]), "importance": float(imp[i]), "tier": tiers[i], "type": types[i]} for i in np.flatnonzero(fading)
+        ]
+        pv.would_soft_delete = int((fading & short).sum())
+        pv.would_lower = int((~fading & (imp < stored - np.maximum(1e-9, REL_TOLERANCE * stored))).sum())
+        # the curves drawn: the memories closest to being forgotten, then the strongest, for contrast
+        order = np.argsort(imp, kind="stable")
+        weak, strong = curves - curves // 3, curves // 3
+        chosen = list(dict.fromkeys([*order[:weak].tolist(), *(order[len(order) - strong :].tolist() if strong else [])]))
+        pv.curves = [
+            {"id": int(ids[i]), "tier": tiers[i], "type": types[i], "importance": float(imp[i]), "base": float(base[i]),
+             "half_life": float(half_life[i]), "age_days": float(days[i])}
+            for i in chosen
+        ]  # fmt: skip
     pv.short_term = lsql.count_short_term(store, user_id, now)
     pv.consolidation_flagged = lsql.consolidation_flag(store, user_id)
     mt = store.t.memories
