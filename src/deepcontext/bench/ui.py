@@ -5,7 +5,8 @@ speed benchmark) until it holds ``memories`` memories; then every page is reques
 in-process (httpx over ASGI, the real app with its middleware, signed in with an API key: the key is
 verified on every request, as in production) and the server time per page is recorded: first page
 of the list (50 memories), a page deep in the cursor chain, a filtered page, a search, one memory,
-the users, the graph, the lifecycle preview and a context preview.
+the users, the graph, the lifecycle preview and a context preview; beside them the same first page
+as JSON from ``GET /v1/memories`` (what the inspector adds to the engine's read).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ STORED = f"{TENANT}/{USER}"
 #: the pages measured: name -> (path, query parameters); {mid} and {cursor} are filled in
 PAGES: dict[str, tuple[str, dict[str, Any]]] = {
     "list (first 50)": ("/ui/memories", {"user": USER}),
+    "same page, REST API": ("/v1/memories", {"user_id": USER, "limit": 50}),
     "list (deep page)": ("/ui/memories", {"user": USER, "cursor": "{cursor}"}),
     "list (filtered)": ("/ui/memories", {"user": USER, "tier": "short_term", "type": "semantic"}),
     "search (50 results)": ("/ui/memories", {"user": USER, "q": "Who is Priya and where does she work?"}),
@@ -113,18 +115,20 @@ async def run_ui_bench(
                 cursor = nxt.group(1)
                 page = (await c.get("/ui/memories", params={"user": USER, "cursor": cursor})).text
             fill = {"{mid}": mid.group(1) if mid else "1", "{cursor}": cursor or ""}
+            last: dict[str, Any] = {}
             for _ in range(rounds):
                 for name, (path, params) in PAGES.items():
                     for k, v in fill.items():
                         path = path.replace(k, v)
                     q = {k: fill.get(v, v) if isinstance(v, str) else v for k, v in params.items()}
+                    headers = {"Authorization": f"Bearer {key}"} if path.startswith("/v1/") else None
                     t1 = time.perf_counter()
-                    resp = await c.get(path, params=q)
+                    resp = await c.get(path, params=q, headers=headers)
                     timings[name].append((time.perf_counter() - t1) * 1000)
                     if resp.status_code != 200:
                         raise RuntimeError(f"{name}: HTTP {resp.status_code}")
-            sizes = {name: len((await c.get(p.replace("{mid}", fill["{mid}"]), params={k: fill.get(v, v) if isinstance(v, str) else v for k, v in q.items()})).content)
-                     for name, (p, q) in PAGES.items()}  # fmt: skip
+                    last[name] = resp
+            sizes = {name: len(resp.content) for name, resp in last.items()}
         backend = ctx.store.backend
     finally:
         await ctx.close()
