@@ -380,10 +380,12 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         before: datetime | str | None = None,
         metadata: Mapping[str, Any] | None = None,
         config: SearchConfig | str | None = None,
+        track_access: bool | None = None,
     ) -> SearchResponse:
         """Hybrid search (vector + keyword + graph, fused by weighted RRF, rescored by importance,
         recency, confidence and access). Every leg honours the same filters. ``config`` is a
-        :class:`SearchConfig` or a preset name ("hybrid", "relevance", "vector", "keyword", "graph")."""
+        :class:`SearchConfig` or a preset name ("hybrid", "relevance", "vector", "keyword", "graph").
+        Results count as accessed unless ``track_access`` is False (None: the setting)."""
         self._check()
         started = time.perf_counter()
         user_id = check_id(user_id, "user_id")
@@ -453,7 +455,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             )
             for h in hits
         ]
-        if ids and self.settings.track_access:
+        if ids and (self.settings.track_access if track_access is None else track_access):
             self._spawn(self._db(self.store.bump_access, user_id, ids, now))
         return SearchResponse(
             query=query,

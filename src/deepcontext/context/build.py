@@ -72,6 +72,7 @@ async def build_context(
     memory_limit: int,
     min_similarity: float,
     max_nodes: int,
+    track_access: bool = True,
 ) -> ContextResult:
     """The context (inputs validated by :meth:`ContextAPI.context`)."""
     weights = shares.normalised()
@@ -127,7 +128,7 @@ async def build_context(
     text, text_tokens = await asyncio.to_thread(_render, packed, counter)
 
     chosen_ids = [int(c.meta["memory_id"]) for p in ("pinned", "memories") for c in packed.chosen[p]]
-    if chosen_ids and ctx.settings.track_access:
+    if chosen_ids and track_access:
         ctx._spawn(ctx._db(store.bump_access, user_id, chosen_ids, now))
 
     return ContextResult(

@@ -104,6 +104,7 @@ class ContextAPI:
         memory_limit: int = DEFAULT_MEMORY_LIMIT,
         min_similarity: float = DEFAULT_MIN_SIMILARITY,
         max_conversation_nodes: int = DEFAULT_CONVERSATION_NODES,
+        track_access: bool | None = None,
     ) -> ContextResult:
         """What the next prompt needs about ``query``, within ``budget_tokens``.
 
@@ -125,7 +126,8 @@ class ContextAPI:
         Tokens are counted with the embedder's tokenizer, or estimated (see
         :mod:`deepcontext.context.tokens`). Returns a :class:`ContextResult`: ``text``, the parts
         with their items (why each is there, its score and tokens), what was left out and why
-        (``budget``, ``relevance``, ``duplicate``). Included memories count as accessed.
+        (``budget``, ``relevance``, ``duplicate``). Included memories count as accessed (unless
+        ``track_access`` is False; None: the setting), which slows their forgetting.
         """
         from deepcontext.context.build import build_context
 
@@ -159,6 +161,7 @@ class ContextAPI:
             memory_limit=limit,
             min_similarity=min_sim,
             max_nodes=nodes,
+            track_access=ctx.settings.track_access if track_access is None else bool(track_access),
         )
         result.took_ms = round((time.perf_counter() - started) * 1000, 3)
         return result

@@ -3,7 +3,8 @@
 One DeepContext per process, opened in the lifespan (or given ready-made). Middleware, outermost
 first: CORS (only when ``cors_origins`` is set), request id + last-resort 500, body size limit.
 Errors are problem details (:mod:`deepcontext.server.problems`); routes live in
-:mod:`deepcontext.server.routes`, one module per resource.
+:mod:`deepcontext.server.routes`, one module per resource; the web inspector is mounted at ``/ui``
+(:mod:`deepcontext.server.inspector`).
 
 ``create_app_from_env`` is the factory uvicorn workers call (``deepcontext serve`` passes the
 settings to them through ``DEEPCONTEXT_*`` environment variables).
@@ -21,6 +22,7 @@ import deepcontext
 from deepcontext.core import DeepContext
 from deepcontext.errors import ConfigurationError
 from deepcontext.server.auth import ServerState, is_loopback
+from deepcontext.server.inspector import mount_inspector
 from deepcontext.server.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from deepcontext.server.problems import install_handlers
 from deepcontext.server.routes import include_routers
@@ -86,6 +88,7 @@ def create_app(config: DeepContextSettings | DeepContext | None = None) -> FastA
     app.state.deepcontext = state
     install_handlers(app)
     include_routers(app)
+    mount_inspector(app, state)
     # add_middleware puts each new one outside the previous ones
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     app.add_middleware(RequestContextMiddleware)

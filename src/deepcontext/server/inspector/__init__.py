@@ -1,0 +1,76 @@
+"""The web inspector at ``/ui``: what an agent remembers, why a search found it, where it came
+from, how it changed. Server-rendered pages over the REST API's engine and authentication (see
+:mod:`.security`); its own small stylesheet and script; no third-party assets, works offline.
+
+Needs Jinja2 (in the ``server`` extra); without it the REST API runs without the inspector.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import RedirectResponse, Response
+
+from deepcontext.errors import DeepContextError
+from deepcontext.server.auth import ServerState
+
+__all__ = ["PREFIX", "available", "mount_inspector"]
+
+log = logging.getLogger("deepcontext.server")
+
+#: where the inspector is served
+PREFIX = "/ui"
+
+
+def available() -> bool:
+    return importlib.util.find_spec("jinja2") is not None
+
+
+def create_inspector(state: ServerState) -> FastAPI:
+    """The inspector as an ASGI app sharing ``state`` (engine and auth settings) with the API."""
+    from deepcontext.server.inspector.pages import error_page, render, router
+    from deepcontext.server.inspector.security import SignInRequired
+
+    ui = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    ui.state.deepcontext = state
+    ui.include_router(router)
+
+    @ui.exception_handler(SignInRequired)
+    async def sign_in(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, SignInRequired)
+        if request.method == "GET" and exc.message is None:
+            return RedirectResponse(request.scope.get("root_path", "") + "/login", status_code=303)
+        return render(request, None, "login.html", status_code=401, message=exc.message or "sign in first")
+
+    @ui.exception_handler(DeepContextError)
+    async def failed(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, DeepContextError)
+        page = error_page(request, exc)
+        if page.status_code >= 500:
+            log.error("inspector request %s failed: %s: %s", request.url.path, type(exc).__name__, exc, exc_info=exc)
+        return page
+
+    @ui.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        where = ", ".join(".".join(str(p) for p in e.get("loc", ())[1:]) or "request" for e in exc.errors())
+        from deepcontext.errors import ValidationError
+
+        return error_page(request, ValidationError(f"invalid value for {where}"))
+
+    return ui
+
+
+def mount_inspector(app: FastAPI, state: ServerState) -> bool:
+    """Serve the inspector under :data:`PREFIX` of ``app``; False when Jinja2 is missing."""
+    if not available():
+        log.info("the web inspector needs jinja2 (pip install 'deepcontext[server]'); /ui is off")
+        return False
+    # (``/ui`` itself is redirected to ``/ui/`` by the router)
+    app.mount(PREFIX, create_inspector(state))
+    return True
+
+

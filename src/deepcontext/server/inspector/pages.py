@@ -1,0 +1,463 @@
+"""The inspector's pages: server-rendered HTML (Jinja2, autoescaped) over the same engine and scopes
+as the REST API. Reads call the engine's methods where it has them (search, get, history, context,
+lifecycle) and :mod:`.data` otherwise; writes are forms with a CSRF token that read-only keys never
+see and the server refuses for them anyway."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlencode
+
+import jinja2
+from fastapi import APIRouter, Depends, Path as PathParam, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from deepcontext.core import DeepContext
+from deepcontext.errors import AuthError, DeepContextError, EntityNotFoundError, ValidationError
+from deepcontext.server.auth import get_ctx, scope_from_key
+from deepcontext.server.inspector import data
+from deepcontext.server.inspector.security import (
+    auth_required,
+    check_csrf,
+    csrf_token,
+    inspector_scope,
+    keep_csrf,
+    set_key_cookie,
+)
+from deepcontext.server.inspector.svg import curve_plot, dag_layout, force_layout
+from deepcontext.server.schemas import MAX_INT64
+from deepcontext.server.tenancy import Scope
+from deepcontext.services.validation import parse_filters
+from deepcontext.store.base import MemoryFilters
+from deepcontext.text import entity_norm
+from deepcontext.types import MemoryStatus, MemoryTier, MemoryType
+
+__all__ = ["STATIC", "TEMPLATES", "router"]
+
+HERE = Path(__file__).parent
+STATIC = HERE / "static"
+TEMPLATES = jinja2.Environment(
+    loader=jinja2.FileSystemLoader(str(HERE / "templates")),
+    autoescape=True,  # every page shows user input: memory text, turns, entity names
+    undefined=jinja2.StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+
+router = APIRouter()
+UiScope = Annotated[Scope, Depends(inspector_scope)]
+Ctx = Annotated[DeepContext, Depends(get_ctx)]
+MemoryId = Annotated[int, PathParam(ge=1, le=MAX_INT64)]
+
+#: a page of the memory list
+PAGE_SIZE = 50
+#: the most nodes a conversation's picture or the graph shows
+MAX_DAG_NODES = 400
+MAX_GRAPH_NODES = 1500
+#: the graph's default size; past this many entities the layout gets slower than a page should be
+DEFAULT_GRAPH_NODES = 150
+
+
+def _fmt_time(value: datetime | None) -> str:
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M") if value else ""
+
+
+TEMPLATES.filters["when"] = _fmt_time
+TEMPLATES.filters["num"] = lambda v, d=3: "" if v is None else f"{v:.{d}f}"
+
+
+def render(request: Request, scope: Scope | None, name: str, status_code: int = 200, **values: Any) -> HTMLResponse:
+    base = request.scope.get("root_path", "").rstrip("/")
+
+    def url(path: str, **params: Any) -> str:
+        clean = {k: v for k, v in params.items() if v not in (None, "", [])}
+        return f"{base}{path}" + (f"?{urlencode(clean, doseq=True)}" if clean else "")
+
+    html = TEMPLATES.get_template(name).render(
+        url=url,
+        scope=scope,
+        can_write=scope is not None and not scope.read_only,
+        signed_in=auth_required(request),
+        csrf=csrf_token(request),
+        page=name.removesuffix(".html"),
+        user=values.pop("user", None),
+        **values,
+    )
+    response = HTMLResponse(html, status_code=status_code)
+    keep_csrf(request, response)
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+def _user(scope: Scope, user: str | None) -> tuple[str, str] | None:
+    """(external, stored) id of the ``user`` query parameter (403 outside the scope), None without."""
+    if not user:
+        return None
+    return user, scope.user(user, "user")
+
+
+async def _users(ctx: DeepContext, scope: Scope) -> list[str]:
+    return sorted(scope.external(u) for u in await ctx.users() if scope.owns(u))
+
+
+async def _need_user(request: Request, ctx: DeepContext, scope: Scope, user: str | None, page: str) -> tuple[str, str] | HTMLResponse:
+    picked = _user(scope, user)
+    if picked is not None:
+        return picked
+    return render(request, scope, "pick.html", users=await _users(ctx, scope), target=page)
+
+
+# --- sign-in ----------------------------------------------------------------------------------------
+
+
+@router.get("/login", response_class=HTMLResponse)
+async def login_form(request: Request) -> HTMLResponse:
+    """The sign-in form (the key is posted, never put in a URL)."""
+    return render(request, None, "login.html", message=None)
+
+
+@router.post("/login", response_class=HTMLResponse)
+async def login(request: Request, ctx: Ctx) -> Response:
+    """Check the key and keep it in an HttpOnly cookie."""
+    form = await request.form()
+    check_csrf(request, form)
+    key = form.get("key")
+    if not isinstance(key, str) or not key.strip():
+        return render(request, None, "login.html", status_code=401, message="enter an API key")
+    try:
+        await scope_from_key(ctx, key.strip())
+    except AuthError:
+        return render(request, None, "login.html", status_code=401, message="that key is not valid")
+    response = RedirectResponse(request.scope.get("root_path", "") + "/", status_code=303)
+    set_key_cookie(request, response, key.strip())
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request) -> Response:
+    """Forget the key in this browser."""
+    check_csrf(request, await request.form())
+    response = RedirectResponse(request.scope.get("root_path", "") + "/login", status_code=303)
+    set_key_cookie(request, response, None)
+    return response
+
+
+@router.get("/static/{name}")
+async def static(name: str) -> Response:
+    """The inspector's own stylesheet and script (no third-party code)."""
+    media = {"inspector.css": "text/css", "inspector.js": "text/javascript"}
+    if name not in media:
+        return Response(status_code=404)
+    return Response((STATIC / name).read_bytes(), media_type=media[name], headers={"Cache-Control": "max-age=300"})
+
+
+# --- users ------------------------------------------------------------------------------------------
+
+
+@router.get("/", response_class=HTMLResponse)
+async def users_page(request: Request, scope: UiScope, ctx: Ctx) -> HTMLResponse:
+    """The users this key sees, with their counts and last activity."""
+    stored = sorted(u for u in await ctx.users() if scope.owns(u))
+    summaries = await asyncio.to_thread(data.user_summaries, ctx.store, stored)
+    rows = [(scope.external(s.user_id), s) for s in summaries]
+    return render(request, scope, "users.html", rows=rows, tiers=[t.value for t in MemoryTier], statuses=[s.value for s in MemoryStatus])
+
+
+# --- memories ---------------------------------------------------------------------------------------
+
+
+def _metadata_filter(text: str | None) -> dict[str, Any] | None:
+    """``key=value, key2=value2`` (values: true/false, numbers, else text)."""
+    if not text or not text.strip():
+        return None
+    out: dict[str, Any] = {}
+    for part in text.split(","):
+        if not part.strip():
+            continue
+        if "=" not in part:
+            raise ValidationError("metadata filter: write key=value, separated by commas", field="metadata")
+        k, v = (s.strip() for s in part.split("=", 1))
+        if not k:
+            raise ValidationError("metadata filter: a key is empty", field="metadata")
+        value: Any = v
+        if v.lower() in ("true", "false"):
+            value = v.lower() == "true"
+        else:
+            try:
+                value = int(v)
+            except ValueError:
+                try:
+                    f = float(v)
+                    value = f if math.isfinite(f) else v
+                except ValueError:
+                    pass
+        out[k] = value
+    return out or None
+
+
+def _choices(values: list[str], enum: Any, field: str) -> list[str]:
+    allowed = {e.value for e in enum}
+    bad = [v for v in values if v not in allowed]
+    if bad:
+        raise ValidationError(f"unknown {field} {bad[0]!r}; expected one of {sorted(allowed)}", field=field)
+    return values
+
+
+@router.get("/memories", response_class=HTMLResponse)
+async def memories_page(
+    request: Request,
+    scope: UiScope,
+    ctx: Ctx,
+    user: str | None = None,
+    q: str | None = None,
+    cursor: str | None = None,
+    after: str | None = None,
+    before: str | None = None,
+    metadata: str | None = None,
+    conversation: str | None = None,
+) -> HTMLResponse:
+    """Search (score and each leg's rank) or list (filters, cursor paging) a user's memories."""
+    picked = await _need_user(request, ctx, scope, user, "/memories")
+    if isinstance(picked, HTMLResponse):
+        return picked
+    ext, uid = picked
+    params = request.query_params
+    tiers = _choices(params.getlist("tier"), MemoryTier, "tier")
+    types = _choices(params.getlist("type"), MemoryType, "type")
+    statuses = _choices(params.getlist("status"), MemoryStatus, "status") or [MemoryStatus.ACTIVE.value]
+    meta = _metadata_filter(metadata)
+    filters = parse_filters(
+        tier=tiers or None, memory_type=types or None, conversation_id=conversation or None,
+        after=after or None, before=before or None, metadata=meta,
+    )  # fmt: skip
+    form = {
+        "q": q or "", "tier": tiers, "type": types, "status": statuses, "after": after or "", "before": before or "",
+        "metadata": metadata or "", "conversation": conversation or "",
+    }  # fmt: skip
+    common: dict[str, Any] = dict(user=ext, form=form, all_tiers=[t.value for t in MemoryTier], all_types=[t.value for t in MemoryType],
+                  all_statuses=[s.value for s in MemoryStatus])  # fmt: skip
+    if q and q.strip():
+        res = await ctx.search(
+            q, uid, limit=PAGE_SIZE, tier=tiers or None, memory_type=types or None, conversation_id=conversation or None,
+            after=after or None, before=before or None, metadata=meta, track_access=False,
+        )  # fmt: skip
+        return render(request, scope, "memories.html", results=res.results, took_ms=res.took_ms, **common)
+    filters.statuses = tuple(MemoryStatus(s) for s in statuses)
+    mems, total, nxt = await asyncio.to_thread(
+        ctx.store.list_memories, uid, filters, limit=PAGE_SIZE, cursor=cursor or None, now=ctx.clock.now()
+    )
+    return render(request, scope, "memories.html", results=None, took_ms=None, memories=mems, total=total, next_cursor=nxt,
+                  first_page=not cursor, **common)  # fmt: skip
+
+
+@router.get("/memory/{memory_id}", response_class=HTMLResponse)
+async def memory_page(request: Request, memory_id: MemoryId, scope: UiScope, ctx: Ctx, user: str, notice: str | None = None) -> HTMLResponse:
+    """One memory: text, source turns verbatim, entities, links, history."""
+    ext, uid = _user(scope, user) or ("", "")
+    mem = await ctx.get(memory_id, uid)
+    history = await ctx.history(memory_id, uid)
+    store = ctx.store
+
+    def more() -> tuple[list[Any], list[Any], list[Any]]:
+        turns = store.get_turns(uid, [s.turn_id for s in mem.sources])
+        linked = store.memory_links(uid, [memory_id], 20).get(memory_id, [])
+        related = list(dict.fromkeys([*linked, *mem.consolidated_from, *([mem.superseded_by] if mem.superseded_by else [])]))
+        others = store.get_memories(uid, related, details=False) if related else []
+        return turns, linked, others
+
+    turns, linked, others = await asyncio.to_thread(more)
+    by_id = {m.id: m for m in others}
+    return render(request, scope, "memory.html", user=ext, mem=mem, history=history, turns=turns,
+                  linked=[by_id[i] for i in linked if i in by_id], by_id=by_id, notice=notice)  # fmt: skip
+
+
+async def _write_form(request: Request, scope: Scope) -> tuple[Any, str, str]:
+    """The form of a write: CSRF checked, a writing key, the user in scope."""
+    form = await request.form()
+    check_csrf(request, form)
+    scope.check_write()
+    user = form.get("user")
+    picked = _user(scope, user if isinstance(user, str) else None)
+    if picked is None:
+        raise ValidationError("user is required", field="user")
+    return form, picked[0], picked[1]
+
+
+@router.post("/memory/{memory_id}/forget")
+async def forget(request: Request, memory_id: MemoryId, scope: UiScope, ctx: Ctx) -> Response:
+    """Soft-delete the memory (as DELETE /v1/memories/{id})."""
+    _, ext, uid = await _write_form(request, scope)
+    await ctx.delete(memory_id, uid)
+    base = request.scope.get("root_path", "")
+    return RedirectResponse(f"{base}/memory/{memory_id}?{urlencode({'user': ext, 'notice': 'forgotten'})}", status_code=303)
+
+
+@router.post("/memory/{memory_id}/edit")
+async def edit(request: Request, memory_id: MemoryId, scope: UiScope, ctx: Ctx) -> Response:
+    """New text for the memory (as PATCH /v1/memories/{id})."""
+    form, ext, uid = await _write_form(request, scope)
+    text = form.get("text")
+    await ctx.update(memory_id, text if isinstance(text, str) else "", uid)
+    base = request.scope.get("root_path", "")
+    return RedirectResponse(f"{base}/memory/{memory_id}?{urlencode({'user': ext, 'notice': 'updated'})}", status_code=303)
+
+
+# --- knowledge graph --------------------------------------------------------------------------------
+
+
+@router.get("/graph", response_class=HTMLResponse)
+async def graph_page(
+    request: Request,
+    scope: UiScope,
+    ctx: Ctx,
+    user: str | None = None,
+    entity: str | None = None,
+    find: str | None = None,
+    depth: int = 2,
+    limit: int = DEFAULT_GRAPH_NODES,
+) -> HTMLResponse:
+    """A user's entities and relations: the most mentioned ones, or one entity's neighbourhood;
+    an entity's memories; a search by name."""
+    picked = await _need_user(request, ctx, scope, user, "/graph")
+    if isinstance(picked, HTMLResponse):
+        return picked
+    ext, uid = picked
+    if not 0 <= depth <= 5:
+        raise ValidationError("depth must be 0 to 5", field="depth")
+    if not 1 <= limit <= MAX_GRAPH_NODES:
+        raise ValidationError(f"limit must be 1 to {MAX_GRAPH_NODES}", field="limit")
+    store, now = ctx.store, ctx.clock.now()
+
+    def build() -> dict[str, Any]:
+        found = data.entity_search(store, uid, find) if find and find.strip() else None
+        centre = None
+        memories: list[Any] = []
+        if entity and entity.strip():
+            match = store.match_entities(uid, [entity_norm(entity)]).get(entity_norm(entity))
+            if match is None:
+                raise EntityNotFoundError(entity, uid)
+            centre = match[0]
+            pairs = store.memories_for_entities(uid, [centre], MemoryFilters(), now, 30)
+            memories = store.get_memories(uid, [m for m, _ in pairs], details=False)
+        g = data.graph_data(store, uid, centre=centre, depth=depth, limit=limit)
+        pos = force_layout([n["id"] for n in g.nodes], [(e["source"], e["target"]) for e in g.edges], centre=centre,
+                           iterations=80 if len(g.nodes) <= 600 else 40)  # fmt: skip
+        # labels on the most mentioned entities only when there are many (the rest show on hover)
+        ranked = sorted(g.nodes, key=lambda n: -n["mentions"])
+        labelled = {n["id"] for n in ranked[:80]} | ({centre} if centre is not None else set())
+        # the square layout stretched to the picture's 16:10
+        pos = {k: (x * 1.6, y) for k, (x, y) in pos.items()}
+        nodes = [{**n, "x": pos[n["id"]][0], "y": pos[n["id"]][1], "r": 7 + 4 * math.log1p(n["mentions"]),
+                  "label": n["id"] in labelled} for n in g.nodes]  # fmt: skip
+        edges = [{**e, "x1": pos[e["source"]][0], "y1": pos[e["source"]][1], "x2": pos[e["target"]][0], "y2": pos[e["target"]][1]}
+                 for e in g.edges]  # fmt: skip
+        name = next((n["name"] for n in g.nodes if n["id"] == centre), entity)
+        return {"found": found, "nodes": nodes, "edges": edges, "total": g.total_entities, "centre": centre,
+                "centre_name": name, "memories": memories}  # fmt: skip
+
+    view = await asyncio.to_thread(build)
+    return render(request, scope, "graph.html", user=ext, depth=depth, limit=limit, find=find or "", entity=entity or "", **view)
+
+
+# --- conversations ----------------------------------------------------------------------------------
+
+
+@router.get("/conversations", response_class=HTMLResponse)
+async def conversations_page(
+    request: Request,
+    scope: UiScope,
+    ctx: Ctx,
+    user: str | None = None,
+    conversation: str | None = None,
+    node: int | None = None,
+) -> HTMLResponse:
+    """A user's conversations; one conversation's DAG (branches, merges, summaries), a node's text."""
+    picked = await _need_user(request, ctx, scope, user, "/conversations")
+    if isinstance(picked, HTMLResponse):
+        return picked
+    ext, uid = picked
+    store = ctx.store
+
+    def build() -> dict[str, Any]:
+        convs = data.conversations(store, uid)
+        if not conversation:
+            return {"convs": convs, "nodes": [], "total": 0, "selected": None, "lanes": 0, "rows": 0, "edges": []}
+        nodes, total = data.conversation_dag(store, uid, conversation, MAX_DAG_NODES)
+        place, lanes, rows = dag_layout(nodes)
+        placed: list[dict[str, Any]] = [{"n": n, "x": 30 + place[n.id][0] * 46, "y": 24 + place[n.id][1] * 34} for n in nodes]
+        at = {n.id: p for n, p in zip(nodes, placed, strict=True)}
+        edges = [(at[p], at[n.id]) for n in nodes for p in n.parents if p in at]
+        summary_edges = [(at[n.id], at[s]) for n in nodes for s in n.summary_of if s in at]
+        selected = next((n for n in nodes if n.id == node), None)
+        return {"convs": convs, "nodes": placed, "total": total, "selected": selected, "lanes": lanes, "rows": rows,
+                "edges": edges, "summary_edges": summary_edges}  # fmt: skip
+
+    view = await asyncio.to_thread(build)
+    view.setdefault("summary_edges", [])
+    return render(request, scope, "conversations.html", user=ext, conversation=conversation or "", node=node, **view)
+
+
+# --- lifecycle --------------------------------------------------------------------------------------
+
+
+async def _lifecycle(request: Request, scope: Scope, ctx: DeepContext, ext: str, uid: str, report: Any = None) -> HTMLResponse:
+    pv = await asyncio.to_thread(data.lifecycle_preview, ctx.store, ctx.settings, uid, ctx.clock.now())
+    plot = curve_plot(pv.curves, threshold=pv.policy.min_importance)
+    texts = {}
+    ids: list[int] = [c["id"] for c in pv.curves] + [d["id"] for d in pv.would_deactivate[:20]]
+    if ids:
+        texts = {m.id: m.text for m in await asyncio.to_thread(ctx.store.get_memories, uid, ids, details=False)}
+    return render(request, scope, "lifecycle.html", user=ext, pv=pv, plot=plot, texts=texts, report=report,
+                  half_lives=pv.policy.table())  # fmt: skip
+
+
+@router.get("/lifecycle", response_class=HTMLResponse)
+async def lifecycle_page(request: Request, scope: UiScope, ctx: Ctx, user: str | None = None) -> HTMLResponse:
+    """The forgetting curves and what the next run would decay, consolidate and purge."""
+    picked = await _need_user(request, ctx, scope, user, "/lifecycle")
+    if isinstance(picked, HTMLResponse):
+        return picked
+    return await _lifecycle(request, scope, ctx, *picked)
+
+
+@router.post("/lifecycle/run", response_class=HTMLResponse)
+async def lifecycle_run(request: Request, scope: UiScope, ctx: Ctx) -> HTMLResponse:
+    """Run the lifecycle of the user now (as POST /v1/lifecycle/run) and show its report."""
+    _, ext, uid = await _write_form(request, scope)
+    report = await ctx.run_lifecycle(uid)
+    return await _lifecycle(request, scope, ctx, ext, uid, report=report)
+
+
+# --- context preview --------------------------------------------------------------------------------
+
+
+@router.get("/context", response_class=HTMLResponse)
+async def context_page(
+    request: Request,
+    scope: UiScope,
+    ctx: Ctx,
+    user: str | None = None,
+    q: str | None = None,
+    budget: int = 2000,
+    conversation: str | None = None,
+) -> HTMLResponse:
+    """Exactly what ``context()`` gives the next prompt for a query and budget, part by part."""
+    picked = await _need_user(request, ctx, scope, user, "/context")
+    if isinstance(picked, HTMLResponse):
+        return picked
+    ext, uid = picked
+    result = None
+    if q and q.strip():
+        result = await ctx.context(q, uid, conversation or None, budget_tokens=budget, track_access=False)
+    return render(request, scope, "context.html", user=ext, q=q or "", budget=budget, conversation=conversation or "", result=result)
+
+
+def error_page(request: Request, exc: DeepContextError) -> HTMLResponse:
+    from deepcontext.server.problems import classify
+
+    status, _, detail = classify(exc)
+    return render(request, None, "error.html", status_code=status, status=status, detail=detail)

@@ -1,0 +1,146 @@
+"""Who is looking: the inspector's sign-in, its CSRF check and its Host check.
+
+The inspector authenticates exactly as the REST API does, with the same keys and :class:`Scope`;
+only the way the key travels differs. A browser cannot send an ``Authorization`` header by itself,
+and a key must never appear in a URL, so the sign-in form posts the key once and the answer sets it
+as a cookie: ``HttpOnly`` (no script reads it), ``SameSite=Strict`` (no other site's page sends it),
+limited to ``/ui`` and ``Secure`` over HTTPS. Every request verifies it again (revoking a key signs
+its sessions out at once).
+
+Writes are forms posting a CSRF token: a random value kept in a second cookie of its own and
+repeated in the form (double submit; a page of another origin can read neither). A POST also
+refuses an ``Origin`` naming another host (``null`` included: sandboxed frames, redirects).
+
+With authentication off (loopback only), requests run in the local scope, as in the REST API; the
+``Host`` header must then name a loopback address too, so a page whose name resolves to 127.0.0.1
+(DNS rebinding) cannot read the inspector.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import Request
+from starlette.responses import Response
+
+from deepcontext.errors import AuthError
+from deepcontext.server.auth import ServerState, scope_from_key
+from deepcontext.server.net import is_loopback
+from deepcontext.server.tenancy import Scope
+
+__all__ = [
+    "CSRF_COOKIE",
+    "KEY_COOKIE",
+    "SignInRequired",
+    "check_csrf",
+    "csrf_token",
+    "inspector_scope",
+    "set_key_cookie",
+]
+
+KEY_COOKIE = "dc_ui_key"
+CSRF_COOKIE = "dc_ui_csrf"
+COOKIE_PATH = "/ui"
+#: a signed-in browser stays signed in for this long (the key itself may expire or be revoked sooner)
+SESSION_SECONDS = 12 * 3600
+
+
+class SignInRequired(Exception):
+    """No (valid) key: the page answers with the sign-in form."""
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message or "")
+        self.message = message
+
+
+def _state(request: Request) -> ServerState:
+    state = getattr(request.app.state, "deepcontext", None)
+    assert isinstance(state, ServerState)
+    return state
+
+
+def _host_name(host_header: str) -> str:
+    host = host_header.strip()
+    if host.startswith("["):  # [::1]:8000
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def auth_required(request: Request) -> bool:
+    return _state(request).require_auth
+
+
+async def inspector_scope(request: Request) -> Scope:
+    """The scope of an inspector request: the key in the sign-in cookie, or the local scope when
+    authentication is off (loopback clients and Host names only)."""
+    state = _state(request)
+    if not state.require_auth:
+        client = request.client.host if request.client else None
+        if not is_loopback(client):
+            raise AuthError("authentication is off: only loopback clients are served", status_code=403)
+        if not is_loopback(_host_name(request.headers.get("host", ""))):
+            raise AuthError("authentication is off: only loopback host names are served", status_code=403)
+        return Scope.local(state.local_tenant)
+    presented = request.cookies.get(KEY_COOKIE)
+    if not presented:
+        raise SignInRequired()
+    assert state.ctx is not None
+    try:
+        return await scope_from_key(state.ctx, presented)
+    except AuthError:
+        raise SignInRequired("that key is not valid (any more): sign in again") from None
+
+
+def csrf_token(request: Request) -> str:
+    """This browser's CSRF token (a new one when it has none; :func:`keep_csrf` stores it)."""
+    token = request.cookies.get(CSRF_COOKIE)
+    if not token or len(token) != 43:
+        token = getattr(request.state, "new_csrf", None) or secrets.token_urlsafe(32)
+        request.state.new_csrf = token
+    return token
+
+
+def keep_csrf(request: Request, response: Response) -> None:
+    """Set the CSRF cookie on ``response`` when :func:`csrf_token` made a new token."""
+    token = getattr(request.state, "new_csrf", None)
+    if token:
+        response.set_cookie(
+            CSRF_COOKIE, token, httponly=True, samesite="strict", path=COOKIE_PATH, secure=_secure(request)
+        )
+
+
+def check_csrf(request: Request, form: Any) -> None:
+    """Refuse a write whose form does not carry this browser's CSRF token, or whose Origin is another
+    site's (403)."""
+    origin = request.headers.get("origin")
+    if origin:
+        # the host alone: behind a proxy that ends TLS the scheme seen here is not the browser's
+        if urlsplit(origin).netloc.lower() != request.headers.get("host", "").lower():
+            raise AuthError("cross-site request refused", status_code=403)
+    cookie = request.cookies.get(CSRF_COOKIE, "")
+    sent = form.get("csrf", "") if form is not None else ""
+    if not cookie or not isinstance(sent, str) or not hmac.compare_digest(cookie.encode(), sent.encode()):
+        raise AuthError("the form's CSRF token is missing or wrong: reload the page and try again", status_code=403)
+
+
+def _secure(request: Request) -> bool:
+    return request.url.scheme == "https"
+
+
+def set_key_cookie(request: Request, response: Response, key: str | None) -> None:
+    """Sign the browser in with ``key`` (None: sign out)."""
+    if key is None:
+        response.delete_cookie(KEY_COOKIE, path=COOKIE_PATH, httponly=True, samesite="strict", secure=_secure(request))
+        return
+    response.set_cookie(
+        KEY_COOKIE,
+        key,
+        max_age=SESSION_SECONDS,
+        httponly=True,
+        samesite="strict",
+        path=COOKIE_PATH,
+        secure=_secure(request),
+    )

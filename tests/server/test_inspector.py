@@ -1,0 +1,345 @@
+"""The web inspector over httpx (the browser walk-through is test_inspector_browser.py): every page
+needs a key (or loopback with auth off), keys stay in an HttpOnly cookie, tenants and user lists
+hold, read-only keys get no write controls and their writes are refused, writes need the CSRF
+token, user text is escaped, and pages show what the API returns."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+
+import httpx
+import pytest
+
+from deepcontext import DeepContext
+from deepcontext.clock import ManualClock
+from deepcontext.embed import HashEmbedder
+from deepcontext.server import create_app
+from deepcontext.server.inspector.data import lifecycle_preview
+from deepcontext.server.inspector.svg import dag_layout, force_layout
+from deepcontext.store.apikeys import revoke_key
+from tests.server.helpers import ROOT, Api, cli_env, flat_routes, running
+
+EVIL = '<script>alert("x")</script> and "><img src=x onerror=alert(1)>'
+
+
+def ui_routes(app) -> list[tuple[str, str]]:
+    mount = next(r for r in app.routes if getattr(r, "path", None) == "/ui")
+    return [(m, p) for p, methods, _ in flat_routes(mount.app) for m in sorted(methods) if m != "HEAD"]
+
+
+def csrf_of(html: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+
+
+@asynccontextmanager
+async def browser(api: Api, key: str | None = None, **kw) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
+    """A client that keeps cookies, signed in with ``key``; yields it and its CSRF token."""
+    async with api.client(**kw) as c:
+        page = await c.get("/ui/login")
+        token = csrf_of(page.text)
+        if key is not None:
+            r = await c.post("/ui/login", data={"key": key, "csrf": token})
+            assert r.status_code == 303, r.text
+        yield c, token
+
+
+async def add(api: Api, user: str, text: str, conversation: str = "c1") -> list[int]:
+    r = await api.ctx.add([{"role": "user", "name": "Ana", "content": text}], user, conversation)
+    return r.memory_ids
+
+
+async def test_every_page_needs_a_key(api: Api) -> None:
+    routes = ui_routes(api.app)
+    open_routes = {("GET", "/login"), ("POST", "/login"), ("POST", "/logout"), ("GET", "/static/{name}")}
+    assert open_routes <= set(routes) and len(routes) >= 14
+    rw = api.key("acme")
+    revoked = api.key("acme")
+    revoke_key(api.ctx.store, revoked.split("_")[1], now=api.ctx.clock.now())
+    async with api.client() as c:
+        for method, path in routes:
+            if (method, path) in open_routes:
+                continue
+            url = "/ui" + path.replace("{memory_id}", "1")
+            for cookie in (None, "garbage", revoked, f"{rw}x"):
+                c.cookies.clear()
+                if cookie is not None:
+                    c.cookies.set("dc_ui_key", cookie, path="/ui")
+                r = await c.request(method, url, params={"user": "ana"}, data={"user": "ana"} if method == "POST" else None)
+                if method == "GET" and cookie is None:
+                    assert r.status_code == 303 and r.headers["location"] == "/ui/login", (path, r.status_code)
+                else:
+                    assert r.status_code == 401 and 'id="key"' in r.text, (method, path, cookie, r.status_code)
+                assert "dc_ui_key=" not in r.headers.get("set-cookie", "") or cookie is None
+    # the static files are ours and public; nothing else is served from there
+    async with api.client() as c:
+        assert (await c.get("/ui/static/inspector.js")).status_code == 200
+        assert (await c.get("/ui/static/..%2Fpages.py")).status_code == 404
+
+
+async def test_sign_in_keeps_the_key_in_an_httponly_cookie(api: Api) -> None:
+    key = api.key("acme")
+    async with api.client() as c:
+        token = csrf_of((await c.get("/ui/login")).text)
+        assert (await c.post("/ui/login", data={"key": key})).status_code == 403  # no CSRF token
+        r = await c.post("/ui/login", data={"key": "dck_nope", "csrf": token})
+        assert r.status_code == 401 and "not valid" in r.text
+        r = await c.post("/ui/login", data={"key": key, "csrf": token})
+        assert r.status_code == 303 and key not in r.headers["location"]
+        cookie = r.headers["set-cookie"]
+        assert f"dc_ui_key={key}" in cookie
+        assert all(flag in cookie.lower() for flag in ("httponly", "samesite=strict", "path=/ui"))
+        page = await c.get("/ui/")
+        assert page.status_code == 200 and key not in page.text
+        r = await c.post("/ui/logout", data={"csrf": token})
+        assert r.status_code == 303 and 'dc_ui_key=""' in r.headers["set-cookie"]
+        assert (await c.get("/ui/")).status_code == 303
+
+
+async def test_tenants_and_user_lists_hold(api: Api) -> None:
+    await add(api, "acme/ana", "Ana works at Orbital in Lisbon.")
+    await add(api, "acme/bob", "Bob plays the cello.")
+    [other] = (await add(api, "globex/ana", "Globex Ana likes jazz."))[:1]
+    async with browser(api, api.key("globex")) as (c, _):
+        users = (await c.get("/ui/")).text
+        assert ">ana<" in users and "bob" not in users
+        assert "jazz" in (await c.get("/ui/memories", params={"user": "ana"})).text
+        assert "works at Orbital" not in (await c.get("/ui/memories", params={"user": "ana", "q": "Orbital Lisbon"})).text
+        assert (await c.get("/ui/memory/1", params={"user": "ana"})).status_code == 404  # acme's memory 1
+        assert (await c.get(f"/ui/memory/{other}", params={"user": "ana"})).status_code == 200
+    async with browser(api, api.key("acme", users=["bob"])) as (c, _):
+        users = (await c.get("/ui/")).text
+        assert ">bob<" in users and ">ana<" not in users
+        for path in ("/ui/memories", "/ui/graph", "/ui/lifecycle", "/ui/context", "/ui/conversations", "/ui/memory/1"):
+            r = await c.get(path, params={"user": "ana", "q": "Ana"})
+            assert r.status_code == 403, path
+            assert "Orbital" not in r.text
+
+
+async def test_read_only_keys_see_no_write_controls_and_cannot_write(api: Api) -> None:
+    [mid, *_] = await add(api, "acme/ana", "Ana moved to Lisbon in 2021.")
+    before = await api.ctx.get(mid, "acme/ana")
+    async with browser(api, api.key("acme", read_only=True)) as (c, token):
+        page = (await c.get(f"/ui/memory/{mid}", params={"user": "ana"})).text
+        assert 'id="read-only"' in page and "write-controls" not in page and "/forget" not in page
+        assert 'id="run-form"' not in (await c.get("/ui/lifecycle", params={"user": "ana"})).text
+        for path, form in ((f"/ui/memory/{mid}/forget", {}), (f"/ui/memory/{mid}/edit", {"text": "changed"}), ("/ui/lifecycle/run", {})):
+            r = await c.post(path, data={"user": "ana", "csrf": token, **form})
+            assert r.status_code == 403 and "read-only" in r.text, path
+    assert await api.ctx.get(mid, "acme/ana") == before
+    async with browser(api, api.key("acme")) as (c, token):
+        page = (await c.get(f"/ui/memory/{mid}", params={"user": "ana"})).text
+        assert 'id="write-controls"' in page
+        r = await c.post(f"/ui/memory/{mid}/edit", data={"user": "ana", "csrf": token, "text": "Ana moved to Porto in 2021."})
+        assert r.status_code == 303
+        page = (await c.get(r.headers["location"])).text
+        assert "memory updated" in page and "Porto" in page and "UPDATE" in page
+        r = await c.post(f"/ui/memory/{mid}/forget", data={"user": "ana", "csrf": token})
+        assert r.status_code == 303
+    assert (await api.ctx.get(mid, "acme/ana")).status.value == "deleted"
+    assert [h.event.value for h in await api.ctx.history(mid, "acme/ana")][-2:] == ["UPDATE", "DELETE"]
+
+
+async def test_writes_need_the_csrf_token_and_our_origin(api: Api) -> None:
+    [mid, *_] = await add(api, "acme/ana", "Ana has a cat named Miso.")
+    async with browser(api, api.key("acme")) as (c, token):
+        url = f"/ui/memory/{mid}/forget"
+        assert (await c.post(url, data={"user": "ana"})).status_code == 403
+        assert (await c.post(url, data={"user": "ana", "csrf": "A" * 43})).status_code == 403
+        for origin in ("https://evil.example", "http://testserver.evil.example", "null"):
+            r = await c.post(url, data={"user": "ana", "csrf": token}, headers={"Origin": origin})
+            assert r.status_code == 403 and "cross-site" in r.text, origin
+        assert (await api.ctx.get(mid, "acme/ana")).status.value == "active"
+        r = await c.post(url, data={"user": "ana", "csrf": token}, headers={"Origin": "http://testserver"})
+        assert r.status_code == 303
+
+
+async def test_user_text_is_escaped_everywhere(api: Api) -> None:
+    ids = await add(api, "acme/ana", f"Ana wrote {EVIL} on the wiki page.", conversation="x<b>y")
+    async with browser(api, api.key("acme")) as (c, _):
+        pages = [
+            ("/ui/", {}),
+            ("/ui/memories", {"user": "ana"}),
+            ("/ui/memories", {"user": "ana", "q": "script alert wiki"}),
+            ("/ui/memories", {"user": "ana", "metadata": "k=<script>"}),
+            *[(f"/ui/memory/{i}", {"user": "ana"}) for i in ids],
+            ("/ui/graph", {"user": "ana"}),
+            ("/ui/graph", {"user": "ana", "find": "<script>"}),
+            ("/ui/conversations", {"user": "ana", "conversation": "x<b>y", "node": 1}),
+            ("/ui/lifecycle", {"user": "ana"}),
+            ("/ui/context", {"user": "ana", "q": "<script>wiki</script>"}),
+            ("/ui/memory/1", {"user": "<script>"}),
+        ]
+        seen_escaped = 0
+        for path, params in pages:
+            r = await c.get(path, params=params)
+            assert r.status_code < 500, (path, r.text)
+            assert "<script>alert" not in r.text and "<img src=x" not in r.text and "<b>y" not in r.text, path
+            assert r.text.count("<script") == 1  # ours: /ui/static/inspector.js
+            seen_escaped += "&lt;script&gt;alert" in r.text
+        assert seen_escaped >= 5
+
+
+async def test_pages_show_what_the_api_returns(api: Api) -> None:
+    texts = [f"Ana visited museum number {i} in Lisbon." for i in range(57)] + ["Bob likes Porto wine."]
+    for t in texts:
+        await add(api, "acme/ana", t)
+    key = api.key("acme")
+    async with api.client(key) as rest, browser(api, key) as (c, _):
+        found = (await rest.post("/v1/search", json={"user_id": "ana", "query": "museum Lisbon", "limit": 50})).json()
+        page = (await c.get("/ui/memories", params={"user": "ana", "q": "museum Lisbon"})).text
+        shown = [int(x) for x in re.findall(r'href="/ui/memory/(\d+)\?user=ana" class="memory-link"', page)]
+        assert shown == [r["memory_id"] for r in found["results"]]
+        first = found["results"][0]
+        assert f"{first['score']:.3f}" in page and all(f"{leg[0]}{rank}<" in page for leg, rank in first["legs"].items())
+        # cursor paging through everything, as GET /v1/memories pages
+        listed: list[int] = []
+        url: str | None = "/ui/memories?user=ana&tier=working"
+        while url:
+            page = (await c.get(url.replace("&amp;", "&"))).text
+            listed += [int(x) for x in re.findall(r'href="/ui/memory/(\d+)\?user=ana" class="memory-link"', page)]
+            nxt = re.search(r'id="next" href="([^"]+)"', page)
+            url = nxt.group(1) if nxt else None
+        api_page = (await rest.get("/v1/memories", params={"user_id": "ana", "tier": "working", "limit": 1000})).json()
+        assert listed == [m["memory_id"] if "memory_id" in m else m["id"] for m in api_page["memories"]]
+        assert len(listed) > 50
+        # a status filter shows deleted memories; the default list does not
+        await rest.delete(f"/v1/memories/{listed[0]}", params={"user_id": "ana"})
+        deleted = (await c.get("/ui/memories", params={"user": "ana", "status": "deleted"})).text
+        assert re.findall(r'href="/ui/memory/(\d+)\?user=ana" class="memory-link"', deleted) == [str(listed[0])]
+        # the memory page quotes its source turn verbatim
+        mem = (await rest.get(f"/v1/memories/{listed[1]}", params={"user_id": "ana"})).json()
+        page = (await c.get(f"/ui/memory/{listed[1]}", params={"user": "ana"})).text
+        turn = mem["sources"][0]
+        assert f'id="turn-{turn["turn_id"]}"' in page and f"conversation={turn['conversation_id']}" in page
+        # the context preview is the API's context
+        ctx = (await rest.post("/v1/context", json={"user_id": "ana", "query": "Which museums in Lisbon?", "budget_tokens": 120})).json()
+        page = (await c.get("/ui/context", params={"user": "ana", "q": "Which museums in Lisbon?", "budget": 120})).text
+        assert f"{ctx['total_tokens']} of 120 tokens" in page
+        for part in ctx["parts"]:
+            assert f"{part['tokens']} tokens used of {part['allotted_tokens']} allotted" in page
+        assert ctx["left_out"] and 'id="left-out"' in page
+
+
+async def test_looking_is_not_an_access(api: Api) -> None:
+    await add(api, "acme/ana", "Ana keeps bees on the roof in Porto.")
+    key = api.key("acme")
+
+    async def accesses() -> list[int]:
+        await api.ctx.flush()
+        page = await api.ctx.list("acme/ana", limit=100)
+        return [m.access_count for m in page.memories]
+
+    before = await accesses()
+    async with browser(api, key) as (c, _):
+        assert "bees" in (await c.get("/ui/memories", params={"user": "ana", "q": "bees Porto"})).text
+        assert "bees" in (await c.get("/ui/context", params={"user": "ana", "q": "Where are the bees?"})).text
+    assert await accesses() == before  # the forgetting curve is not reset by looking
+    async with api.client(key) as rest:
+        await rest.post("/v1/search", json={"user_id": "ana", "query": "bees Porto"})
+    assert sum(await accesses()) > sum(before)  # a search by the agent is
+
+
+def local(app, client_host: str) -> httpx.AsyncClient:
+    transport = httpx.ASGITransport(app=app, client=(client_host, 50000))
+    return httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8000")
+
+
+async def test_auth_off_serves_loopback_clients_and_hosts_only(tmp_path) -> None:
+    ctx = DeepContext(database_url=f"sqlite:///{tmp_path}/l.db", embedder=HashEmbedder(256), require_auth=False)
+    app = create_app(ctx)
+    try:
+        async with running(app):
+            api = Api(app, ctx)
+            await add(api, "ana", "Ana likes tea.")
+            async with local(app, "127.0.0.1") as c:
+                assert ">ana<" in (await c.get("/ui/")).text
+                r = await c.get("/ui/", headers={"Host": "rebind.example:8000"})
+                assert r.status_code == 403 and "tea" not in r.text
+            async with local(app, "10.0.0.5") as c:
+                assert (await c.get("/ui/memories", params={"user": "ana"})).status_code == 403
+    finally:
+        await ctx.close()
+
+
+async def test_lifecycle_preview_matches_the_run(db_url: str) -> None:
+    clock = ManualClock()
+    ctx = DeepContext(database_url=db_url, embedder=HashEmbedder(256), clock=clock, auto_consolidate=False)
+    async with ctx:
+        for i in range(6):
+            await ctx.add([{"role": "user", "content": f"On day {i} I went hiking near the lake with Rui."}], "ana", "walks")
+        clock.advance(timedelta(days=40))
+        pv = lifecycle_preview(ctx.store, ctx.settings, "ana", clock.now())
+        assert pv.would_deactivate and pv.curves
+        report = await ctx.run_lifecycle("ana", consolidate=False)
+        assert report["memories_deactivated"] == len(pv.would_deactivate)
+        assert report["memories_cleaned"] == pv.would_soft_delete
+        after = lifecycle_preview(ctx.store, ctx.settings, "ana", clock.now())
+        assert not after.would_deactivate and after.active == pv.active - len(pv.would_deactivate)
+        assert after.would_lower == 0  # the run wrote every importance the curve gives now
+        await ctx.add([{"role": "user", "content": "My cousin Ines teaches chemistry in Braga."}], "ana", "family")
+        clock.advance(timedelta(days=2))
+        later = lifecycle_preview(ctx.store, ctx.settings, "ana", clock.now())
+        report = await ctx.run_lifecycle("ana", consolidate=False)
+        assert report["memories_decayed"] == later.would_lower + len(later.would_deactivate) > 0
+
+
+def test_dag_layout_branches_and_merges() -> None:
+    class N:
+        def __init__(self, id: int, parents: list[int], summary_of: list[int] | None = None) -> None:
+            self.id, self.parents, self.summary_of = id, parents, summary_of or []
+
+    # ids as stored: a summary (9) is newer than the turn that continues from it (8)
+    nodes = [N(1, []), N(2, [1]), N(3, [2]), N(4, [2]), N(5, [4]), N(6, [3, 5]), N(7, [6]), N(8, [7, 9]), N(9, [], [1, 2])]
+    place, lanes, rows = dag_layout(nodes)
+    assert place[3][0] == place[2][0] != place[4][0] == place[5][0]  # 4 branches off 2
+    assert place[6][0] == place[3][0] and place[6][1] > max(place[3][1], place[5][1])  # the merge
+    assert place[9][1] > place[2][1] and place[9][0] not in (place[1][0], place[4][0])  # after what it compresses
+    assert all(place[p][1] < place[n.id][1] for n in nodes for p in n.parents)
+    assert sorted(r for _, r in place.values()) == list(range(9))  # one node per row
+    assert lanes == 3 and rows == 9
+
+
+@pytest.mark.parametrize("n", [300, 900])  # every pair repelled; a sample of them
+def test_force_layout_is_deterministic_and_inside_the_square(n: int) -> None:
+    ids = list(range(1, n + 1))
+    edges = [(i, i + 1) for i in range(1, n)] + [(1, n // 2)]
+    a = force_layout(ids, edges, centre=7)
+    assert a == force_layout(ids, edges, centre=7)
+    assert all(0 <= x <= 1000 and 0 <= y <= 1000 for x, y in a.values())
+    assert a[7] == (500.0, 500.0)
+    half = n // 2
+    near = sum(abs(a[i][0] - a[i + 1][0]) + abs(a[i][1] - a[i + 1][1]) for i in range(1, n)) / (n - 1)
+    far = sum(abs(a[i][0] - a[i + half][0]) + abs(a[i][1] - a[i + half][1]) for i in range(1, half)) / (half - 1)
+    assert near < far / 2  # neighbours end up closer than strangers
+
+
+def test_deepcontext_ui_prints_its_address_and_serves_this_machine(tmp_path) -> None:
+    env = cli_env(DEEPCONTEXT_DATABASE_URL=f"sqlite:///{tmp_path}/ui.db", DEEPCONTEXT_EMBEDDER="hash")
+    proc = subprocess.Popen([sys.executable, "-m", "deepcontext", "ui"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            env=env, cwd=str(ROOT), text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        m = re.match(r"DeepContext inspector: (http://127\.0\.0\.1:(\d+)/ui/)", line)
+        assert m and int(m.group(2)) > 0, line
+        start = time.monotonic()
+        while True:
+            try:
+                r = httpx.get(m.group(1), timeout=2)
+                break
+            except httpx.HTTPError:
+                assert time.monotonic() - start < 60
+                time.sleep(0.2)
+        assert r.status_code == 200 and "<h1>Users" in r.text  # no key needed from this machine
+        assert httpx.get(m.group(1), headers={"Host": "rebind.example"}, timeout=5).status_code == 403
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+        if proc.stdout:
+            proc.stdout.close()
