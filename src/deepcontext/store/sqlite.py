@@ -203,7 +203,7 @@ class SQLiteStore(SQLStore):
                 f"no folder {str(self.path.parent)!r} for the SQLite database {str(self.path)!r}: "
                 "create it first, or check the path"
             )
-        from deepcontext.services.legacy import is_v01_database
+        from deepcontext.store.v01 import is_v01_database
 
         if self.path.is_file() and is_v01_database(self.path):
             # recognised before our connections touch it (they would switch it to WAL)
