@@ -169,9 +169,10 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_walker_sees_every_kind_of_import() -> None:
     # module level, inside a function, ``from pkg import submodule``, TYPE_CHECKING left out
     assert "deepcontext.store.migrations" in GRAPH["deepcontext.store.sql"]
+    assert "deepcontext.services.validation" in GRAPH["deepcontext.dialogue.sqlstore"]
     assert "deepcontext.dialogue.sqlmemories" in GRAPH["deepcontext.dialogue.sqlstore"]
     assert "deepcontext.dialogue" not in GRAPH["deepcontext.dialogue.sqlstore"]
-    assert "deepcontext.dialogue.sqlstore" not in GRAPH["deepcontext.dialogue.sqlmemories"]
+    assert "deepcontext.store.sql" not in GRAPH["deepcontext.store.sql_add"]
 
 
 def test_the_cycle_finder_finds_cycles() -> None:
