@@ -14,7 +14,8 @@ from sqlalchemy import text
 
 from deepcontext.store import MemoryFilters
 from deepcontext.store.base import RANK_CAP
-from deepcontext.store.postgres import _DF_CAP, PostgresStore, _dominant_lexemes
+from deepcontext.store.keyword_policy import dominant_terms
+from deepcontext.store.postgres import _DF_CAP, PostgresStore
 from deepcontext.types import MemoryTier
 from tests.store_helpers import DIM, axis, later, memory, plan
 
@@ -69,7 +70,7 @@ def test_ranking_equals_an_exhaustive_ranking_with_and_without_pruning(pg: Postg
     for query in queries:
         dfs = [(lx, sum(1 for lexes in index.values() if lx in lexes)) for lx in query]
         cap = max(_DF_CAP, int(0.1 * len(index)))
-        if _dominant_lexemes(dfs, [(lx, math.log(1.0 + cap / (df + 0.5))) for lx, df in dfs]) is not None:
+        if dominant_terms(dfs, [math.log(1.0 + cap / (df + 0.5)) for _, df in dfs]) is not None:
             pruned += 1
         for k in (3, 10, 40):
             got = [m for m, _ in pg.keyword_search("u", query, k, MemoryFilters(), later(1))]

@@ -3,6 +3,9 @@
 Word tokens are Unicode-aware: Latin, Cyrillic, Greek... words are kept whole; Chinese, Japanese
 and Korean runs (written without spaces) are split into single characters plus overlapping
 bigrams, so a keyword index over them still matches a query.
+
+The query scorer (:mod:`deepcontext.query.tokens`) builds on the same pieces: the CJK ranges, the
+normal form, the Snowball stemmer and its own stop words (:data:`QUERY_STOPWORDS`).
 """
 
 from __future__ import annotations
@@ -11,17 +14,24 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable
+from functools import lru_cache
+from typing import Any
 
 __all__ = [
+    "CJK_CHARS",
+    "QUERY_STOPWORDS",
     "STOPWORDS",
+    "cjk_grams",
     "cjk_split",
     "entity_norm",
     "query_ngrams",
     "content_hash",
     "is_cjk",
     "keyword_terms",
+    "normalize",
     "normalize_for_hash",
     "search_text",
+    "stem",
     "word_tokens",
 ]
 
@@ -50,7 +60,9 @@ STOPWORDS: frozenset[str] = frozenset(
 )
 
 
-_CJK_RE = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES) + "]")
+#: character class body of the scripts written without spaces (kana, CJK ideographs, Hangul)
+CJK_CHARS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES)
+_CJK_RE = re.compile(f"[{CJK_CHARS}]")
 
 
 def is_cjk(ch: str) -> bool:
@@ -157,3 +169,53 @@ def query_ngrams(text: str, max_n: int = 5) -> list[str]:
                 continue
             out.setdefault(" ".join(run), None)
     return list(out)
+
+
+# --- the query scorer's pieces ---------------------------------------------------------------------
+#: stop words of questions put to a memory (deepcq's list): broader than :data:`STOPWORDS`, since
+#: the scorer weighs every word left, where the keyword index only needs the noise gone
+QUERY_STOPWORDS: frozenset[str] = frozenset(
+    """a an the and or but in on at to for of with by from is are was were be been being have has had
+    do does did will would could should may might shall can it its this that these those i me my we our
+    you your he she him her his hers they them their what which who whom how when where why all any both
+    each few more most other some such no not only same so than too very just about up down out if then
+    as also into through during before after above below between while although because since until
+    unless however therefore there here now show tell get give let make see know go come think say want
+    look use find take much many lot like new good right old long little own first last next back over
+    again once am s re ve ll d please""".split()
+)
+
+
+def normalize(text: str) -> str:
+    """The form texts are compared in: NFKC, then casefold. ASCII text is only lower-cased."""
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def cjk_grams(run: str) -> list[str]:
+    """Characters plus overlapping bigrams of a CJK run (``数据库`` -> 数 据 库 数据 据库)."""
+    chars = list(run)
+    return chars + [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+@lru_cache(maxsize=1)
+def _snowball() -> Any:
+    import Stemmer  # type: ignore[import-not-found]  # PyStemmer (C Snowball stemmers), on first use
+
+    return Stemmer.Stemmer("english")
+
+
+_STEM_CACHE: dict[str, str] = {}
+_STEM_CACHE_MAX = 200_000
+
+
+def stem(word: str) -> str:
+    """English Snowball stem of a normalised word (``connections`` -> ``connect``)."""
+    s = _STEM_CACHE.get(word)
+    if s is None:
+        s = _snowball().stemWord(word)
+        if len(_STEM_CACHE) >= _STEM_CACHE_MAX:
+            _STEM_CACHE.clear()
+        _STEM_CACHE[word] = s
+    return s

@@ -25,6 +25,7 @@ from typing import Any
 
 from deepcontext.clock import Clock, SystemClock
 from deepcontext.errors import ValidationError
+from deepcontext.ids import check_encodable
 from deepcontext.query.schema import TIER_NAMES
 from deepcontext.query.tiers.backend import JsonValue, MemoryBackend, check_json
 from deepcontext.services.validation import check_id
@@ -47,12 +48,7 @@ def _check_string(value: Any, field: str, max_chars: int, *, empty_ok: bool) -> 
         raise ValidationError(f"{field} must be a non-empty string", field=field)
     if len(value) > max_chars:
         raise ValidationError(f"{field} is longer than {max_chars} characters", field=field)
-    if "\x00" in value:
-        raise ValidationError(f"{field} contains a NUL character", field=field)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValidationError(f"{field} must be valid Unicode (no lone surrogates)", field=field) from None
+    check_encodable(value, field)
     return value
 
 

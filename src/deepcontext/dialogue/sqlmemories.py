@@ -22,18 +22,16 @@ same canonical key get one row.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Connection, insert, or_, select, update
 
 from deepcontext.dialogue.backend import NewKeyMemory
+from deepcontext.dialogue.sqltx import Conversation, WriteTx
 from deepcontext.dialogue.turnmap import TurnGraph
 from deepcontext.dialogue.types import KeyMemory
 from deepcontext.text import content_hash
 from deepcontext.types import HistoryEvent, MemoryStatus, MemoryTier, MemoryType
-
-if TYPE_CHECKING:
-    from deepcontext.dialogue.sqlstore import StoreDialogueBackend, _Tx
 
 __all__ = ["KEY", "SOURCE", "add", "load", "remove", "set_status"]
 
@@ -44,12 +42,12 @@ KEY = "key_memory"
 _ACTOR = "dialogue"
 
 
-def _mine(b: StoreDialogueBackend) -> tuple[Any, ...]:
+def _mine(b: Conversation) -> tuple[Any, ...]:
     mt = b.t.memories
     return (mt.c.user_id == b.user_id, mt.c.conversation_id == b.conversation_id, mt.c.source == SOURCE)
 
 
-def add(b: StoreDialogueBackend, tx: _Tx, m: NewKeyMemory, *, embedding: Any = None) -> tuple[int, bool]:
+def add(b: Conversation, tx: WriteTx, m: NewKeyMemory, *, embedding: Any = None) -> tuple[int, bool]:
     store, mt = b.store, b.t.memories
     conn, g, now = tx.conn, tx.g, tx.now
     turns = g.member_turns(m.source_nodes)
@@ -111,7 +109,7 @@ def add(b: StoreDialogueBackend, tx: _Tx, m: NewKeyMemory, *, embedding: Any = N
     return mid, True
 
 
-def load(b: StoreDialogueBackend, conn: Connection, g: TurnGraph, memory_ids: Sequence[int] | None) -> list[KeyMemory]:
+def load(b: Conversation, conn: Connection, g: TurnGraph, memory_ids: Sequence[int] | None) -> list[KeyMemory]:
     mt, ms = b.t.memories, b.t.memory_sources
     where = [
         *_mine(b),
@@ -156,7 +154,7 @@ def load(b: StoreDialogueBackend, conn: Connection, g: TurnGraph, memory_ids: Se
     return out
 
 
-def _soft_delete(b: StoreDialogueBackend, tx: _Tx, row: Any, meta: dict[str, Any], reason: str) -> None:
+def _soft_delete(b: Conversation, tx: WriteTx, row: Any, meta: dict[str, Any], reason: str) -> None:
     mt = b.t.memories
     conn, now, rev = tx.conn, tx.now, tx.rev
     conn.execute(
@@ -169,7 +167,7 @@ def _soft_delete(b: StoreDialogueBackend, tx: _Tx, row: Any, meta: dict[str, Any
     b.store._history(conn, b.user_id, int(row.id), HistoryEvent.DELETE, now, old_text=row.text, actor=_ACTOR, reason=reason)
 
 
-def set_status(b: StoreDialogueBackend, tx: _Tx, *, turn_id: int, from_status: str, to_status: str) -> list[int]:
+def set_status(b: Conversation, tx: WriteTx, *, turn_id: int, from_status: str, to_status: str) -> list[int]:
     mt = b.t.memories
     conn, now = tx.conn, tx.now
     rows = conn.execute(
@@ -193,7 +191,7 @@ def set_status(b: StoreDialogueBackend, tx: _Tx, *, turn_id: int, from_status: s
     return changed
 
 
-def remove(b: StoreDialogueBackend, tx: _Tx, memory_id: int) -> bool:
+def remove(b: Conversation, tx: WriteTx, memory_id: int) -> bool:
     mt = b.t.memories
     conn, now = tx.conn, tx.now
     row = conn.execute(select(mt.c.id, mt.c.text, mt.c.status, mt.c.metadata).where(*_mine(b), mt.c.id == memory_id)).first()

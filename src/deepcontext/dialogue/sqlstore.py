@@ -43,8 +43,10 @@ from typing import Any
 from sqlalchemy import Connection, insert, select, update
 
 from deepcontext.clock import Clock, SystemClock
+from deepcontext.dialogue import sqlmemories
 from deepcontext.dialogue.backend import NewKeyMemory, NewNode
 from deepcontext.dialogue.paths import would_create_cycle
+from deepcontext.dialogue.sqltx import Stamp, WriteTx
 from deepcontext.dialogue.topology import Topology
 from deepcontext.dialogue.turnmap import TurnGraph, TurnRow
 from deepcontext.dialogue.types import (
@@ -67,20 +69,6 @@ PART_KEY = "dialogue_part"
 REV_KEY = "dialogue_rev"
 #: turn metadata key holding a node's short summary text
 NODE_SUMMARY_KEY = "dialogue_summary"
-
-_Stamp = tuple[int, Any, int]
-
-
-@dataclass(slots=True)
-class _Tx:
-    """An open write transaction: its connection, the synced cache, the conversation stamp read
-    under the lock, the time of the write and the user's new version (``memories.rev``)."""
-
-    conn: Connection
-    g: TurnGraph
-    stamp: _Stamp
-    now: datetime
-    rev: int
 
 
 def _chunks(seq: Sequence[Any], n: int = 500) -> Iterator[Sequence[Any]]:
@@ -118,12 +106,12 @@ class StoreDialogueBackend:
         self.embed = embed
         self._lock = threading.RLock()
         self._graph: TurnGraph | None = None
-        self._stamp: _Stamp | None = None
+        self._stamp: Stamp | None = None
 
     # ------------------------------------------------------------------------------------------------
     # the cache
     # ------------------------------------------------------------------------------------------------
-    def _read_stamp(self, conn: Connection, *, for_update: bool = False) -> _Stamp | None:
+    def _read_stamp(self, conn: Connection, *, for_update: bool = False) -> Stamp | None:
         cv = self.t.conversations
         q = select(cv.c.turn_count, cv.c.tip_turn_id, cv.c.metadata).where(
             cv.c.user_id == self.user_id, cv.c.conversation_id == self.conversation_id
@@ -165,7 +153,7 @@ class StoreDialogueBackend:
         ]
         return rows, edges
 
-    def _sync(self, conn: Connection, stamp: _Stamp | None = None, *, have_stamp: bool = False) -> TurnGraph:
+    def _sync(self, conn: Connection, stamp: Stamp | None = None, *, have_stamp: bool = False) -> TurnGraph:
         """Bring the cache up to the database state seen by ``conn``."""
         if not have_stamp:
             stamp = self._read_stamp(conn)
@@ -199,7 +187,7 @@ class StoreDialogueBackend:
             yield g.topo
 
     @contextmanager
-    def _writing(self) -> Iterator[_Tx]:
+    def _writing(self) -> Iterator[WriteTx]:
         """A write transaction holding the user's and the conversation's locks, with the cache
         synced inside it. Cache updates for the write are applied by the caller after the block
         (after commit).
@@ -230,11 +218,11 @@ class StoreDialogueBackend:
                 stamp = self._read_stamp(conn, for_update=True)
                 assert stamp is not None
             g = self._sync(conn, stamp, have_stamp=True)
-            yield _Tx(conn, g, stamp, now, rev)
+            yield WriteTx(conn, g, stamp, now, rev)
 
     def _set_conversation(
-        self, conn: Connection, now: datetime, *, added: int, tip: int | None = None, bump_rev: bool = False, stamp: _Stamp
-    ) -> _Stamp:
+        self, conn: Connection, now: datetime, *, added: int, tip: int | None = None, bump_rev: bool = False, stamp: Stamp
+    ) -> Stamp:
         cv = self.t.conversations
         where = (cv.c.user_id == self.user_id, cv.c.conversation_id == self.conversation_id)
         values: dict[str, Any] = {"updated_at": now, "turn_count": cv.c.turn_count + added}
@@ -495,8 +483,6 @@ class StoreDialogueBackend:
     # key memories (SQL in deepcontext.dialogue.sqlmemories)
     # ------------------------------------------------------------------------------------------------
     def add_memory(self, memory: NewKeyMemory) -> tuple[int, bool]:
-        from deepcontext.dialogue import sqlmemories
-
         vector = None
         if self.embed is not None:  # before the transaction: no lock is held while a model runs
             vector = self.embed([memory.content])[0]
@@ -507,21 +493,15 @@ class StoreDialogueBackend:
             return sqlmemories.add(self, tx, memory, embedding=vector)
 
     def get_memories(self, memory_ids: Sequence[int] | None = None) -> list[KeyMemory]:
-        from deepcontext.dialogue import sqlmemories
-
         with self._lock, self.store._read() as conn:
             g = self._sync(conn)
             return sqlmemories.load(self, conn, g, memory_ids)
 
     def set_memory_status(self, *, turn_id: int, from_status: str, to_status: str) -> list[int]:
-        from deepcontext.dialogue import sqlmemories
-
         with self._lock, self._writing() as tx:
             return sqlmemories.set_status(self, tx, turn_id=turn_id, from_status=from_status, to_status=to_status)
 
     def remove_memory(self, memory_id: int) -> bool:
-        from deepcontext.dialogue import sqlmemories
-
         with self._lock, self._writing() as tx:
             return sqlmemories.remove(self, tx, memory_id)
 

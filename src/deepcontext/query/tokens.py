@@ -1,26 +1,20 @@
-"""Tokens for intent scoring: Unicode words, a Snowball stemmer, CJK characters and bigrams.
+"""Tokens for intent scoring: Unicode words, Snowball stems, CJK characters and bigrams.
 
-What deepcq 0.3.0 did and what changed:
-
-- deepcq kept ``[a-zA-Z][a-zA-Z0-9]*`` only, so a Chinese, Japanese or Korean query had no
-  tokens at all. Here a word is a maximal run of Unicode letters and digits; runs of CJK
-  characters (written without spaces) become their characters plus overlapping bigrams.
-- deepcq's hand-written suffix stripper disagreed with itself (``connection`` -> ``connec`` but
-  ``connections`` -> ``connect``; ``status`` -> ``statu``). Here words are stemmed with the English
-  Snowball stemmer (PyStemmer, a C implementation of the Snowball algorithms), so inflections
-  meet: ``connection``/``connections`` -> ``connect``, ``status``/``statuses`` -> ``status``.
-
-Text is compared in a normal form: NFKC (full-width letters, compatibility forms) then
-``casefold``. :func:`safe_prefixes` lets the matcher find every word of a text that stems to a
-given stem with plain substring search instead of tokenising the whole text (see ``matcher``).
+A word is a maximal run of Unicode letters and digits; runs of CJK characters (written without
+spaces) become their characters plus overlapping bigrams. Words are stemmed with the English
+Snowball stemmer, so inflections meet (``connection``/``connections`` -> ``connect``). Text is
+compared in a normal form (NFKC, then ``casefold``). The normal form, the stemmer, the CJK ranges
+and the stop words are :mod:`deepcontext.text`'s. :func:`safe_prefixes` lets the matcher find every
+word of a text that stems to a given stem with plain substring search (see ``matcher``).
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
-from functools import lru_cache
-from typing import Any
+
+from deepcontext.text import CJK_CHARS, cjk_grams, normalize, stem
+from deepcontext.text import is_cjk as is_cjk_char
+from deepcontext.text import QUERY_STOPWORDS as STOPWORDS
 
 __all__ = [
     "CJK_CHARS",
@@ -35,27 +29,10 @@ __all__ = [
     "tokenize",
 ]
 
-#: Character class body of the scripts written without spaces (kana, CJK ideographs, Hangul),
-#: the same ranges as :mod:`deepcontext.text`.
-CJK_CHARS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\U00020000-\U0002fa1f"
-
 #: A CJK run, or a word of any other script (letters and digits, no underscore).
 TOKEN_RE = re.compile(rf"(?P<cjk>[{CJK_CHARS}]+)|(?P<word>[^\W_{CJK_CHARS}]+)")
 #: A non-CJK word, used by the matcher to read the word that starts at a found prefix.
 WORD_RE = re.compile(rf"[^\W_{CJK_CHARS}]+")
-_CJK_CHAR_RE = re.compile(rf"[{CJK_CHARS}]")
-
-# deepcq's query stopwords (kept as they were: they are tuned for questions put to a memory).
-STOPWORDS: frozenset[str] = frozenset(
-    """a an the and or but in on at to for of with by from is are was were be been being have has had
-    do does did will would could should may might shall can it its this that these those i me my we our
-    you your he she him her his hers they them their what which who whom how when where why all any both
-    each few more most other some such no not only same so than too very just about up down out if then
-    as also into through during before after above below between while although because since until
-    unless however therefore there here now show tell get give let make see know go come think say want
-    look use find take much many lot like new good right old long little own first last next back over
-    again once am s re ve ll d please""".split()
-)
 
 # Particles and question words dropped from CJK queries before bigrams are formed: they would
 # otherwise be "query terms" that every text contains. Hangul is left alone (its particles are
@@ -82,40 +59,6 @@ _CJK_STOP_CHARS = frozenset(
     "的了吗呢吧啊呀么是在和与及或把被给都就很请有我你您他她它们谁这那哪几のはがをにでとへやかねよ"
 )
 _CJK_STOP_RE = re.compile("|".join(sorted(_CJK_STOP_SEQUENCES, key=len, reverse=True)))
-
-
-def is_cjk_char(ch: str) -> bool:
-    """True for a kana, CJK ideograph or Hangul syllable."""
-    return bool(_CJK_CHAR_RE.match(ch))
-
-
-def normalize(text: str) -> str:
-    """The form texts are compared in: NFKC, then casefold. ASCII text is only lower-cased."""
-    if text.isascii():
-        return text.lower()
-    return unicodedata.normalize("NFKC", text).casefold()
-
-
-@lru_cache(maxsize=1)
-def _stemmer() -> Any:
-    import Stemmer  # type: ignore[import-not-found]  # PyStemmer (C Snowball stemmers), on first use
-
-    return Stemmer.Stemmer("english")
-
-
-_STEM_CACHE: dict[str, str] = {}
-_STEM_CACHE_MAX = 200_000
-
-
-def stem(word: str) -> str:
-    """English Snowball stem of a normalised word (``connections`` -> ``connect``)."""
-    s = _STEM_CACHE.get(word)
-    if s is None:
-        s = _stemmer().stemWord(word)
-        if len(_STEM_CACHE) >= _STEM_CACHE_MAX:
-            _STEM_CACHE.clear()
-        _STEM_CACHE[word] = s
-    return s
 
 
 def safe_prefixes(stem_: str) -> tuple[str, ...]:
@@ -151,12 +94,6 @@ def safe_prefixes(stem_: str) -> tuple[str, ...]:
 
 def _keep_word(w: str) -> bool:
     return len(w) >= 2 and w not in STOPWORDS and not w.isdigit()
-
-
-def cjk_grams(run: str) -> list[str]:
-    """Characters plus overlapping bigrams of a CJK run (``数据库`` -> 数 据 库 数据 据库)."""
-    chars = list(run)
-    return chars + [run[i : i + 2] for i in range(len(run) - 1)]
 
 
 def query_cjk_runs(run: str) -> list[str]:

@@ -11,17 +11,24 @@ and the user ids they name are *external*: the stored id is
 An external user id may never contain ``/`` (:data:`SEPARATOR`) and a tenant never contains it
 either, so the mapping is injective: two tenants may use the same user ids without meeting, and no
 user id of one tenant can spell a stored id of another. The engine returns stored ids; responses
-turn them back with :meth:`Scope.external`.
+turn them back with :meth:`Scope.external`. The id rules themselves live in :mod:`deepcontext.ids`
+(the store checks API keys' tenants with them too).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from deepcontext.errors import AuthError, ValidationError
-from deepcontext.services.validation import check_id
+from deepcontext.errors import AuthError
+from deepcontext.ids import (
+    MAX_EXTERNAL_USER_CHARS,
+    SEPARATOR,
+    TENANT_PATTERN,
+    check_external_user,
+    check_tenant,
+    internal_user_id,
+)
 
 if TYPE_CHECKING:
     from deepcontext.store.apikeys import ApiKey
@@ -35,40 +42,6 @@ __all__ = [
     "check_tenant",
     "internal_user_id",
 ]
-
-SEPARATOR = "/"
-#: tenants: 1-64 letters, digits, ``_ . -``
-TENANT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$"
-_TENANT_RE = re.compile(TENANT_PATTERN)
-#: 64 (tenant) + 1 (separator) + 190 = 255, the engine's longest user id
-MAX_EXTERNAL_USER_CHARS = 190
-
-
-def check_tenant(tenant: Any) -> str:
-    """A tenant name: 1-64 letters, digits, ``_``, ``.`` or ``-``, starting with a letter or digit."""
-    if not isinstance(tenant, str) or not _TENANT_RE.fullmatch(tenant):
-        raise ValidationError(
-            "tenant must be 1-64 letters, digits, '_', '.' or '-', starting with a letter or digit", field="tenant"
-        )
-    return tenant
-
-
-def check_external_user(user_id: Any, field: str = "user_id") -> str:
-    """A user id as API callers write it: the engine's rules, at most 190 characters, no ``/``."""
-    user_id = check_id(user_id, field)
-    if SEPARATOR in user_id:
-        raise ValidationError(f"{field} must not contain {SEPARATOR!r}", field=field)
-    if len(user_id) > MAX_EXTERNAL_USER_CHARS:
-        raise ValidationError(f"{field} is longer than {MAX_EXTERNAL_USER_CHARS} characters", field=field)
-    return user_id
-
-
-def internal_user_id(tenant: str | None, user_id: str) -> str:
-    """The stored user id of ``user_id`` in ``tenant`` (validates both)."""
-    user_id = check_external_user(user_id)
-    if tenant is None:
-        return user_id
-    return f"{check_tenant(tenant)}{SEPARATOR}{user_id}"
 
 
 @dataclass(frozen=True, slots=True)

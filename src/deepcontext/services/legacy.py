@@ -11,15 +11,15 @@ OpenAI vectors cannot be compared with it.
 from __future__ import annotations
 
 import json
-import sqlite3
-from collections.abc import Iterator
-from contextlib import closing, contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deepcontext.errors import ValidationError
 from deepcontext.services.transfer import FORMAT, VERSION
+from deepcontext.store.v01 import V01_TABLES, is_v01_database
+from deepcontext.store.v01 import open_read_only as _open
+from deepcontext.store.v01 import table_names as _tables
 from deepcontext.text import content_hash, entity_norm
 from deepcontext.types import EntityType, MemoryTier, MemoryType
 
@@ -28,36 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = ["V01_TABLES", "import_v01", "is_v01_database", "read_v01"]
 
-#: tables that only a 0.1 database has together (ours has ``relations`` and ``dc_meta``)
-V01_TABLES = frozenset({"memories", "relationships"})
-
 _TIERS = {t.value for t in MemoryTier}
 _TYPES = {t.value for t in MemoryType}
 _ENTITY_TYPES = {t.value for t in EntityType}
-
-
-@contextmanager
-def _open(path: Path) -> Iterator[sqlite3.Connection]:
-    if not path.is_file():
-        raise ValidationError(f"no such file: {str(path)!r}", field="path")
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    conn.row_factory = sqlite3.Row
-    with closing(conn):
-        yield conn
-
-
-def _tables(conn: sqlite3.Connection) -> set[str]:
-    return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-
-
-def is_v01_database(path: str | Path) -> bool:
-    """Whether ``path`` is a SQLite file written by DeepContext 0.1."""
-    try:
-        with _open(Path(path)) as conn:
-            names = _tables(conn)
-    except (ValidationError, sqlite3.DatabaseError):
-        return False
-    return V01_TABLES <= names and "dc_meta" not in names
 
 
 def _time(value: Any, default: datetime) -> datetime:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -10,6 +9,8 @@ from typing import Any
 from deepcontext.clock import as_utc
 from deepcontext.errors import ValidationError
 from deepcontext.extract.base import MessageIn
+from deepcontext.ids import check_id
+from deepcontext.ids import check_encodable as _check_encodable
 from deepcontext.store.base import MemoryFilters
 from deepcontext.types import Message, MemoryTier, MemoryType
 
@@ -25,22 +26,6 @@ __all__ = [
 ]
 
 ROLES = ("user", "assistant", "system", "tool")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-MAX_ID_CHARS = 255
-
-
-def check_id(value: Any, field: str) -> str:
-    """A user / conversation id: a non-empty string of at most 255 characters, no control chars."""
-    if not isinstance(value, str):
-        raise ValidationError(f"{field} must be a string, got {type(value).__name__}", field=field)
-    if not value.strip():
-        raise ValidationError(f"{field} must not be empty", field=field)
-    if len(value) > MAX_ID_CHARS:
-        raise ValidationError(f"{field} is longer than {MAX_ID_CHARS} characters", field=field)
-    if _CONTROL.search(value):
-        raise ValidationError(f"{field} contains control characters", field=field)
-    _check_encodable(value, field)
-    return value
 
 
 def check_text(value: Any, field: str, max_chars: int) -> str:
@@ -55,17 +40,6 @@ def check_text(value: Any, field: str, max_chars: int) -> str:
             field=field,
         )
     return value
-
-
-def _check_encodable(value: str, field: str) -> None:
-    """Text must be storable everywhere: no NUL characters (PostgreSQL rejects them) and valid
-    UTF-8 (no lone surrogates)."""
-    if "\x00" in value:
-        raise ValidationError(f"{field} contains a NUL character", field=field)
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValidationError(f"{field} is not valid Unicode (lone surrogate)", field=field) from None
 
 
 def _check_json(value: Any, field: str, depth: int = 0) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import insert, select, update
 
 from deepcontext.errors import AuthError, ConfigurationError, NotFoundError, ValidationError
-from deepcontext.server.tenancy import check_external_user, check_tenant
+from deepcontext.ids import check_external_user, check_tenant
 from deepcontext.store.base import Store
 
 __all__ = [

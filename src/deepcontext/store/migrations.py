@@ -33,7 +33,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
-from deepcontext.store.schema import JSONType, UTCDateTime, VectorType, pk_type
+from deepcontext.store.columns import JSONType, UTCDateTime, VectorType, pk_type
 
 __all__ = [
     "MIGRATIONS",

@@ -67,13 +67,13 @@ from deepcontext.store.base import (
     COMMON_TERM_SHARE,
     DEFAULT_FILTERS,
     DF_TTL_S,
-    MAX_TERM_SHARE,
     RANK_CAP,
     AddOutcome,
     AddPlan,
     MemoryFilters,
     entity_limits,
 )
+from deepcontext.store.keyword_policy import dominant_terms, fetch_sizes, informative_terms
 from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.migrations import PG_TS_CONFIG, pg_vector_mode
 from deepcontext.store.schema import VectorType
@@ -179,41 +179,6 @@ def _rank_sql(n: int) -> str:
 def _quote_lexeme(lexeme: str) -> str:
     """A lexeme as a tsquery operand, taken verbatim (no parsing, no stemming)."""
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
-def _fetch_sizes(k: int, matches: int) -> Iterator[int]:
-    """How many of the best-scored keyword candidates a ranking reads, round after round, while the
-    filters leave fewer than ``k``: 4k (at least 200), then four times as many, as long as there were
-    more candidates (at most ``matches``, at most :data:`RANK_CAP`) than the last round read."""
-    fetch = max(4 * k, 200)
-    while True:
-        yield fetch
-        if fetch >= min(RANK_CAP, matches):
-            return
-        fetch *= 4
-
-
-def _dominant_lexemes(lexemes: list[tuple[str, int]], weighted: list[tuple[str, float]]) -> list[str] | None:
-    """The rarest lexemes of a query (``lexemes``: with their document frequencies, ``weighted``: with
-    their weights, in the same order) if they have at most :data:`RANK_CAP` matches in all and the
-    least of their weights exceeds the summed weights of all the others; else None.
-
-    Then a memory holding any of them outscores every memory holding none (MaxScore pruning): the
-    top ``k`` are their best ``k`` matches, and every one of their matches can be ranked. "How do I
-    deploy the mobile app?" at 114k memories: 66 memories say "deploy" (weight 5.1), 7,219 say
-    "mobile app" (0.95 each); ranking the 66 took 0.6 ms where the 2,000 most recent of all 7,285
-    matches took 7.2 ms (and missed the older "deploy" memories)."""
-    if len(lexemes) < 2:
-        return None
-    order = sorted(range(len(lexemes)), key=lambda i: (lexemes[i][1], lexemes[i][0]))
-    total = 0
-    for j, i in enumerate(order[:-1]):
-        total += lexemes[i][1]
-        if total > RANK_CAP:
-            return None
-        if weighted[i][1] > sum(weighted[x][1] for x in order[j + 1 :]):
-            return [lexemes[x][0] for x in order[: j + 1]]
-    return None
 
 
 class PostgresStore(UserLockMixin, SQLStore):
@@ -475,7 +440,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         every one of 20k matches took 280 ms at 100k memories), except where the rarest lexemes
         outweigh all the others together and have at most that many matches: then only their
         matches can make the top ``k``, and every one of them is ranked (see
-        :func:`_dominant_lexemes`). One common lexeme left: every match
+        :func:`~deepcontext.store.keyword_policy.dominant_terms`). One common lexeme left: every match
         scores the same, so the most recent matches are the answer, read by walking the keyword
         table's primary key backwards (0.2 ms instead of 13 ms for a lexeme in 17k of 114k rows).
         """
@@ -504,22 +469,16 @@ class PostgresStore(UserLockMixin, SQLStore):
                 )
             }
             n_user = dfs.pop("", 0)
-            # a lexeme is common from this many rows on (at least _DF_CAP); past count_cap, even the
-            # rarest lexeme of a query is not used
+            # the idf's document count, and the least frequency of a common lexeme
             cap = max(_DF_CAP, int(COMMON_TERM_SHARE * n_user))
-            count_cap = max(cap, int(MAX_TERM_SHARE * n_user) + 1)
-            lexemes = [(lx, dfs[lx]) for lx in lexes if dfs.get(lx, 0) > 0]
+            present = [(lx, dfs[lx]) for lx in lexes if dfs.get(lx, 0) > 0]
+            if not present:
+                return []
+            lexemes, common_only = informative_terms(present, n_user, floor=_DF_CAP)
             if not lexemes:
                 return []
-            if any(df < cap for _, df in lexemes):  # common lexemes go when a rarer one is asked for
-                lexemes = [(lx, df) for lx, df in lexemes if df < cap]
-            else:  # all common: the rarest, unless even that one says nothing
-                rarest = min(lexemes, key=lambda x: (x[1], x[0]))
-                if rarest[1] >= count_cap:
-                    return []
-                lexemes = [rarest]
-                if filters == DEFAULT_FILTERS:
-                    return self._most_recent_matches(conn, user_id, rarest, cap, k, now)
+            if common_only and filters == DEFAULT_FILTERS:
+                return self._most_recent_matches(conn, user_id, lexemes[0], cap, k, now)
             weighted = [(lx, math.log(1.0 + cap / (df + 0.5))) for lx, df in lexemes]
 
             def rank(match: list[str], n: int) -> list[tuple[int, float]]:
@@ -527,7 +486,7 @@ class PostgresStore(UserLockMixin, SQLStore):
                 return self._ranked(conn, user_id, weighted, match, sum(dfs[lx] for lx in match), n, filters, now)
 
             every = [lx for lx, _ in lexemes]
-            dominant = _dominant_lexemes(lexemes, weighted)
+            dominant = dominant_terms(lexemes, [w for _, w in weighted])
             if dominant is None:
                 return rank(every, k)
             # the rarest lexemes outweigh all the others together: every memory holding one of them
@@ -555,7 +514,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         by the summed weights of the ``weighted`` lexemes they hold (ties: the newer first).
 
         ``matches`` bounds how many memories hold one of ``match`` (their summed document
-        frequencies): rounds stop when there is nothing more to read (:func:`_fetch_sizes`; a user
+        frequencies): rounds stop when there is nothing more to read (:func:`~deepcontext.store.keyword_policy.fetch_sizes`; a user
         with fewer than k matches paid three statements per search)."""
         mt = self.t.memories
         if filters == DEFAULT_FILTERS:
@@ -584,7 +543,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         # scored on the side table alone; only the best `fetch` meet the memories table for the
         # filters (2,000 primary-key lookups cost 10 ms), more if the filters dropped too many
         rows: list[Any] = []
-        for fetch in _fetch_sizes(k, matches):
+        for fetch in fetch_sizes(k, matches):
             best = (
                 select(cand.c.memory_id, score)
                 .order_by(score.desc(), cand.c.memory_id.desc())
@@ -617,7 +576,7 @@ class PostgresStore(UserLockMixin, SQLStore):
             params[f"w{i}"] = w
         driver = conn.connection.driver_connection
         rows: list[Any] = []
-        for fetch in _fetch_sizes(k, matches):
+        for fetch in fetch_sizes(k, matches):
             params["fetch"] = fetch
             rows = driver.execute(_rank_sql(n), params, prepare=False).fetchall()  # type: ignore[union-attr]
             if len(rows) >= k:

@@ -48,6 +48,7 @@ from deepcontext.store.base import (
     RankFields,
     entity_limits,
 )
+from deepcontext.store.keyword_policy import informative_terms
 from deepcontext.store.sql import SQLStore, _chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.store.vectors import VectorCache, VectorRow
@@ -203,7 +204,7 @@ class SQLiteStore(SQLStore):
                 f"no folder {str(self.path.parent)!r} for the SQLite database {str(self.path)!r}: "
                 "create it first, or check the path"
             )
-        from deepcontext.services.legacy import is_v01_database
+        from deepcontext.store.v01 import is_v01_database
 
         if self.path.is_file() and is_v01_database(self.path):
             # recognised before our connections touch it (they would switch it to WAL)
@@ -323,10 +324,7 @@ class SQLiteStore(SQLStore):
         if n_user < 1000:
             return terms, n_user, None
         df = [self._doc_frequency(conn, stem) for stem in _porter().stemWords(terms)]
-        keep = [(t, d) for t, d in zip(terms, df, strict=True) if d <= COMMON_TERM_SHARE * n_user]
-        if not keep:
-            d, t = min(zip(df, terms, strict=True))
-            keep = [(t, d)] if d <= MAX_TERM_SHARE * n_user else []
+        keep = informative_terms(list(zip(terms, df, strict=True)), n_user).terms
         return [t for t, _ in keep], n_user, sum(d for _, d in keep)
 
     def keyword_search(

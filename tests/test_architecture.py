@@ -1,0 +1,206 @@
+"""The package's import graph: no cycle between modules, no layer importing a layer above it.
+
+Imports are read with :mod:`ast` from every module of ``src/deepcontext`` (module-level and inside
+functions; ``from pkg import submodule`` is an edge to the submodule; imports under
+``if TYPE_CHECKING:`` are annotations only and do not count).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "deepcontext"
+
+#: top-level packages / modules by layer; a module may import its own layer and the ones below
+LAYERS: dict[str, int] = {
+    "errors": 0,
+    "types": 0,
+    "clock": 0,
+    "text": 0,
+    "ids": 0,
+    "settings": 1,
+    "llm": 2,
+    "embed": 2,
+    "store": 2,
+    "extract": 3,
+    "query": 3,
+    "retrieve": 3,
+    "services": 4,
+    "dialogue": 5,
+    "context": 5,
+    "lifecycle": 5,
+    "core": 6,
+    "sync": 6,
+    "deepcontext": 6,  # the package's lazy re-exports of the facade
+    "cli": 7,
+    "server": 7,
+    "chat": 7,
+    "bench": 7,
+    "compat": 7,
+    "demo": 7,
+    "__main__": 7,
+}
+
+
+def _modules() -> dict[str, Path]:
+    out: dict[str, Path] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _owner(name: str) -> str | None:
+    """The module of ``name`` (an attribute of a module is an edge to that module)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def imports_of(module: str) -> set[str]:
+    """The package's modules that ``module`` imports at run time."""
+    path = MODULES[module]
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            add(node)
+        elif isinstance(node, ast.If) and _is_type_checking(node):
+            for stmt in node.orelse:  # only the ``else:`` of TYPE_CHECKING runs
+                visit(stmt)
+        else:
+            for child in ast.iter_child_nodes(node):
+                visit(child)
+
+    def add(node: ast.Import | ast.ImportFrom) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "deepcontext" and (owner := _owner(alias.name)):
+                    found.add(owner)
+            return
+        if node.level:
+            base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+            target = ".".join(base + ([node.module] if node.module else []))
+        else:
+            target = node.module or ""
+        if target.split(".")[0] != "deepcontext":
+            return
+        for alias in node.names:
+            owner = f"{target}.{alias.name}" if f"{target}.{alias.name}" in MODULES else _owner(target)
+            if owner:
+                found.add(owner)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    found.discard(module)
+    return found
+
+
+GRAPH = {m: imports_of(m) for m in MODULES}
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    top = parts[1] if len(parts) > 1 else parts[0]
+    assert top in LAYERS, f"{module}: add its package {top!r} to LAYERS"
+    return LAYERS[top]
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_walker_sees_every_kind_of_import() -> None:
+    # module level, inside a function, ``from pkg import submodule``, TYPE_CHECKING left out
+    assert "deepcontext.store.migrations" in GRAPH["deepcontext.store.sql"]
+    assert "deepcontext.services.validation" in GRAPH["deepcontext.dialogue.sqlstore"]
+    assert "deepcontext.dialogue.sqlmemories" in GRAPH["deepcontext.dialogue.sqlstore"]
+    assert "deepcontext.dialogue" not in GRAPH["deepcontext.dialogue.sqlstore"]
+    assert "deepcontext.store.sql" not in GRAPH["deepcontext.store.sql_add"]
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_import_cycle() -> None:
+    cycles = _cycles(GRAPH)
+    described = [" <-> ".join(c) for c in cycles]
+    assert not cycles, "import cycles:\n" + "\n".join(described)
+
+
+def test_no_layer_imports_upward() -> None:
+    upward = sorted(
+        f"{m} ({_layer(m)}) imports {t} ({_layer(t)})" for m, targets in GRAPH.items() for t in targets if _layer(t) > _layer(m)
+    )
+    assert not upward, "upward imports:\n" + "\n".join(upward)
+
+
+@pytest.mark.parametrize(
+    ("low", "high"),
+    [
+        ("store", "server"),
+        ("store", "cli"),
+        ("store", "core"),
+        *[(lo, hi) for lo in ("store", "embed", "llm") for hi in ("services", "retrieve", "context", "dialogue", "lifecycle")],
+    ],
+)
+def test_layer_order(low: str, high: str) -> None:
+    assert LAYERS[low] < LAYERS[high]

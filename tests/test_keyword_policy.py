@@ -1,0 +1,55 @@
+"""The keyword leg's pruning policy (shared by both backends) as pure functions."""
+
+from __future__ import annotations
+
+from deepcontext.store.base import COMMON_TERM_SHARE, MAX_TERM_SHARE, RANK_CAP
+from deepcontext.store.keyword_policy import dominant_terms, fetch_sizes, informative_terms, is_common
+
+
+def test_a_term_is_common_above_the_share_and_from_the_floor() -> None:
+    n = 10_000
+    at_share = int(COMMON_TERM_SHARE * n)
+    assert not is_common(at_share, n)
+    assert is_common(at_share + 1, n)
+    assert not is_common(at_share + 1, n, floor=at_share + 2)
+    assert is_common(at_share + 2, n, floor=at_share + 2)
+
+
+def test_common_terms_go_when_a_rarer_one_is_asked_for() -> None:
+    pruned = informative_terms([("the", 4_000), ("garden", 12), ("rose", 0)], 10_000)
+    assert pruned.terms == [("garden", 12), ("rose", 0)]
+    assert not pruned.common_only
+
+
+def test_when_all_are_common_the_rarest_stays_unless_it_says_nothing() -> None:
+    n = 1_000
+    pruned = informative_terms([("b", 200), ("a", 200), ("c", 240)], n)
+    assert pruned == ([("a", 200)], True)  # ties: the first in sort order
+    too_common = int(MAX_TERM_SHARE * n) + 1
+    assert informative_terms([("a", too_common), ("b", too_common + 5)], n) == ([], True)
+    assert informative_terms([], n) == ([], False)
+
+
+def test_the_floor_keeps_terms_of_small_users() -> None:
+    # 300 of 1,000 memories: common by share, but under a floor of 1,000 rows it still ranks
+    assert informative_terms([("x", 300), ("y", 3)], 1_000, floor=1_000).terms == [("x", 300), ("y", 3)]
+
+
+def test_dominant_terms_outweigh_all_the_others_together() -> None:
+    dfs = [("mobile", 700), ("deploy", 66), ("app", 700)]
+    assert dominant_terms(dfs, [0.95, 5.1, 0.95]) == ["deploy"]
+    assert dominant_terms(dfs, [0.95, 1.5, 0.95]) is None  # 1.5 < 0.95 + 0.95
+    assert dominant_terms([("a", 3), ("b", 4), ("c", 900)], [4.0, 3.0, 2.0]) == ["a", "b"]
+    assert dominant_terms([("only", 5)], [9.0]) is None
+
+
+def test_dominant_terms_need_few_matches() -> None:
+    dfs = [("rare", RANK_CAP + 1), ("common", RANK_CAP * 3)]
+    assert dominant_terms(dfs, [10.0, 0.1]) is None
+
+
+def test_fetch_sizes_grow_until_every_candidate_was_read() -> None:
+    assert list(fetch_sizes(10, 50)) == [200]
+    assert list(fetch_sizes(10, 900)) == [200, 800, 3200]
+    assert list(fetch_sizes(100, 10**6)) == [400, 1600, 6400]
+    assert all(size >= 200 for size in fetch_sizes(1, RANK_CAP))
