@@ -32,6 +32,16 @@ class SearchConfig(BaseModel):
     group_by_source: bool = Field(
         True, description="Memories citing the same turns (a turn and its facts) compete as one result"
     )
+    neighbour_weight: float = Field(
+        0.0, ge=0, description="Share of the score of the turns just before and after a candidate's turn it gains"
+    )
+    session_weight: float = Field(
+        0.0, ge=0, description="Share of its conversation's best candidate scores a candidate gains"
+    )
+    session_top: int = Field(3, ge=1, description="How many of the conversation's best candidates count")
+    date_boost: float = Field(
+        0.0, ge=0, description="Score x (1 + date_boost) for memories said or dated within a time the query names"
+    )
     # rescoring: final = rrf x importance x recency x confidence x access boost
     use_importance: bool = True
     use_confidence: bool = True
@@ -41,7 +51,9 @@ class SearchConfig(BaseModel):
     confidence_floor: float = Field(0.5, ge=0, le=1, description="Same for confidence")
     recency_half_life_days: float = Field(7.0, gt=0)
     recency_floor: float = Field(0.5, ge=0, le=1)
-    access_boost: float = Field(0.01, ge=0, description="Per access, up to access_cap")
+    # being returned by earlier searches is no evidence of relevance to this one: access counts
+    # strengthen a memory against decay (lifecycle), not its rank, unless asked for
+    access_boost: float = Field(0.0, ge=0, description="Rank boost per access, up to access_cap (0: none)")
     access_cap: int = Field(50, ge=0)
 
     @classmethod

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from datetime import datetime
 
-__all__ = ["access_factor", "recency_factor", "rescore", "rrf"]
+__all__ = ["access_factor", "recency_factor", "rescore", "rrf", "spread"]
 
 
 def rrf(legs: Mapping[str, Sequence[int]], weights: Mapping[str, float], k: int = 60) -> dict[int, float]:
@@ -58,3 +58,43 @@ def rescore(
     if use_confidence:
         s *= confidence_floor + (1.0 - confidence_floor) * confidence
     return max(0.0, s)
+
+
+def spread(
+    scores: Mapping[Hashable, float],
+    turn_of: Mapping[Hashable, int],
+    conversation_of: Mapping[Hashable, str],
+    *,
+    neighbour: float = 0.0,
+    session: float = 0.0,
+    session_top: int = 3,
+) -> dict[Hashable, float]:
+    """Relevance shared through the conversation: each candidate gains ``neighbour`` x the score of
+    the candidates from the turns just before and after its own (the question it answers, the reply
+    it got; same conversation) and ``session`` x the sum of the ``session_top`` best scores of its
+    conversation (a conversation that matches in several places is about the question). Every
+    candidate of a conversation gains the same session term, so it reorders across conversations
+    only. Candidates missing from ``turn_of`` / ``conversation_of`` keep their score."""
+    if neighbour <= 0 and session <= 0:
+        return dict(scores)
+    by_turn = {t: g for g, t in turn_of.items() if g in scores}
+    context: dict[str, float] = {}
+    if session > 0:
+        per: dict[str, list[float]] = {}
+        for g, s in scores.items():
+            c = conversation_of.get(g)
+            if c is not None:
+                per.setdefault(c, []).append(s)
+        context = {c: sum(sorted(v, reverse=True)[:session_top]) for c, v in per.items()}
+    out: dict[Hashable, float] = {}
+    for g, s in scores.items():
+        conv = conversation_of.get(g)
+        gain = session * context.get(conv, 0.0) if conv is not None else 0.0
+        turn = turn_of.get(g)
+        if neighbour > 0 and turn is not None and conv is not None:
+            for t in (turn - 1, turn + 1):
+                n = by_turn.get(t)
+                if n is not None and conversation_of.get(n) == conv:
+                    gain += neighbour * scores[n]
+        out[g] = s + gain
+    return out

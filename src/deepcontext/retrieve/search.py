@@ -12,12 +12,13 @@ from typing import Any
 import numpy as np
 
 from deepcontext.retrieve.config import SearchConfig
-from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf
-from deepcontext.store.base import MemoryFilters, Store
+from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf, spread
+from deepcontext.retrieve.dates import query_window
+from deepcontext.store.base import MemoryFilters, RankFields, Store
 from deepcontext.text import keyword_terms, query_ngrams
 from deepcontext.types import Memory
 
-__all__ = ["HUB_SHARE", "MAX_SOURCES", "Hit", "graph_leg", "hybrid_search", "leg_k"]
+__all__ = ["HUB_SHARE", "MAX_SOURCES", "Candidates", "Hit", "Ranked", "gather", "graph_leg", "hybrid_search", "leg_k", "rank"]
 
 #: entities (matched + neighbours, by weight) whose memories the graph leg reads
 MAX_GRAPH_ENTITIES = 12
@@ -103,7 +104,17 @@ def hybrid_search(*args: Any, **kwargs: Any) -> list[Hit]:
         return _hybrid_search(*args, **kwargs)
 
 
-def _hybrid_search(
+@dataclass(slots=True)
+class Candidates:
+    """What the legs found for a query: each leg's memory ids in rank order and the fields the
+    ranking needs (see :func:`gather` and :func:`rank`)."""
+
+    query: str
+    legs: dict[str, list[int]]
+    fields: dict[int, RankFields]
+
+
+def gather(
     store: Store,
     user_id: str,
     query: str,
@@ -114,14 +125,12 @@ def _hybrid_search(
     config: SearchConfig,
     now: datetime,
     include_graph: bool = True,
-    links_per_memory: int = 0,
     vector_hits: Future[list[tuple[int, float]]] | None = None,
-) -> list[Hit]:
-    """``vector_hits``: the vector leg's result, computed by another thread (on a connection of its
-    own, see :attr:`Store.concurrent_vector_leg`) while this one reads the other legs; when given,
-    ``query_vector`` is not used."""
+) -> Candidates:
+    """Run the legs and read the candidates' rank fields. ``vector_hits``: the vector leg's result,
+    computed by another thread (on a connection of its own, see :attr:`Store.concurrent_vector_leg`)
+    while this one reads the other legs; when given, ``query_vector`` is not used."""
     legs: dict[str, list[int]] = {}
-    weights = {"vector": config.vector_weight, "keyword": config.keyword_weight, "graph": config.graph_weight}
 
     def k_for(factor: int) -> int:
         return leg_k(config, limit, factor)
@@ -146,11 +155,31 @@ def _hybrid_search(
         legs["keyword"] = keyword
     if graph is not None:
         legs["graph"] = graph
+    if not any(legs.values()):
+        return Candidates(query, {}, {})
+    all_ids = list(dict.fromkeys(m for ids in legs.values() for m in ids))
+    return Candidates(query, legs, store.rank_fields(user_id, all_ids))
 
+
+@dataclass(slots=True)
+class Ranked:
+    """One result of :func:`rank`: its final score, fused score, representative memory, group key
+    and each leg's rank of the group."""
+
+    score: float
+    rrf_score: float
+    memory_id: int
+    group: Any
+    legs: dict[str, int]
+
+
+def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> list[Ranked]:
+    """Fuse, spread and rescore the candidates; the best ``limit`` groups, best first."""
+    legs, fields = cands.legs, cands.fields
     if not any(legs.values()):
         return []
+    weights = {"vector": config.vector_weight, "keyword": config.keyword_weight, "graph": config.graph_weight}
     all_ids = list(dict.fromkeys(m for ids in legs.values() for m in ids))
-    fields = store.rank_fields(user_id, all_ids)
     if config.group_by_source:
         first_turns = {mid: f.first_turn for mid, f in fields.items() if f.first_turn is not None}
         groups, legs_g, fused = _group_by_source(legs, first_turns, weights, config.rrf_k)
@@ -158,6 +187,18 @@ def _hybrid_search(
         groups = {mid: [mid] for mid in all_ids}
         legs_g = legs
         fused = rrf(legs, weights, config.rrf_k)
+    if config.neighbour_weight > 0 or config.session_weight > 0:
+        turn_of: dict[Any, int] = {}
+        conv_of: dict[Any, str] = {}
+        for gkey, members in groups.items():
+            f = fields.get(members[0])
+            if f is not None and f.first_turn is not None and f.conversation_id is not None:
+                turn_of[gkey], conv_of[gkey] = f.first_turn, f.conversation_id
+        fused = spread(
+            fused, turn_of, conv_of,
+            neighbour=config.neighbour_weight, session=config.session_weight, session_top=config.session_top,
+        )  # fmt: skip
+    window = query_window(cands.query, now) if config.date_boost > 0 else None
     ranks = {leg: {g: r for r, g in enumerate(ids, start=1)} for leg, ids in legs_g.items()}
     own = rrf(legs, weights, config.rrf_k) if config.group_by_source else fused
     scored: list[tuple[float, float, int, Any]] = []
@@ -170,25 +211,44 @@ def _hybrid_search(
         mid = max(members, key=lambda m: (fields[m].pinned, own.get(m, 0.0), fields[m].importance, m))
         # the group ranks by its best rescored member (a turn and its fact are one piece of news)
         score = max(_rescore(fscore, fields[m], config, now) for m in members)
+        if window is not None and any(window.contains(fields[m].when, fields[m].occurred_at) for m in members):
+            score *= 1.0 + config.date_boost
         scored.append((score, fscore, mid, gkey))
     scored.sort(key=lambda x: (-x[0], -x[1], -x[2]))
-    scored = scored[:limit]
-    # full memories, with details, only for what is returned
-    ids = [mid for _, _, mid, _ in scored]
-    memories, links = store.result_details(user_id, ids, max_sources=MAX_SOURCES, links_per_memory=links_per_memory)
+    return [
+        Ranked(score, fscore, mid, gkey, {leg: r[gkey] for leg, r in ranks.items() if gkey in r})
+        for score, fscore, mid, gkey in scored[:limit]
+    ]
+
+
+def _hybrid_search(
+    store: Store,
+    user_id: str,
+    query: str,
+    query_vector: np.ndarray | Future[np.ndarray] | None,
+    *,
+    limit: int,
+    filters: MemoryFilters,
+    config: SearchConfig,
+    now: datetime,
+    include_graph: bool = True,
+    links_per_memory: int = 0,
+    vector_hits: Future[list[tuple[int, float]]] | None = None,
+) -> list[Hit]:
+    """:func:`gather`, :func:`rank`, then the full memories (with details) of what is returned."""
+    cands = gather(
+        store, user_id, query, query_vector, limit=limit, filters=filters, config=config, now=now,
+        include_graph=include_graph, vector_hits=vector_hits,
+    )  # fmt: skip
+    ranked = rank(cands, config, now, limit)
+    memories, links = store.result_details(
+        user_id, [r.memory_id for r in ranked], max_sources=MAX_SOURCES, links_per_memory=links_per_memory
+    )
     hits = []
-    for score, fscore, mid, gkey in scored:
-        mem = memories.get(mid)
+    for r in ranked:
+        mem = memories.get(r.memory_id)
         if mem is not None:
-            hits.append(
-                Hit(
-                    memory=mem,
-                    score=score,
-                    rrf_score=fscore,
-                    legs={leg: r[gkey] for leg, r in ranks.items() if gkey in r},
-                    links=links.get(mid, []),
-                )
-            )
+            hits.append(Hit(memory=mem, score=r.score, rrf_score=r.rrf_score, legs=r.legs, links=links.get(r.memory_id, [])))
     return hits
 
 

@@ -108,6 +108,8 @@ class RankFields:
     active: bool
     first_turn: int | None = None  # the turn the memory was derived from (its oldest source)
     pinned: bool = False
+    conversation_id: str | None = None
+    occurred_at: datetime | None = None  # when what it says happened (extracted), if known
 
 
 @dataclass(slots=True)

@@ -902,6 +902,8 @@ class SQLStore(AddWriter, Store):
                         active=r.status == MemoryStatus.ACTIVE.value,
                         first_turn=None if r.first_turn is None else int(r.first_turn),
                         pinned=bool(r.pinned),
+                        conversation_id=r.conversation_id,
+                        occurred_at=r.occurred_at,
                     )
         return out
 
@@ -922,7 +924,7 @@ class SQLStore(AddWriter, Store):
         )
         return select(
             mt.c.id, mt.c.importance, mt.c.confidence, mt.c.said_at, mt.c.created_at, mt.c.access_count,
-            mt.c.status, mt.c.pinned, first,
+            mt.c.status, mt.c.pinned, mt.c.conversation_id, mt.c.occurred_at, first,
         ).where(self._owner(mt.c.user_id) == uid)  # fmt: skip
 
     def memory_entities(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
