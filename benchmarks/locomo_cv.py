@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import itertools
 import json
+import pickle
 import statistics
 import sys
 import time
@@ -67,6 +68,7 @@ async def main() -> None:
     ap.add_argument("--reuse", action="store_true", help="The database already holds the conversations")
     ap.add_argument("--vary", action="append", default=[], help="FIELD=V1,V2,... (repeatable; the product is searched)")
     ap.add_argument("--set", action="append", default=[], help="An engine setting KEY=VALUE for the ingest (repeatable)")
+    ap.add_argument("--cache", default=None, help="Keep the legs' candidates in this file and reuse them (same code, same database)")
     ap.add_argument("--out", default=None, help="Write the per-candidate and per-fold figures as JSON here")
     args = ap.parse_args()
     settings = {k: v for k, _, v in (s.partition("=") for s in args.set)}
@@ -87,7 +89,10 @@ async def main() -> None:
         found: dict[str, list[tuple[Any, Any, dict[int, list[str]]]]] = {}
         now = ctx.clock.now()
         filters = parse_filters()
-        for conv in convs:
+        cache = Path(args.cache) if args.cache else None
+        if cache is not None and cache.exists():
+            now, found = pickle.loads(cache.read_bytes())
+        for conv in [] if found else convs:
             user = user_of(conv)
             found[conv.sample_id] = []
             for q in conv.questions:
@@ -98,6 +103,8 @@ async def main() -> None:
                     mems, _ = ctx.store.result_details(user, ids, max_sources=MAX_SOURCES, links_per_memory=0)
                 turns = {mid: [dia[conv.sample_id][s.turn_id] for s in m.sources if s.turn_id in dia[conv.sample_id]] for mid, m in mems.items()}
                 found[conv.sample_id].append((q, got, turns))
+        if cache is not None and not cache.exists():
+            cache.write_bytes(pickle.dumps((now, found)))
         print(f"legs of every question in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
         rows: list[dict[str, list[dict[str, Any]]]] = []
         for ci, cand in enumerate(cands):

@@ -21,9 +21,9 @@ class SearchConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     vector_weight: float = Field(0.6, ge=0)
-    keyword_weight: float = Field(0.25, ge=0)
+    keyword_weight: float = Field(0.6, ge=0)
     graph_weight: float = Field(0.15, ge=0)
-    rrf_k: int = Field(60, ge=1)
+    rrf_k: int = Field(10, ge=1)
     vector_k_factor: int = Field(3, ge=0)
     keyword_k_factor: int = Field(2, ge=0)
     graph_k_factor: int = Field(2, ge=0)
@@ -33,14 +33,14 @@ class SearchConfig(BaseModel):
         True, description="Memories citing the same turns (a turn and its facts) compete as one result"
     )
     neighbour_weight: float = Field(
-        0.0, ge=0, description="Share of the score of the turns just before and after a candidate's turn it gains"
+        0.7, ge=0, description="Share of the score of the turns just before and after a candidate's turn it gains"
     )
     session_weight: float = Field(
         0.0, ge=0, description="Share of its conversation's best candidate scores a candidate gains"
     )
     session_top: int = Field(3, ge=1, description="How many of the conversation's best candidates count")
     date_boost: float = Field(
-        0.0, ge=0, description="Score x (1 + date_boost) for memories said or dated within a time the query names"
+        3.0, ge=0, description="Score x (1 + date_boost) for memories said or dated within a time the query names"
     )
     # rescoring: final = rrf x importance x recency x confidence x access boost
     use_importance: bool = True
@@ -71,7 +71,7 @@ class SearchConfig(BaseModel):
 
 
 PRESETS: dict[str, SearchConfig] = {
-    # the seed's fusion and rescoring, with a floor under recency
+    # the default fusion and rescoring
     "hybrid": SearchConfig(),
     # pure relevance: no importance / recency / access rescoring
     "relevance": SearchConfig(use_importance=False, use_confidence=False, recency_floor=1.0, access_boost=0.0),
