@@ -382,10 +382,11 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         config: SearchConfig | str | None = None,
         track_access: bool | None = None,
     ) -> SearchResponse:
-        """Hybrid search (vector + keyword + graph, fused by weighted RRF, rescored by importance,
-        recency, confidence and access). Every leg honours the same filters. ``config`` is a
-        :class:`SearchConfig` or a preset name ("hybrid", "relevance", "vector", "keyword", "graph").
-        Results count as accessed unless ``track_access`` is False (None: the setting)."""
+        """Hybrid search (vector + keyword + graph, fused by weighted RRF, spread to neighbouring
+        turns, rescored by importance, recency and confidence). Every leg honours the same filters.
+        ``config`` is a :class:`SearchConfig` or a preset name ("hybrid", "relevance", "vector",
+        "keyword", "graph"). Results count as accessed unless ``track_access`` is False (None: the
+        setting)."""
         self._check()
         started = time.perf_counter()
         user_id = check_id(user_id, "user_id")
