@@ -1,5 +1,6 @@
 """Ranking rules of hybrid search, end to end on a real database: earlier searches do not lift
-what they returned; relevance spreads through the conversation when configured."""
+what they returned; relevance spreads through the conversation; a time the query names lifts what
+was said then."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from deepcontext import DeepContext, SearchConfig
 from deepcontext.retrieve import spread
+from deepcontext.retrieve.dates import query_window
 
 CHAT = [
     {"role": "user", "name": "Maya", "content": "I work as a data engineer at Northwind Labs in Lisbon."},
@@ -64,3 +66,34 @@ async def test_spread_settings_in_a_search(ctx: DeepContext) -> None:
         assert gain[r.memory_id] >= r.rrf_score
         if r.conversation_id == "c1":
             assert gain[r.memory_id] > r.rrf_score
+
+
+def test_query_window_resolves_the_time_a_query_names() -> None:
+    now = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+    july = query_window("When did Maya go camping in July?", now)
+    assert july is not None and july.month == 7
+    # a month without a year: that month of any year
+    assert july.contains(datetime(2023, 7, 14, tzinfo=timezone.utc))
+    assert not july.contains(datetime(2023, 8, 1, tzinfo=timezone.utc), None)
+    may = query_window("What did she paint in May 2023?", now)
+    assert may is not None and may.month is None
+    assert may.contains(datetime(2023, 5, 31, 23, tzinfo=timezone.utc))
+    assert not may.contains(datetime(2024, 5, 2, tzinfo=timezone.utc))
+    week = query_window("What did I cook last week?", now)
+    assert week is not None and week.contains(datetime(2026, 11, 25, tzinfo=timezone.utc))
+    assert not week.contains(datetime(2026, 12, 1, tzinfo=timezone.utc))
+    assert query_window("Where does Maya work?", now) is None
+
+
+async def test_a_named_month_lifts_what_was_said_then(ctx: DeepContext) -> None:
+    for month, dish in ((3, "risotto"), (7, "paella"), (11, "curry")):
+        said = datetime(2024, month, 10, 19, tzinfo=timezone.utc)
+        msg = {"role": "user", "name": "Maya", "content": f"I cooked a big {dish} for my friends tonight.", "timestamp": said}
+        await ctx.add([msg], user_id="maya", conversation_id=f"m{month}", timestamp=said)
+    question = "What did Maya cook for her friends in July?"
+    dated = await ctx.search(question, user_id="maya", limit=3)
+    assert "paella" in dated.results[0].text, [r.text for r in dated.results]
+    plain = await ctx.search(question, user_id="maya", limit=3, config=SearchConfig(date_boost=0.0))
+    top = dated.results[0]
+    same = next(r for r in plain.results if r.memory_id == top.memory_id)
+    assert top.score == pytest.approx(same.score * 4)  # x (1 + 3), the default boost
