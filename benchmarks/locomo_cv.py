@@ -6,13 +6,13 @@ configuration (the product of the ``--vary FIELD=V1,V2,...`` options over the de
 candidate with the best mean recall on the other conversations is chosen, and the held-out
 conversation's questions are scored with it: the cross-validated figure is the mean over all
 questions of those held-out scores. The objective is the mean of recall@5/10/25/50, memory and
-user-view figures alike (the user view here is the top 50 results' cited turns cut at k).
+user-view figures alike (the user view at k ranks each leg cut to the depth it has for ``limit=k``).
 
     python benchmarks/locomo_cv.py --data locomo-dev.json --db cv.db --vary rrf_k=20,60 --vary keyword_weight=0.25,0.4
 
 The legs run once per question with the default leg depths (``limit=50``); each candidate only
-re-ranks what they found, so fields that change the legs themselves (``*_k_factor``, ``min_leg_k``,
-``graph_depth``) are not fitted here. Access tracking is off, so candidates do not influence each
+re-ranks what they found (cut to the depth each limit asks for: ``min_leg_k`` and the
+``*_k_factor`` fields can be fitted up to the limit-50 depths; ``graph_depth`` cannot). Access tracking is off, so candidates do not influence each
 other (the default ranking does not use access counts).
 """
 
@@ -33,7 +33,7 @@ from deepcontext import DeepContext
 from deepcontext.bench.locomo import KS, cited, ingest, recall_at, user_of, user_view
 from deepcontext.bench.locomo_data import CATEGORIES, load
 from deepcontext.retrieve import SearchConfig
-from deepcontext.retrieve.search import MAX_SOURCES, gather, rank
+from deepcontext.retrieve.search import MAX_SOURCES, Candidates, gather, leg_k, rank
 from deepcontext.services.validation import parse_filters
 
 
@@ -114,7 +114,14 @@ async def main() -> None:
                 out = []
                 for q, got, turns in found[conv.sample_id]:
                     c = [turns.get(r.memory_id, []) for r in rank(got, cfg, now, max(KS))]
-                    out.append({"category": q.category, "memory": recall_at(q.evidence, c), "user": {k: user_view(q.evidence, c, k) for k in KS}})
+                    user = {}
+                    for k in KS:
+                        # search(limit=k): each leg as deep as it would be for k (a prefix of its
+                        # ranking at limit 50)
+                        legs = {leg: ids[: leg_k(cfg, k, getattr(cfg, f"{leg}_k_factor"))] for leg, ids in got.legs.items()}
+                        top = rank(Candidates(got.query, legs, got.fields), cfg, now, k)
+                        user[k] = user_view(q.evidence, [turns.get(r.memory_id, []) for r in top], k)
+                    out.append({"category": q.category, "memory": recall_at(q.evidence, c), "user": user})
                 per[conv.sample_id] = out
             rows.append(per)
             allq = [r for v in per.values() for r in v]

@@ -40,9 +40,9 @@ def test_spread_shares_neighbour_and_conversation_relevance() -> None:
     turn_of = {"a": 10, "b": 11, "c": 30, "x": 12}
     conv_of = {"a": "s1", "b": "s1", "c": "s1", "x": "s2"}
     # b answers a: it gains half of a's score; x is the next turn id but another conversation
-    out = spread(scores, turn_of, conv_of, neighbour=0.5)
+    out = spread(scores, turn_of, conv_of, before=0.5, after=0.25)
     assert out["b"] == pytest.approx(0.2 + 0.5 * 1.0)
-    assert out["a"] == pytest.approx(1.0 + 0.5 * 0.2)
+    assert out["a"] == pytest.approx(1.0 + 0.25 * 0.2)
     assert out["c"] == pytest.approx(0.5) and out["x"] == pytest.approx(0.6)
     # the session term is the same for every candidate of a conversation: it reorders across them only
     out = spread(scores, turn_of, conv_of, session=1.0, session_top=2)
@@ -51,14 +51,14 @@ def test_spread_shares_neighbour_and_conversation_relevance() -> None:
     assert out["b"] > out["x"]  # lifted by its conversation's other matches
     assert spread(scores, turn_of, conv_of) == scores
     # a candidate without a turn or conversation keeps its score
-    assert spread({"m": 0.3, **scores}, turn_of, conv_of, neighbour=1.0, session=1.0)["m"] == pytest.approx(0.3)
+    assert spread({"m": 0.3, **scores}, turn_of, conv_of, before=1.0, after=1.0, session=1.0)["m"] == pytest.approx(0.3)
 
 
 async def test_spread_settings_in_a_search(ctx: DeepContext) -> None:
     await ctx.add(CHAT, user_id="maya", conversation_id="c1", timestamp=SAID)
     await ctx.add([{"role": "user", "name": "Maya", "content": "Lena visited me in Lisbon last spring."}], user_id="maya", conversation_id="c2")
     plain = await ctx.search("Lena nurse Berlin", user_id="maya", limit=10, config=SearchConfig(session_weight=0.0))
-    shared = await ctx.search("Lena nurse Berlin", user_id="maya", limit=10, config=SearchConfig(session_weight=1.0, neighbour_weight=0.5))
+    shared = await ctx.search("Lena nurse Berlin", user_id="maya", limit=10, config=SearchConfig(session_weight=1.0, before_weight=0.5))
     assert {r.memory_id for r in plain.results} == {r.memory_id for r in shared.results}
     # the matches of the conversation that matches in several places gain; the others do not
     gain = {r.memory_id: r.rrf_score for r in shared.results}

@@ -27,13 +27,18 @@ class SearchConfig(BaseModel):
     vector_k_factor: int = Field(3, ge=0)
     keyword_k_factor: int = Field(2, ge=0)
     graph_k_factor: int = Field(2, ge=0)
-    min_leg_k: int = Field(20, ge=0, description="Each enabled leg fetches at least this many")
+    # deep enough at small limits for a reply's question (or a question's reply) to be among the
+    # candidates it can lift
+    min_leg_k: int = Field(50, ge=0, description="Each enabled leg fetches at least this many")
     graph_depth: int = Field(2, ge=0, le=5)
     group_by_source: bool = Field(
         True, description="Memories citing the same turns (a turn and its facts) compete as one result"
     )
-    neighbour_weight: float = Field(
-        0.7, ge=0, description="Share of the score of the turns just before and after a candidate's turn it gains"
+    before_weight: float = Field(
+        0.9, ge=0, description="Share of the score of the turn just before a candidate's turn (the question it answers) it gains"
+    )
+    after_weight: float = Field(
+        0.5, ge=0, description="Share of the score of the turn just after a candidate's turn (the reply it got) it gains"
     )
     session_weight: float = Field(
         0.0, ge=0, description="Share of its conversation's best candidate scores a candidate gains"

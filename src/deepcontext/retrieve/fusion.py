@@ -65,17 +65,18 @@ def spread(
     turn_of: Mapping[Hashable, int],
     conversation_of: Mapping[Hashable, str],
     *,
-    neighbour: float = 0.0,
+    before: float = 0.0,
+    after: float = 0.0,
     session: float = 0.0,
     session_top: int = 3,
 ) -> dict[Hashable, float]:
-    """Relevance shared through the conversation: each candidate gains ``neighbour`` x the score of
-    the candidates from the turns just before and after its own (the question it answers, the reply
-    it got; same conversation) and ``session`` x the sum of the ``session_top`` best scores of its
+    """Relevance shared through the conversation: each candidate gains ``before`` x the score of the
+    candidate from the turn just before its own (the question it answers) and ``after`` x that of
+    the turn just after (the reply it got), in the same conversation, and ``session`` x the sum of the ``session_top`` best scores of its
     conversation (a conversation that matches in several places is about the question). Every
     candidate of a conversation gains the same session term, so it reorders across conversations
     only. Candidates missing from ``turn_of`` / ``conversation_of`` keep their score."""
-    if neighbour <= 0 and session <= 0:
+    if before <= 0 and after <= 0 and session <= 0:
         return dict(scores)
     by_turn = {t: g for g, t in turn_of.items() if g in scores}
     context: dict[str, float] = {}
@@ -91,10 +92,10 @@ def spread(
         conv = conversation_of.get(g)
         gain = session * context.get(conv, 0.0) if conv is not None else 0.0
         turn = turn_of.get(g)
-        if neighbour > 0 and turn is not None and conv is not None:
-            for t in (turn - 1, turn + 1):
-                n = by_turn.get(t)
+        if turn is not None and conv is not None:
+            for t, w in ((turn - 1, before), (turn + 1, after)):
+                n = by_turn.get(t) if w > 0 else None
                 if n is not None and conversation_of.get(n) == conv:
-                    gain += neighbour * scores[n]
+                    gain += w * scores[n]
         out[g] = s + gain
     return out

@@ -187,7 +187,7 @@ def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> 
         groups = {mid: [mid] for mid in all_ids}
         legs_g = legs
         fused = rrf(legs, weights, config.rrf_k)
-    if config.neighbour_weight > 0 or config.session_weight > 0:
+    if config.before_weight > 0 or config.after_weight > 0 or config.session_weight > 0:
         turn_of: dict[Any, int] = {}
         conv_of: dict[Any, str] = {}
         for gkey, members in groups.items():
@@ -196,7 +196,8 @@ def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> 
                 turn_of[gkey], conv_of[gkey] = f.first_turn, f.conversation_id
         fused = spread(
             fused, turn_of, conv_of,
-            neighbour=config.neighbour_weight, session=config.session_weight, session_top=config.session_top,
+            before=config.before_weight, after=config.after_weight, session=config.session_weight,
+            session_top=config.session_top,
         )  # fmt: skip
     window = query_window(cands.query, now) if config.date_boost > 0 else None
     ranks = {leg: {g: r for r, g in enumerate(ids, start=1)} for leg, ids in legs_g.items()}
