@@ -439,7 +439,8 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             )
             if include_superseded:
                 found = add_superseded(
-                    store, user_id, query, found, limit=limit, filters=filters, now=now, max_sources=MAX_SOURCES
+                    store, user_id, query, found, limit=limit, filters=filters, now=now, max_sources=MAX_SOURCES,
+                    make_hit=lambda m, score: Hit(memory=m, score=score, rrf_score=0.0),
                 )
             return found
 

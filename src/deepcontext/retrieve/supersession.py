@@ -11,16 +11,16 @@ before Lisbon?", "What did I use to drink?").
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import Any, TypeVar
 
 from deepcontext.store.base import MemoryFilters, RankFields, Store
 from deepcontext.text import keyword_terms
-from deepcontext.types import MemoryStatus
+from deepcontext.types import Memory, MemoryStatus
 
-if TYPE_CHECKING:
-    from deepcontext.retrieve.search import Hit
+H = TypeVar("H", bound=Any)
 
 __all__ = ["about_the_past", "add_superseded", "outdated_factor"]
 
@@ -52,14 +52,13 @@ def outdated_factor(f: RankFields, now: datetime, factor: float, *, past: bool) 
 
 
 def add_superseded(
-    store: Store, user_id: str, query: str, hits: list[Hit], *, limit: int, filters: MemoryFilters, now: datetime,
-    max_sources: int,
-) -> list[Hit]:
+    store: Store, user_id: str, query: str, hits: list[H], *, limit: int, filters: MemoryFilters, now: datetime,
+    max_sources: int, make_hit: Callable[[Memory, float], H],
+) -> list[H]:
     """``hits`` with the earlier versions of the hits and the superseded memories the query matches
     (keyword leg): each right after the version that replaced it (its score just below), the others
-    after the current results; cut to ``limit``."""
-    from deepcontext.retrieve.search import Hit
-
+    after the current results; cut to ``limit``. ``hits`` have ``memory`` and ``score``;
+    ``make_hit(memory, score)`` makes one."""
     old_filters = replace(filters, statuses=(MemoryStatus.SUPERSEDED,))
     terms = keyword_terms(query)
     found = [m for m, _ in store.keyword_search(user_id, terms, limit, old_filters, now)] if terms else []
@@ -88,10 +87,10 @@ def add_superseded(
             if at is None:
                 continue
             nxt = out[at]
-            out.insert(at + 1, Hit(memory=m, score=nxt.score * 0.999, rrf_score=0.0, legs={}))
+            out.insert(at + 1, make_hit(m, nxt.score * 0.999))
             placed.add(m.id)
             pending.remove(m)
             progress = True
     floor = min((h.score for h in out), default=1.0)
-    out += [Hit(memory=m, score=floor * 0.999 ** (i + 1), rrf_score=0.0, legs={}) for i, m in enumerate(pending)]
+    out += [make_hit(m, floor * 0.999 ** (i + 1)) for i, m in enumerate(pending)]
     return out[:limit]
