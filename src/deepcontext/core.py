@@ -26,7 +26,9 @@ from deepcontext.errors import ConfigurationError, EntityNotFoundError, MemoryNo
 from deepcontext.extract.base import Classifier, Extractor
 from deepcontext.lifecycle.facade import LifecycleAPI
 from deepcontext.retrieve.config import SearchConfig, preset
-from deepcontext.retrieve.search import Hit, hybrid_search, leg_k
+from deepcontext.retrieve.search import MAX_SOURCES, Hit, hybrid_search, leg_k
+from deepcontext.retrieve.profile import uses_profile, vector_pool
+from deepcontext.retrieve.supersession import add_superseded
 from deepcontext.services.ingest import IngestService
 from deepcontext.services.validation import (
     check_id,
@@ -381,11 +383,14 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         metadata: Mapping[str, Any] | None = None,
         config: SearchConfig | str | None = None,
         track_access: bool | None = None,
+        include_superseded: bool = False,
     ) -> SearchResponse:
         """Hybrid search (vector + keyword + graph, fused by weighted RRF, rescored by importance,
         recency, confidence and access). Every leg honours the same filters. ``config`` is a
         :class:`SearchConfig` or a preset name ("hybrid", "relevance", "vector", "keyword", "graph").
-        Results count as accessed unless ``track_access`` is False (None: the setting)."""
+        Results count as accessed unless ``track_access`` is False (None: the setting).
+        ``include_superseded``: also older values of facts that a later statement changed, each right
+        after the version that replaced it."""
         self._check()
         started = time.perf_counter()
         user_id = check_id(user_id, "user_id")
@@ -395,6 +400,8 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before, metadata=metadata
         )
         cfg = self._config(config)
+        if not isinstance(include_superseded, bool):
+            raise ValidationError("include_superseded must be true or false", field="include_superseded")
         now = self.clock.now()
         per_memory = self.settings.max_connections_per_memory
         embedding = self._query_embedder() if cfg.vector_weight > 0 else None
@@ -403,8 +410,9 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
 
         def vector_leg() -> list[tuple[int, float]]:
             vector = embedder.embed_one(query)
+            k = vector_pool(leg_k(cfg, limit, cfg.vector_k_factor), uses_profile(query, cfg.profile_weight))
             with store.side_reading():
-                return store.vector_search(user_id, vector, leg_k(cfg, limit, cfg.vector_k_factor), filters, now)
+                return store.vector_search(user_id, vector, k, filters, now)
 
         def run() -> list[Hit]:
             # one worker-thread hop for the legs and the results' details and links (each hop back to
@@ -416,7 +424,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
                 hits = embedding.submit(vector_leg)
             elif embedding is not None:
                 qvec = embedding.submit(embedder.embed_one, query)
-            return hybrid_search(
+            found = hybrid_search(
                 store,
                 user_id,
                 query,
@@ -429,6 +437,12 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
                 links_per_memory=per_memory,
                 vector_hits=hits,
             )
+            if include_superseded:
+                found = add_superseded(
+                    store, user_id, query, found, limit=limit, filters=filters, now=now, max_sources=MAX_SOURCES,
+                    make_hit=lambda m, score: Hit(memory=m, score=score, rrf_score=0.0),
+                )
+            return found
 
         hits = await asyncio.to_thread(run)
         ids = [h.memory.id for h in hits]
@@ -452,6 +466,8 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
                 legs=h.legs,
                 rrf_score=h.rrf_score,
                 access_count=h.memory.access_count,
+                superseded_by=h.memory.superseded_by,
+                valid_to=h.memory.valid_to,
             )
             for h in hits
         ]

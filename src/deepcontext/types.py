@@ -209,6 +209,10 @@ class MemorySearchResult(BaseModel):
     legs: dict[str, int] = Field(default_factory=dict, description="Rank of this memory in each retrieval leg")
     rrf_score: float = 0.0
     access_count: int = 0
+    superseded_by: int | None = Field(
+        default=None, description="Set on an older value (include_superseded): the memory that replaced it"
+    )
+    valid_to: datetime | None = Field(default=None, description="When what it says stopped being true")
 
 
 class SearchResponse(BaseModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -15,6 +16,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def cli(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash"}
+    if "PYTHONPATH" in os.environ:  # the package under test, when it is not the installed one
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return subprocess.run(
         [sys.executable, "-m", "deepcontext", "--db", str(tmp_path / "cli.db"), *args],
         input=stdin,
@@ -75,6 +78,15 @@ def test_add_search_export_import_flow(tmp_path: Path) -> None:
     assert p.returncode == 0
     p = cli(tmp_path, "history", str(mid), "--user", "ana")
     assert "DELETE" in p.stdout
+    for text, when in (("I live in Madrid.", "2025-01-01T10:00:00Z"), ("I moved to Lisbon.", "2025-03-01T10:00:00Z")):
+        msg = [{"role": "user", "name": "Ana", "content": text}]
+        assert cli(tmp_path, "add", "-", "--user", "ana", "--timestamp", when, stdin=json.dumps(msg)).returncode == 0
+    p = cli(tmp_path, "search", "Where does Ana live?", "--user", "ana", "--include-superseded", "--json")
+    assert p.returncode == 0, p.stderr
+    old = [r for r in json.loads(p.stdout)["results"] if r["superseded_by"] is not None]
+    assert old and "Madrid" in old[0]["text"]
+    p = cli(tmp_path, "search", "Where does Ana live?", "--user", "ana", "--json")
+    assert all(r["superseded_by"] is None for r in json.loads(p.stdout)["results"])
     p = cli(tmp_path, "delete-user", "ana", "--yes")
     assert p.returncode == 0
     assert json.loads(cli(tmp_path, "stats", "--user", "ana").stdout)["memories"] == 0

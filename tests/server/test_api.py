@@ -311,3 +311,19 @@ def test_no_auth_refused_on_public_addresses(tmp_path: Path) -> None:
     for host in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
         create_app(DeepContext(database_url=f"sqlite:///{tmp_path}/x.db", require_auth=False, server_host=host).settings)
     create_app(DeepContext(database_url=f"sqlite:///{tmp_path}/x.db", server_host="0.0.0.0").settings)  # keys: fine
+
+
+async def test_v1_search_include_superseded(api: Api) -> None:
+    async with api.client(api.key("acme")) as c:
+        msgs = [{"role": "user", "content": "I live in Madrid."}]
+        await c.post("/v1/memories", json={"user_id": "ana", "messages": msgs, "timestamp": "2025-01-01T00:00:00Z"})
+        msgs = [{"role": "user", "content": "I moved to Lisbon."}]
+        r = await c.post("/v1/memories", json={"user_id": "ana", "messages": msgs, "timestamp": "2025-03-01T00:00:00Z"})
+        assert r.json()["memories_replaced"] == 1
+        body = {"user_id": "ana", "query": "Where does the user live?"}
+        now = (await c.post("/v1/search", json=body)).json()["results"]
+        assert now and all(x["superseded_by"] is None for x in now)
+        everything = (await c.post("/v1/search", json={**body, "include_superseded": True})).json()["results"]
+        old = [x for x in everything if x["superseded_by"] is not None]
+        assert len(old) == 1 and "Madrid" in old[0]["text"]
+        assert_problem(await c.post("/v1/search", json={**body, "include_superseded": "sometimes"}), 422)

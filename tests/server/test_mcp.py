@@ -57,6 +57,14 @@ async def test_stdio(db_url: str) -> None:
         found = data(await c.call_tool("search_memories", {"query": "cello", "user_id": "bo", "tier": "working"}))
         assert found["results"] and all(r["tier"] == "working" for r in found["results"])
 
+        data(await c.call_tool("add_memories", {"messages": "I moved to Porto.", "user_id": "bo"}))
+        data(await c.call_tool("add_memories", {"messages": "I moved to Faro.", "user_id": "bo"}))
+        found = data(await c.call_tool("search_memories", {"query": "Where does the user live?", "user_id": "bo"}))
+        assert all(r["superseded_by"] is None for r in found["results"])
+        found = data(await c.call_tool("search_memories", {"query": "Where does the user live?", "user_id": "bo",
+                                                           "include_superseded": True}))  # fmt: skip
+        assert any(r["superseded_by"] is not None and "Porto" in r["text"] for r in found["results"])
+
         text = (await c.call_tool("get_context", {"query": "Lisbon"})).content[0].text
         assert text.startswith("## Relevant memories\n") and "Lisbon" in text and "Globex" in text
         assert "cello" not in text  # another user's

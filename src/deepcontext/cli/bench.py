@@ -1,5 +1,5 @@
-"""`deepcontext bench locomo | speed`: the benchmarks, with progress bars, a markdown table on the
-terminal, a JSON file and PNG plots under benchmarks/results/."""
+"""`deepcontext bench locomo | updates | needs | speed`: the benchmarks, with progress bars, a
+markdown table on the terminal, a JSON file and PNG plots under benchmarks/results/ (locomo, speed)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import typer
 from deepcontext.cli.app import app
 from deepcontext.cli.common import console, database_url, fail, state
 
-bench = typer.Typer(help="Benchmarks: retrieval quality on LoCoMo, speed at scale.", no_args_is_help=True)
+bench = typer.Typer(
+    help="Benchmarks: retrieval quality on LoCoMo, knowledge updates, implicit needs, speed at scale.", no_args_is_help=True
+)
 app.add_typer(bench, name="bench")
 
 #: where a checkout beside the project's shared data finds LoCoMo without --data
@@ -201,3 +203,100 @@ def speed(
         logx=True,
     )
     c.print(f"\nresults: {json_path}" + (f", plot: {plot}" if plot else ""))
+
+
+def _cv_table(ranks: dict[tuple[float, ...], list[int | None]], names: list[str], top: int) -> tuple[list[list[Any]], float, list[Any]]:
+    from deepcontext.bench.needs import kfold
+
+    n = len(next(iter(ranks.values())))
+    rows = [[*key, round(100 * sum(1 for r in v if r is not None and r <= top) / n, 1)] for key, v in ranks.items()]
+    cv, chosen = kfold(ranks, top=top)
+    return rows, round(100 * cv, 1), chosen
+
+
+@bench.command()
+def updates(
+    data: Path = typer.Option(None, "--data", help="Labelled cases, JSON lines (default benchmarks/data/updates.jsonl)"),
+    filler: int = typer.Option(60, "--filler", min=0, help="Everyday chat turns around each statement"),
+    cv: bool = typer.Option(
+        False, "--cv", help="Also cross-validate outdated_factor and slot_boost (5 folds) on the ranking check"
+    ),
+    db: str = typer.Option(None, "--db", help="Database to use (default: a temporary SQLite file)"),
+    settings: list[str] = SETTING,
+) -> None:
+    """Knowledge updates: per labelled case whether the older memory was superseded, precision and
+    recall of supersession, and whether the current value ranks above the old one."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from deepcontext.bench.report import markdown_table
+    from deepcontext.bench.updates import DEFAULT_UPDATES, run_updates, sweep_updates
+
+    path = data or DEFAULT_UPDATES
+    if not path.exists():
+        fail(f"labelled cases not found: {path} (give --data)")
+    extra = _settings(settings)
+    c = console()
+    if extra:
+        c.print(f"settings changed for this run: {extra}")
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
+        task = progress.add_task("cases", total=None)
+        report = asyncio.run(run_updates(path, filler=filler, db_url=database_url(db), settings=extra, progress=_progress_cb(progress, task)))
+    rows = [
+        [r.case.id, r.case.kind, r.case.attribute, "yes" if r.superseded else "no", "ok" if r.correct else "WRONG",
+         r.current_rank if r.case.kind == "update" else "", r.old_rank if r.case.kind == "update" else ""]
+        for r in report.results
+    ]  # fmt: skip
+    c.print(markdown_table(["case", "kind", "attribute", "superseded", "", "current rank", "old rank"], rows))
+    m = report.metrics()
+    c.print(
+        f"\n{len(report.results)} cases: supersession precision {m['precision']:.3f}, recall {m['recall']:.3f}; "
+        f"updates: current value above the old one {100 * m['current_above_old']:.1f} %, current first "
+        f"{100 * m['current_at_1']:.1f} %, in the top 3 {100 * m['current_in_top_3']:.1f} %"
+    )
+    if cv:
+        grid = [{"outdated_factor": f, "slot_boost": b} for f in (0.25, 0.5, 0.75, 1.0) for b in (0.0, 0.25, 0.5, 1.0)]
+        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), console=console(stderr=True), transient=True) as progress:
+            task = progress.add_task("cross-validation", total=None)
+            ranks = asyncio.run(sweep_updates(path, grid, filler=filler, settings={**extra, "track_access": False}, progress=_progress_cb(progress, task)))
+        rows2, score, chosen = _cv_table(ranks, ["outdated_factor", "slot_boost"], 1)
+        c.print(markdown_table(["outdated_factor", "slot_boost", "current value first %"], rows2))
+        c.print(f"5-fold cross-validated: {score} % (choices per fold: {chosen})")
+
+
+@bench.command()
+def needs(
+    data: Path = typer.Option(None, "--data", help="Labelled cases, JSON lines (default benchmarks/data/needs.jsonl)"),
+    filler: int = typer.Option(120, "--filler", min=100, help="Everyday chat turns each statement is buried in"),
+    cv: bool = typer.Option(False, "--cv", help="Also cross-validate profile_weight and profile_hard_bonus (5 folds)"),
+    db: str = typer.Option(None, "--db", help="Database to use (default: a temporary SQLite file)"),
+    settings: list[str] = SETTING,
+) -> None:
+    """Implicit needs: per labelled case the rank of the standing fact (allergy, diet, preference,
+    habit, constraint, instruction) for a request that needs it; share in the top 1 / 3 / 10."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from deepcontext.bench.needs import DEFAULT_NEEDS, run_needs, sweep_needs
+    from deepcontext.bench.report import markdown_table
+
+    path = data or DEFAULT_NEEDS
+    if not path.exists():
+        fail(f"labelled cases not found: {path} (give --data)")
+    extra = _settings(settings)
+    c = console()
+    if extra:
+        c.print(f"settings changed for this run: {extra}")
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
+        task = progress.add_task("cases", total=None)
+        report = asyncio.run(run_needs(path, filler=filler, db_url=database_url(db), settings=extra, progress=_progress_cb(progress, task)))
+    rows = [[r.case.id, r.case.kind, r.case.question, r.rank or "-", r.top[:60]] for r in report.results]
+    c.print(markdown_table(["case", "kind", "question", "rank", "first result"], rows))
+    m = report.metrics()
+    c.print(f"\n{len(report.results)} cases: top 1 {100 * m['top_1']:.1f} %, top 3 {100 * m['top_3']:.1f} %, top 10 {100 * m['top_10']:.1f} %")
+    if cv:
+        grid = [{"profile_weight": w, "profile_hard_bonus": b} for w in (0.0, 0.3, 0.6, 0.9, 1.2) for b in (0.0, 0.1, 0.2, 0.4)]
+        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), console=console(stderr=True), transient=True) as progress:
+            task = progress.add_task("cross-validation", total=None)
+            ranks = asyncio.run(sweep_needs(path, grid, filler=filler, settings={**extra, "track_access": False}, progress=_progress_cb(progress, task)))
+        rows2, score, chosen = _cv_table(ranks, ["profile_weight", "profile_hard_bonus"], 3)
+        c.print(markdown_table(["profile_weight", "profile_hard_bonus", "top 3 %"], rows2))
+        c.print(f"5-fold cross-validated top 3: {score} % (choices per fold: {chosen})")

@@ -112,13 +112,17 @@ def search(
     memory_type: list[str] = typer.Option(None, "--type", help="semantic, episodic or procedural (repeatable)"),
     conversation: str = typer.Option(None, "--conversation", "-c", help="Only this conversation"),
     preset_name: str = typer.Option(None, "--preset", help="hybrid (default), relevance, vector, keyword, graph"),
+    include_superseded: bool = typer.Option(
+        False, "--include-superseded", help="Also older values a later statement changed, each after its replacement"
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON"),
 ) -> None:
     """Hybrid search (vector + keyword + graph) over a user's memories."""
 
     async def body(ctx: Any) -> tuple[Any, int]:
         res = await ctx.search(
-            query, user, limit, tier or None, memory_type or None, conversation_id=conversation, config=preset_name
+            query, user, limit, tier or None, memory_type or None, conversation_id=conversation, config=preset_name,
+            include_superseded=include_superseded,
         )
         # an empty answer says why: a misspelt user id has no memories at all
         known = (await ctx.stats(user))["memories"] if not res.results else 1
@@ -148,7 +152,8 @@ def print_results(res: Any) -> None:
             if src
             else "-"
         )
-        table.add_row(str(i), f"{r.score:.4f}", str(r.memory_id), r.tier.value, r.memory_type.value, esc(short(r.text, 90)), esc(origin))
+        text = short(r.text, 90) + (" (superseded)" if r.superseded_by is not None else "")
+        table.add_row(str(i), f"{r.score:.4f}", str(r.memory_id), r.tier.value, r.memory_type.value, esc(text), esc(origin))
     console().print(table)
 
 

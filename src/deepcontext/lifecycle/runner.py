@@ -41,6 +41,7 @@ from deepcontext.lifecycle.consolidate import (
     group_memories,
 )
 from deepcontext.lifecycle.decay import SECONDS_PER_DAY, DecayPolicy
+from deepcontext.services.updates import fact_keys, without_fact_keys
 from deepcontext.store import lifecycle as sql
 from deepcontext.text import content_hash, normalize_for_hash
 
@@ -364,6 +365,7 @@ class LifecycleRunner:
             common_meta = dict(srcs[0].metadata)
             for s in srcs[1:]:
                 common_meta = {k: v for k, v in common_meta.items() if s.metadata.get(k) == v}
+            common_meta = {**without_fact_keys(common_meta), **fact_keys(f.text, str(common_meta.get("speaker") or "User"))}
             writes.append(
                 sql.FactWrite(
                     text=f.text,

@@ -13,6 +13,9 @@ import numpy as np
 
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf
+from deepcontext.retrieve.asked import asked_slot, slot_factor
+from deepcontext.retrieve.profile import profile_leg, uses_profile, vector_pool
+from deepcontext.retrieve.supersession import about_the_past, outdated_factor
 from deepcontext.store.base import MemoryFilters, Store
 from deepcontext.text import keyword_terms, query_ngrams
 from deepcontext.types import Memory
@@ -122,6 +125,9 @@ def _hybrid_search(
     ``query_vector`` is not used."""
     legs: dict[str, list[int]] = {}
     weights = {"vector": config.vector_weight, "keyword": config.keyword_weight, "graph": config.graph_weight}
+    profile = uses_profile(query, config.profile_weight) and config.vector_weight > 0
+    weights["profile"] = config.profile_weight
+    pool: list[tuple[int, float]] = []
 
     def k_for(factor: int) -> int:
         return leg_k(config, limit, factor)
@@ -135,13 +141,16 @@ def _hybrid_search(
         keyword = [m for m, _ in store.keyword_search(user_id, terms, k_for(config.keyword_k_factor), filters, now)]
     if include_graph and config.graph_weight > 0:
         graph = graph_leg(store, user_id, query, k_for(config.graph_k_factor), config.graph_depth, filters, now)
+    k_vector = k_for(config.vector_k_factor)
     if vector_hits is not None:
         if config.vector_weight > 0:
-            legs["vector"] = [m for m, _ in vector_hits.result()]
+            pool = list(vector_hits.result())
     else:
         vector = query_vector.result() if isinstance(query_vector, Future) else query_vector
         if config.vector_weight > 0 and vector is not None:
-            legs["vector"] = [m for m, _ in store.vector_search(user_id, vector, k_for(config.vector_k_factor), filters, now)]
+            pool = store.vector_search(user_id, vector, vector_pool(k_vector, profile), filters, now)
+    if config.vector_weight > 0 and (pool or vector_hits is not None):
+        legs["vector"] = [m for m, _ in pool[:k_vector]]
     if keyword is not None:
         legs["keyword"] = keyword
     if graph is not None:
@@ -150,7 +159,14 @@ def _hybrid_search(
     if not any(legs.values()):
         return []
     all_ids = list(dict.fromkeys(m for ids in legs.values() for m in ids))
-    fields = store.rank_fields(user_id, all_ids)
+    if profile and len(pool) > k_vector:
+        fields = store.rank_fields(user_id, list(dict.fromkeys([*all_ids, *(m for m, _ in pool[k_vector:])])))
+        legs["profile"] = profile_leg(pool, fields, k_vector, config.profile_hard_bonus)
+        all_ids = list(dict.fromkeys([*all_ids, *legs["profile"]]))
+    else:
+        fields = store.rank_fields(user_id, all_ids)
+        if profile:
+            legs["profile"] = profile_leg(pool, fields, k_vector, config.profile_hard_bonus)
     if config.group_by_source:
         first_turns = {mid: f.first_turn for mid, f in fields.items() if f.first_turn is not None}
         groups, legs_g, fused = _group_by_source(legs, first_turns, weights, config.rrf_k)
@@ -160,6 +176,8 @@ def _hybrid_search(
         fused = rrf(legs, weights, config.rrf_k)
     ranks = {leg: {g: r for r, g in enumerate(ids, start=1)} for leg, ids in legs_g.items()}
     own = rrf(legs, weights, config.rrf_k) if config.group_by_source else fused
+    past = about_the_past(query)
+    asked = asked_slot(query) if config.slot_boost > 0 else None
     scored: list[tuple[float, float, int, Any]] = []
     for gkey, fscore in fused.items():
         # the group's representative: a pinned (key) memory if there is one, else the member that
@@ -169,7 +187,12 @@ def _hybrid_search(
             continue
         mid = max(members, key=lambda m: (fields[m].pinned, own.get(m, 0.0), fields[m].importance, m))
         # the group ranks by its best rescored member (a turn and its fact are one piece of news)
-        score = max(_rescore(fscore, fields[m], config, now) for m in members)
+        score = max(
+            _rescore(fscore, fields[m], config, now)
+            * outdated_factor(fields[m], now, config.outdated_factor, past=past)
+            * slot_factor(fields[m], asked, config.slot_boost)
+            for m in members
+        )
         scored.append((score, fscore, mid, gkey))
     scored.sort(key=lambda x: (-x[0], -x[1], -x[2]))
     scored = scored[:limit]

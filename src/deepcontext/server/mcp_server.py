@@ -138,12 +138,17 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         limit: Annotated[int, Field(ge=1, le=100)] = 10,
         tier: Literal["working", "short_term", "long_term"] | None = None,
         memory_type: Literal["semantic", "episodic", "procedural"] | None = None,
+        include_superseded: Annotated[
+            bool, Field(description="Also older values a later statement changed (e.g. where the user lived before)")
+        ] = False,
     ) -> dict[str, Any]:
         """Hybrid search (meaning, keywords, knowledge graph) over the user's memories."""
 
         async def go() -> dict[str, Any]:
             _, _, uid = user_of(mcp_ctx, user_id)
-            res = await ctx.search(query, uid, limit=limit, tier=tier, memory_type=memory_type)
+            res = await ctx.search(
+                query, uid, limit=limit, tier=tier, memory_type=memory_type, include_superseded=include_superseded
+            )
             return {
                 "results": [
                     {
@@ -154,6 +159,7 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
                         "tier": r.tier.value,
                         "said_at": r.said_at.isoformat() if r.said_at else None,
                         "entities": r.entities,
+                        "superseded_by": r.superseded_by,
                     }
                     for r in res.results
                 ]

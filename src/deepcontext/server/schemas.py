@@ -202,6 +202,9 @@ class SearchBody(_Body):
     before: Timestamp | None = None
     metadata: Metadata | None = Field(default=None, description="Equality on top-level keys")
     include_graph: bool = True
+    include_superseded: bool = Field(
+        default=False, description="Also older values a later statement changed, each after its replacement"
+    )
     config: Literal["hybrid", "relevance", "vector", "keyword", "graph"] | None = Field(
         default=None, description="A retrieval preset (default hybrid)"
     )

@@ -41,6 +41,8 @@ from deepcontext.errors import (
     StorageError,
     ValidationError,
 )
+from deepcontext.extract.slots import Slot
+from deepcontext.extract.standing import STANDING_KEY, standing_kind
 from deepcontext.extract.base import (
     Classifier,
     Decision,
@@ -52,6 +54,7 @@ from deepcontext.extract.base import (
     MessageIn,
 )
 from deepcontext.settings import DeepContextSettings
+from deepcontext.services.updates import SLOT_PREFIX, Conflict, conflicts, slot_metadata, slots_of
 from deepcontext.store.base import (
     AddOutcome,
     AddPlan,
@@ -87,6 +90,7 @@ _MUTATIONS = frozenset({"UPDATE", "REPLACE", "DELETE"})
 def _referenced(plan: AddPlan) -> set[int]:
     """Ids of existing memories a plan changes or links to."""
     ids = {nm.supersedes for nm in plan.memories if nm.supersedes is not None}
+    ids |= {o for nm in plan.memories for o in nm.also_supersedes}
     return ids | {ch.memory_id for ch in plan.changes}
 
 
@@ -147,6 +151,9 @@ class Candidate:
     hash: str = ""
     vector: np.ndarray | None = None
     neighbours: list[ExistingMemory] = field(default_factory=list)
+    slots: list[Slot] = field(default_factory=list)
+    #: stored memories holding another value of one of its slots (superseded offline)
+    conflicts: list[Conflict] = field(default_factory=list)
 
 
 class IngestService:
@@ -341,6 +348,7 @@ class IngestService:
             for m in msgs:
                 if m.role not in ("user", "assistant"):
                     continue
+                kind = standing_kind(m.content) if m.role == "user" else None
                 out.append(
                     Candidate(
                         text=turn_memory_text(m),
@@ -352,10 +360,13 @@ class IngestService:
                         entities=list(dict.fromkeys(by_msg.get(m.index, []))),
                         said_at=m.said_at,
                         is_turn=True,
-                        metadata=dict(metadata),
+                        metadata={**metadata, STANDING_KEY: kind} if kind else dict(metadata),
                     )
                 )
         for f in result.facts:
+            speaker = str(f.metadata.get("speaker") or msgs[f.source_indices[0]].speaker)
+            slots = slots_of(f.text.strip(), speaker)
+            kind = standing_kind(f.text) if f.memory_type is not MemoryType.PROCEDURAL else None
             out.append(
                 Candidate(
                     text=f.text.strip(),
@@ -368,7 +379,8 @@ class IngestService:
                     occurred_at=f.occurred_at,
                     said_at=max(msgs[i].said_at for i in f.source_indices),
                     fact=f,
-                    metadata={**metadata, **f.metadata},
+                    metadata={**metadata, **f.metadata, **slot_metadata(slots), **({STANDING_KEY: kind} if kind else {})},
+                    slots=slots,
                 )
             )
         for c in out:
@@ -452,7 +464,10 @@ class IngestService:
                     facts[dup_of].entities = list(dict.fromkeys(facts[dup_of].entities + c.entities))
                     counts["noop"] += 1
 
+        await self._find_conflicts(plan, kept, show=classifier is not None)
         decisions = await self._classify(kept, context, classifier)
+        if classifier is None:
+            decisions = self._supersede(kept, decisions)
         reembed: list[tuple[NewMemory, str]] = []
         #: existing memory id -> the new version superseding it in this plan (None: deleted)
         changed: dict[int, NewMemory | None] = {}
@@ -483,6 +498,7 @@ class IngestService:
                 **kw,
             )
 
+        claimed = {d.memory_id for d in decisions if d.action in _MUTATIONS and d.memory_id is not None}
         for c in fresh:
             if c.is_turn:
                 plan.memories.append(new_memory(c))
@@ -506,7 +522,12 @@ class IngestService:
                 counts["update" if action == "UPDATE" else "replace"] += 1
                 text = (d.text or c.text).strip()
                 nm = new_memory(c, text=text, content_hash=content_hash(text), supersedes=d.memory_id, event=event, reason=d.reason)
-                nm.links = [(i, sim) for i, sim in nm.links if i != d.memory_id]
+                if any(x.memory.id == d.memory_id for x in c.conflicts):  # the same slot said again earlier
+                    nm.also_supersedes = [x.memory.id for x in c.conflicts if x.memory.id not in claimed]
+                    claimed.update(nm.also_supersedes)
+                nm.links = [(i, sim) for i, sim in nm.links if i not in (d.memory_id, *nm.also_supersedes)]
+                for other in nm.also_supersedes:
+                    changed[other] = nm
                 if text != c.text:
                     reembed.append((nm, text))
                 changed[d.memory_id] = nm
@@ -524,6 +545,53 @@ class IngestService:
             for (nm, _), v in zip(reembed, vecs2, strict=True):
                 nm.embedding = v
         return counts
+
+    async def _find_conflicts(self, plan: AddPlan, kept: list[Candidate], *, show: bool) -> None:
+        """Stored memories holding another value of a slot each candidate states (one read for the add).
+        With a classifier they are shown to it beside the nearest memories."""
+        with_slots = [c for c in kept if c.slots]
+        if not with_slots:
+            return
+        keys = list(dict.fromkeys(SLOT_PREFIX + s.key for c in with_slots for s in c.slots))
+        stored = await self._db(self.store.find_active_by_metadata_keys, plan.user_id, keys, plan.now)
+        if not stored:
+            return
+        for c in with_slots:
+            c.conflicts = conflicts(c.slots, stored, c.said_at)
+        if not show:
+            return
+        extra = [x.memory for c in with_slots for x in c.conflicts]
+        shown = {x.memory.id for c in with_slots for x in c.conflicts}
+        vecs = await asyncio.to_thread(self.embedder.embed, [m.text for m in extra]) if extra else None
+        sims = {m.id: v for m, v in zip(extra, vecs if vecs is not None else [], strict=True)}
+        for c in with_slots:
+            have = {n.id for n in c.neighbours}
+            for x in c.conflicts:
+                m = x.memory
+                if m.id in have or m.id not in shown:
+                    continue
+                sim = float(np.dot(c.vector, sims[m.id])) if c.vector is not None else 0.0
+                c.neighbours.append(
+                    ExistingMemory(id=m.id, text=m.text, memory_type=m.memory_type, similarity=sim, said_at=m.said_at)
+                )
+
+    @staticmethod
+    def _supersede(kept: list[Candidate], decisions: list[Decision]) -> list[Decision]:
+        """Offline: a new fact stating another value of a single-valued fact (where someone lives, their
+        job, relationship status, habitual drink...) replaces the stored memories holding the old value.
+        Each memory is changed by at most one fact of the add."""
+        claimed = {d.memory_id for d in decisions if d.action in _MUTATIONS and d.memory_id is not None}
+        out: list[Decision] = []
+        for c, d in zip(kept, decisions, strict=True):
+            free = [x for x in c.conflicts if x.memory.id not in claimed]
+            if d.action != "ADD" or not free:
+                out.append(d)
+                c.conflicts = []
+                continue
+            c.conflicts = free
+            claimed.update(x.memory.id for x in free)
+            out.append(Decision(action="REPLACE", memory_id=free[0].memory.id, reason=free[0].reason))
+        return out
 
     async def _classify(
         self, kept: list[Candidate], context: ExtractionContext, classifier: Classifier | None

@@ -108,6 +108,9 @@ class RankFields:
     active: bool
     first_turn: int | None = None  # the turn the memory was derived from (its oldest source)
     pinned: bool = False
+    valid_to: datetime | None = None  # when what it says stopped being true (knowledge updates)
+    standing: str | None = None  # the kind of standing fact it states (allergy, diet, preference...)
+    slots: str | None = None  # the single-valued facts it holds: "maya|employer maya|job"
 
 
 @dataclass(slots=True)
@@ -151,6 +154,8 @@ class NewMemory:
     canonical_key: str | None = None
     #: the existing memory this one replaces (UPDATE / REPLACE): it becomes superseded
     supersedes: int | None = None
+    #: further existing memories the same new version supersedes (an older value said twice)
+    also_supersedes: list[int] = field(default_factory=list)
     event: HistoryEvent = HistoryEvent.ADD
     reason: str | None = None
     #: if an active memory with the same content hash exists when the write happens, link the
@@ -291,6 +296,16 @@ class Store(ABC):
     @abstractmethod
     def find_active_by_hash(self, user_id: str, hashes: Sequence[str], now: datetime) -> dict[str, int]:
         """Active, unexpired memories with these content hashes: hash -> memory id."""
+
+    @abstractmethod
+    def superseded_versions(self, user_id: str, memory_ids: Sequence[int]) -> list[tuple[int, int]]:
+        """The superseded memories that these memories, or memories citing the same turns, replaced
+        (one step back): ``(superseded id, one of memory_ids)`` pairs, newest first."""
+
+    @abstractmethod
+    def find_active_by_metadata_keys(self, user_id: str, keys: Sequence[str], now: datetime, *, limit: int = 50) -> list[Memory]:
+        """Active, unexpired facts (short and long term) whose metadata has any of these top-level keys,
+        newest first (the stored values of single-valued facts, see :mod:`deepcontext.extract.slots`)."""
 
     @abstractmethod
     def history(self, user_id: str, memory_id: int) -> list[HistoryEntry]:

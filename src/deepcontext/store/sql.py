@@ -561,6 +561,47 @@ class SQLStore(AddWriter, Store):
         memories = self.get_memories(user_id, ids)
         return memories, total, (_encode_cursor(ids[-1]) if more and ids else None)
 
+    def superseded_versions(self, user_id: str, memory_ids: Sequence[int]) -> list[tuple[int, int]]:
+        if not memory_ids:
+            return []
+        mt, ms = self.t.memories, self.t.memory_sources
+        newer, here = ms.alias("newer"), ms.alias("here")
+        stmt = (
+            select(mt.c.id, here.c.memory_id)
+            .join(newer, and_(newer.c.memory_id == mt.c.superseded_by, newer.c.user_id == user_id))
+            .join(here, and_(here.c.turn_id == newer.c.turn_id, here.c.user_id == user_id))
+            .where(
+                mt.c.user_id == user_id,
+                mt.c.status == MemoryStatus.SUPERSEDED.value,
+                here.c.memory_id.in_(list(dict.fromkeys(memory_ids))),
+            )
+            .order_by(mt.c.id.desc())
+        )
+        with self._read() as conn:
+            pairs = [(int(a), int(b)) for a, b in conn.execute(stmt)]
+        first: dict[int, int] = {}
+        for old, new in pairs:
+            first.setdefault(old, new)
+        return list(first.items())
+
+    def find_active_by_metadata_keys(self, user_id: str, keys: Sequence[str], now: datetime, *, limit: int = 50) -> list[Memory]:
+        if not keys:
+            return []
+        mt = self.t.memories
+        filters = MemoryFilters(tiers=(MemoryTier.SHORT_TERM, MemoryTier.LONG_TERM))
+        has_key = or_(*(mt.c.metadata[k].as_string().isnot(None) for k in dict.fromkeys(keys)))
+        with self._read() as conn:
+            ids = [
+                int(r[0])
+                for r in conn.execute(
+                    select(mt.c.id)
+                    .where(mt.c.user_id == user_id, *self._filter_clause(filters, now), has_key)
+                    .order_by(mt.c.id.desc())
+                    .limit(limit)
+                )
+            ]
+        return self.get_memories(user_id, ids, details=False) if ids else []
+
     def history(self, user_id: str, memory_id: int) -> list[HistoryEntry]:
         h = self.t.memory_history
         mt = self.t.memories
@@ -902,6 +943,9 @@ class SQLStore(AddWriter, Store):
                         active=r.status == MemoryStatus.ACTIVE.value,
                         first_turn=None if r.first_turn is None else int(r.first_turn),
                         pinned=bool(r.pinned),
+                        valid_to=r.valid_to,
+                        standing=r.standing,
+                        slots=r.slots,
                     )
         return out
 
@@ -922,7 +966,8 @@ class SQLStore(AddWriter, Store):
         )
         return select(
             mt.c.id, mt.c.importance, mt.c.confidence, mt.c.said_at, mt.c.created_at, mt.c.access_count,
-            mt.c.status, mt.c.pinned, first,
+            mt.c.status, mt.c.pinned, mt.c.valid_to, mt.c.metadata["standing"].as_string().label("standing"),
+            mt.c.metadata["slots"].as_string().label("slots"), first,
         ).where(self._owner(mt.c.user_id) == uid)  # fmt: skip
 
     def memory_entities(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:

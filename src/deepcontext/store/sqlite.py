@@ -124,6 +124,7 @@ _MEMORY_ENTITIES_SQL = (
 #: SQLStore.rank_fields for the memory ids of a JSON array (1) of a user (2)
 _RANK_FIELDS_SQL = (
     "SELECT m.id, m.importance, m.confidence, coalesce(m.said_at, m.created_at), m.access_count, m.status, m.pinned, "
+    "m.valid_to, json_extract(m.metadata, '$.standing'), json_extract(m.metadata, '$.slots'), "
     "(SELECT min(s.turn_id) FROM memory_sources AS s WHERE s.memory_id = m.id AND s.user_id = ?2) "
     "FROM memories AS m WHERE m.id IN (SELECT value FROM json_each(?1)) AND +m.user_id = ?2"
 )
@@ -439,7 +440,7 @@ class SQLiteStore(SQLStore):
             return out
         with self._read() as conn:
             driver = _driver(conn)
-            for mid, importance, confidence, when, access, status, pinned, first in driver.execute(
+            for mid, importance, confidence, when, access, status, pinned, valid_to, standing, slots, first in driver.execute(
                 _RANK_FIELDS_SQL, (json.dumps(ids), user_id)
             ):
                 out[int(mid)] = RankFields(
@@ -450,6 +451,9 @@ class SQLiteStore(SQLStore):
                     active=status == MemoryStatus.ACTIVE.value,
                     first_turn=None if first is None else int(first),
                     pinned=bool(pinned),
+                    valid_to=None if valid_to is None else from_epoch(valid_to),
+                    standing=standing if isinstance(standing, str) else None,
+                    slots=slots if isinstance(slots, str) else None,
                 )
         return out
 

@@ -30,5 +30,6 @@ async def search(body: SearchBody, scope: ReadScope, ctx: Ctx) -> SearchResponse
         before=body.before,
         metadata=body.metadata,
         config=body.config,
+        include_superseded=body.include_superseded,
     )
     return external_search(scope, res)
