@@ -38,8 +38,8 @@ from deepcontext.embed.base import Embedder
 from deepcontext.errors import (
     LLMError,
     MemoryNotFoundError,
-    StorageError,
     ValidationError,
+    WriteConflictError,
 )
 from deepcontext.extract.slots import Slot
 from deepcontext.extract.standing import STANDING_KEY, standing_kind
@@ -264,9 +264,10 @@ class IngestService:
                 if exc.memory_id not in _referenced(plan):
                     raise
                 if attempt == _PLAN_ATTEMPTS:
-                    raise StorageError(
+                    raise WriteConflictError(
                         f"add for user {user_id!r}: memory {exc.memory_id} was changed by another writer while "
-                        f"this add was being planned, {attempt} times in a row; nothing was written, retry the add"
+                        f"this add was being planned, {attempt} times in a row; nothing was written, retry the add",
+                        user_id=user_id,
                     ) from exc
                 log.info("memory %s changed while an add was planned; planning again", exc.memory_id)
                 continue
@@ -324,8 +325,14 @@ class IngestService:
             try:
                 outcome: AddOutcome = await self._db(self.store.apply_add, plan)
             except MemoryNotFoundError as exc:
-                if exc.memory_id not in _referenced(plan) or attempt == _PLAN_ATTEMPTS:
+                if exc.memory_id not in _referenced(plan):
                     raise
+                if attempt == _PLAN_ATTEMPTS:
+                    raise WriteConflictError(
+                        f"derive for user {user_id!r}: memory {exc.memory_id} was changed by another writer while "
+                        f"it was being planned, {attempt} times in a row; nothing was written, retry",
+                        user_id=user_id,
+                    ) from exc
                 log.info("memory %s changed while a derive was planned; planning again", exc.memory_id)
                 continue
             response = self._response(plan, outcome, result, counts, conversation_id)

@@ -13,7 +13,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -420,11 +420,15 @@ class SQLStore(AddWriter, Store):
     def delete_user(self, user_id: str) -> dict[str, int]:
         counts: dict[str, int] = {}
         with self._write() as conn:
-            self._lock_user(conn, user_id)
+            # lock the users row as an add does, creating it if needed: on PostgreSQL a user being
+            # created by a concurrent add is waited for instead of deadlocking with it
+            created = self._bump_user(conn, user_id, datetime.now(UTC)) == 1
             ids = [r[0] for r in conn.execute(select(self.t.memories.c.id).where(self.t.memories.c.user_id == user_id))]
             self._unindex(conn, ids)
             for table in self.t.user_tables:
                 counts[table.name] = conn.execute(delete(table).where(table.c.user_id == user_id)).rowcount or 0
+            if created:
+                counts[self.t.users.name] -= 1
         self._forget_user_caches(user_id)
         return counts
 
