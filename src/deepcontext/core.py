@@ -682,13 +682,16 @@ def _in_data_dir(s: DeepContextSettings) -> bool:
 
 
 def _check_memory_id(memory_id: Any) -> int:
-    if isinstance(memory_id, bool):
-        raise ValidationError("memory_id must be an integer", field="memory_id")
-    if isinstance(memory_id, str) and memory_id.strip().isdigit():
-        memory_id = int(memory_id)
-    if not isinstance(memory_id, int) or memory_id <= 0:
-        raise ValidationError(f"memory_id must be a positive integer, got {memory_id!r}", field="memory_id")
+    """A memory id is a positive integer (a string of digits is refused: ids are not text)."""
+    if isinstance(memory_id, bool) or not isinstance(memory_id, int):
+        raise ValidationError(f"memory_id must be an integer, got {type(memory_id).__name__}", field="memory_id")
+    if not 0 < memory_id <= _MAX_ID:
+        raise ValidationError(f"memory_id must be between 1 and {_MAX_ID}, got {memory_id!r}", field="memory_id")
     return memory_id
+
+
+#: ids are 64-bit signed integers in both databases
+_MAX_ID = 2**63 - 1
 
 
 #: DeepContext 0.1's name of the engine

@@ -76,10 +76,10 @@ class SQLStore(AddWriter, Store):
     # transactions
     # ------------------------------------------------------------------------------------------
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
+    def _write(self, begin: Callable[[], Any] | None = None) -> Iterator[Connection]:
         """A write transaction. Errors roll back and surface as StorageError (ours pass through)."""
         try:
-            with self._begin_write() as conn:
+            with (begin or self._begin_write)() as conn:
                 yield conn
         except DeepContextError:
             raise
@@ -137,6 +137,10 @@ class SQLStore(AddWriter, Store):
     def _begin_write(self) -> Any:
         """Context manager yielding a connection inside a write transaction."""
         return self.engine.begin()
+
+    def _begin_migration(self) -> Any:
+        """As :meth:`_begin_write`, for the migrations' transaction."""
+        return self._begin_write()
 
     # hooks for the backend --------------------------------------------------------------------
     def _index_texts(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
@@ -198,7 +202,7 @@ class SQLStore(AddWriter, Store):
     def migrate(self) -> int:
         target = latest_version()
         try:
-            with self._write() as conn:
+            with self._write(self._begin_migration) as conn:
                 self._migration_lock(conn)
                 current = self._version(conn)
                 if current == 0 and all(self.engine.dialect.has_table(conn, t) for t in ("memories", "relationships")):

@@ -281,6 +281,23 @@ class SQLiteStore(SQLStore):
 
         return cm()
 
+    def _begin_migration(self) -> Any:
+        @contextmanager
+        def cm() -> Iterator[Connection]:
+            with self.engine.connect() as conn:
+                # outside a transaction (SQLite ignores it inside one): rebuilding a table drops the
+                # old one, which must not cascade to the rows referring to it
+                raw = conn.connection.dbapi_connection
+                assert raw is not None
+                raw.execute("PRAGMA foreign_keys = OFF")
+                try:
+                    with conn.execution_options(sqlite_begin="IMMEDIATE").begin():
+                        yield conn
+                finally:
+                    raw.execute("PRAGMA foreign_keys = ON")
+
+        return cm()
+
     def _upsert(self, table: Any) -> Any:
         return sqlite_insert(table)
 
