@@ -155,6 +155,10 @@ class SQLStore(AddWriter, Store):
     def _forget_user_caches(self, user_id: str) -> None:
         """Drop in-process caches of a user."""
 
+    def _purge_deleted(self, conn: Connection) -> None:
+        """After a user's rows were deleted, in the same transaction: remove what the database keeps
+        of them beyond the rows (SQLite: the keyword index's deleted entries)."""
+
     def _speaker_names(self, conn: Connection, user_id: str) -> set[str]:
         """The names of the speakers of the user's user and assistant turns."""
         tt = self.t.turns
@@ -433,6 +437,7 @@ class SQLStore(AddWriter, Store):
                 counts[table.name] = conn.execute(delete(table).where(table.c.user_id == user_id)).rowcount or 0
             if created:
                 counts[self.t.users.name] -= 1
+            self._purge_deleted(conn)
         self._forget_user_caches(user_id)
         return counts
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -33,6 +34,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import UnaryExpression
 
@@ -56,6 +58,8 @@ from deepcontext.text import search_text
 from deepcontext.types import Memory, MemoryStatus, Provenance
 
 __all__ = ["COMMON_TERM_SHARE", "MAX_TERM_SHARE", "RANK_CAP", "SQLiteStore", "user_token"]
+
+log = logging.getLogger("deepcontext.store")
 
 
 def user_token(user_id: str) -> str:
@@ -243,6 +247,9 @@ class SQLiteStore(SQLStore):
         self._ensure_wal(cur)
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
+        # deleted rows are overwritten with zeros, not left in free pages: a deleted user's text
+        # leaves the file (see delete_user)
+        cur.execute("PRAGMA secure_delete = ON")
         cur.execute("PRAGMA temp_store = MEMORY")
         cur.execute("PRAGMA cache_size = -65536")  # 64 MiB page cache
         cur.execute("PRAGMA mmap_size = 268435456")
@@ -644,6 +651,24 @@ class SQLiteStore(SQLStore):
         # whatever the count (SQLAlchemy renders an IN list per count; 0.58 -> 0.12 ms for 200 ids)
         listed: Any = select(column("value")).select_from(func.json_each(bindparam(None, json.dumps([int(i) for i in ids]))))
         return col.in_(listed.scalar_subquery())
+
+    def _purge_deleted(self, conn: Connection) -> None:
+        # FTS5 deletes only add "deleted" markers; the deleted rows' terms stay in the index's segments
+        # until they are merged. 'optimize' merges every segment into one, without them.
+        conn.execute(text("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')"))
+
+    def delete_user(self, user_id: str) -> dict[str, int]:
+        """As :meth:`SQLStore.delete_user`; then the WAL is checkpointed and truncated (best effort:
+        a reader still on an older snapshot keeps it), so the user's text is in neither file."""
+        counts = super().delete_user(user_id)
+        try:
+            with self.engine.connect() as conn:
+                raw = conn.connection.dbapi_connection
+                assert raw is not None
+                raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except (SQLAlchemyError, sqlite3.Error) as exc:
+            log.warning("WAL checkpoint after delete_user failed: %s", exc)
+        return counts
 
     def _forget_user_caches(self, user_id: str) -> None:
         self.vectors.drop(user_id)
