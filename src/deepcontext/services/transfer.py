@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
+import json
 import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime
@@ -120,4 +122,14 @@ async def import_records(
         for r, v in zip(mems, vecs, strict=True):
             if not same_model or r.get("embedding") is None:
                 r["embedding"] = v
-    return await asyncio.to_thread(store.import_rows, target, rows, now)
+    # the records' content, not the header (two exports of the same rows are the same import)
+    fingerprint = await asyncio.to_thread(_fingerprint, records[1:])
+    return await asyncio.to_thread(store.import_rows, target, rows, now, fingerprint=fingerprint)
+
+
+def _fingerprint(records: Sequence[Mapping[str, Any]]) -> str:
+    digest = hashlib.sha256()
+    for rec in records:
+        digest.update(json.dumps(rec, sort_keys=True, ensure_ascii=False, default=str).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()[:32]

@@ -1129,8 +1129,12 @@ class SQLStore(AddWriter, Store):
                 for r in conn.execute(select(table).where(table.c.user_id == user_id).order_by(*order)):
                     yield name, dict(r._mapping)
 
-    def import_rows(self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime) -> dict[str, int]:
-        """Write exported rows for ``user_id`` with fresh ids (references remapped). One transaction."""
+    def import_rows(
+        self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime, *, fingerprint: str | None = None
+    ) -> dict[str, int]:
+        """Write exported rows for ``user_id`` with fresh ids (references remapped). One transaction.
+        With a ``fingerprint``, an import of the same rows into the same user writes nothing the
+        second time and returns the first one's counts plus ``already_imported: 1``."""
         t = self.t
         maps: dict[str, dict[int, int]] = {"turns": {}, "entities": {}, "relations": {}, "memories": {}}
         counts: dict[str, int] = {}
@@ -1147,8 +1151,14 @@ class SQLStore(AddWriter, Store):
                 return None
             return maps[kind].get(int(old))
 
+        kv = t.kv
+        mark = (kv.c.user_id == user_id, kv.c.namespace == IMPORTS_NAMESPACE, kv.c.key == fingerprint)
         with self._write() as conn:
-            rev = self._bump_user(conn, user_id, now)
+            rev = self._bump_user(conn, user_id, now)  # locks the user: a concurrent retry waits here
+            if fingerprint is not None:
+                done = conn.execute(select(kv.c.value).where(*mark)).scalar()
+                if done is not None:
+                    return {**done["counts"], "already_imported": 1}
             deferred_tips: list[tuple[str, Any, Any]] = []
             for row in by_table.get("conversations", []):
                 exists = conn.execute(
@@ -1256,7 +1266,17 @@ class SQLStore(AddWriter, Store):
                 )
             for name, rows_ in by_table.items():
                 counts[name] = len(rows_)
+            if fingerprint is not None:
+                conn.execute(
+                    insert(kv).values(
+                        user_id=user_id, namespace=IMPORTS_NAMESPACE, key=fingerprint, value={"counts": counts, "at": now.isoformat()}, updated_at=now
+                    )
+                )
         return counts
+
+
+#: kv namespace of the imports a user received (key: the export's fingerprint)
+IMPORTS_NAMESPACE = "deepcontext.imports"
 
 
 def _encode_cursor(last_id: int) -> str:
