@@ -222,6 +222,9 @@ class Store(ABC):
     """A database holding memories, turns and the knowledge graph of many users."""
 
     backend: str = "abstract"
+    #: opened read-only (SQLite: a file or directory this process may not write): writes fail with
+    #: StorageError, and nothing is written behind a read (access counts)
+    read_only: bool = False
 
     # --- lifecycle ----------------------------------------------------------------------------
     @abstractmethod

@@ -245,6 +245,10 @@ class SQLStore(AddWriter, Store):
 
     def ensure_embedder(self, model_id: str, dimensions: int) -> None:
         m = self.t.meta
+        with self._read() as conn:  # the usual case, and the only one a read-only database allows
+            known = dict(conn.execute(select(m.c.key, m.c.value).where(m.c.key.in_(["embedder", "dimensions"]))).all())
+        if known.get("embedder") == model_id and known.get("dimensions") == str(dimensions):
+            return
         with self._write() as conn:
             rows = dict(
                 conn.execute(select(m.c.key, m.c.value).where(m.c.key.in_(["embedder", "dimensions"]))).all()

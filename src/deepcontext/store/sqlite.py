@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 import logging
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -19,6 +20,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
+from urllib.parse import quote
 from typing import Any, cast
 
 import numpy as np
@@ -39,7 +41,7 @@ from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import UnaryExpression
 
 from deepcontext.clock import from_epoch, to_epoch
-from deepcontext.errors import ConfigurationError
+from deepcontext.errors import ConfigurationError, MigrationError
 from deepcontext.store.base import (
     COMMON_TERM_SHARE,
     DEFAULT_FILTERS,
@@ -51,6 +53,7 @@ from deepcontext.store.base import (
     entity_limits,
 )
 from deepcontext.store.keyword_policy import informative_terms
+from deepcontext.store.migrations import latest_version
 from deepcontext.store.sql import SQLStore, _chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.store.vectors import VectorCache, VectorRow
@@ -216,8 +219,19 @@ class SQLiteStore(SQLStore):
             from deepcontext.errors import LegacyDatabaseError
 
             raise LegacyDatabaseError(str(self.path))
+        #: an existing file this process may not write (or in a directory it may not write: SQLite
+        #: could not make its WAL files there): opened read-only, writes fail with StorageError
+        self.read_only = self.path.exists() and not (os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK))
+        if not self.read_only:
+            address = f"sqlite:///{self.path}"
+        else:
+            address = f"sqlite:///file:{quote(str(self.path))}?mode=ro&uri=true"
+            if not os.access(self.path.parent, os.W_OK) and not Path(f"{self.path}-shm").exists():
+                # a WAL database needs its -shm file to be read; where none can be made, nobody can
+                # write the file either: read it as immutable
+                address += "&immutable=1"
         self.engine = create_engine(
-            f"sqlite:///{self.path}",
+            address,
             connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000},
             pool_size=8,
             max_overflow=8,
@@ -244,7 +258,8 @@ class SQLiteStore(SQLStore):
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
-        self._ensure_wal(cur)
+        if not self.read_only:
+            self._ensure_wal(cur)
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
         # deleted rows are overwritten with zeros, not left in free pages: a deleted user's text
@@ -287,6 +302,17 @@ class SQLiteStore(SQLStore):
                     yield conn
 
         return cm()
+
+    def migrate(self) -> int:
+        if not self.read_only:
+            return super().migrate()
+        current, target = self.schema_version(), latest_version()
+        if current != target:
+            raise MigrationError(
+                f"{self.path} is read-only and at schema version {current}; this deepcontext needs {target}: "
+                "open it once with write access to upgrade it"
+            )
+        return current
 
     def _begin_migration(self) -> Any:
         @contextmanager
