@@ -394,7 +394,7 @@ def _hostile(rng: random.Random, other_ids: list[int]) -> tuple[str, str, Any, d
         ("POST", "/v1/memories", deep, {}, True),
         ("POST", "/v1/search", {"user_id": "a", "query": "q", "limit": 10**9}, {}, True),
         ("POST", "/v1/search", {"user_id": "a", "query": "code\x00word"}, {}, False),
-        ("POST", "/v1/search", {"user_id": "a", "query": "x", "metadata": {'team" x': "red"}}, {}, False),
+        ("POST", "/v1/search", {"user_id": "a", "query": "code word", "metadata": {'team" x': "red"}}, {}, False),
         ("GET", "/v1/memories/99999999999999999999999?user_id=a", None, {}, True),
         ("GET", "/v1/users/a/stats", None, {"Authorization": "Bearer dck_nope_nope"}, True),
         ("GET", "/v1/memories?user_id=a&limit=-5", None, {}, True),
