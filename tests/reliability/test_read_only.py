@@ -57,3 +57,32 @@ async def test_read_only_database_opens_and_answers(tmp_path: Path, caplog: pyte
                 await ctx.add([{"role": "user", "content": "I moved to Braga"}], user_id="u")
         assert not [r for r in caplog.records if "never retrieved" in r.getMessage() or r.name == "asyncio"]
         assert sorted(p.name for p in view.iterdir()) == ["m.db"]
+
+
+async def test_background_failures_are_logged_once(pg_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """A PostgreSQL role that may only read: searches answer, and the access-count updates they start
+    in the background fail; that is one warning, not an error per search."""
+    import secrets
+
+    import psycopg
+
+    async with DeepContext(database_url=pg_url, embedder=HashEmbedder(64)) as ctx:
+        await ctx.add([{"role": "user", "content": "I live in Porto and work at Globex"}], user_id="u")
+    role = f"dc_reader_{secrets.token_hex(4)}"
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"CREATE ROLE {role} LOGIN")
+        conn.execute(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+    try:
+        reader_url = pg_url.replace("postgresql://postgres@", f"postgresql://{role}@", 1)
+        caplog.set_level(logging.DEBUG, logger="deepcontext")
+        async with DeepContext(database_url=reader_url, embedder=HashEmbedder(64)) as ctx:
+            for _ in range(4):
+                assert (await ctx.search("Where do I live?", user_id="u")).results
+        warnings = [r for r in caplog.records if r.levelno >= logging.WARNING and "background" in r.getMessage()]
+        assert len(warnings) == 1 and "StorageError" in warnings[0].getMessage()
+        assert len([r for r in caplog.records if "background" in r.getMessage()]) == 4  # the others at debug level
+        assert not [r for r in caplog.records if r.name == "asyncio"]
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as conn:  # roles belong to the server: drop it
+            conn.execute(f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}")
+            conn.execute(f"DROP ROLE {role}")
