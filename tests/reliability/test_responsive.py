@@ -44,4 +44,4 @@ def test_health_answers_during_a_maximal_add(tmp_path) -> None:
     assert len(waits) >= 2  # the checks ran while the add did
     # one health check and one search, each given a second; the machine may be shared, so this is a
     # bound a frozen loop (the add's whole duration) would miss, not a latency target
-    assert worst < 2.0
+    assert worst < 3.0
