@@ -147,6 +147,8 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         self._summaries: SummaryService | None = None
         self._ingest: IngestService | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        #: (task, error) kinds of background failures logged so far
+        self._failed_kinds: set[tuple[str, str]] = set()
         self._query_pool: ThreadPoolExecutor | None = None
         self._init_lock = asyncio.Lock()
         self._initialized = False
@@ -294,7 +296,21 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         task = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._report_background)
         return task
+
+    def _report_background(self, task: asyncio.Task[Any]) -> None:
+        """A background task's failure is logged here, as one warning line the first time a kind of
+        task fails with a kind of error (then at debug level): a broken database would otherwise
+        log it on every request."""
+        if task.cancelled() or task.exception() is None:
+            return
+        exc = task.exception()
+        coro = task.get_coro()
+        kind = (getattr(coro, "__qualname__", "task"), type(exc).__name__)
+        level = logging.DEBUG if kind in self._failed_kinds else logging.WARNING
+        self._failed_kinds.add(kind)
+        log.log(level, "background %s failed: %s: %s", kind[0], kind[1], exc)
 
     # ------------------------------------------------------------------------------------------
     # add
@@ -471,7 +487,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             )
             for h in hits
         ]
-        if ids and (self.settings.track_access if track_access is None else track_access):
+        if ids and (self.settings.track_access if track_access is None else track_access) and not self.store.read_only:
             self._spawn(self._db(self.store.bump_access, user_id, ids, now))
         return SearchResponse(
             query=query,
@@ -682,13 +698,16 @@ def _in_data_dir(s: DeepContextSettings) -> bool:
 
 
 def _check_memory_id(memory_id: Any) -> int:
-    if isinstance(memory_id, bool):
-        raise ValidationError("memory_id must be an integer", field="memory_id")
-    if isinstance(memory_id, str) and memory_id.strip().isdigit():
-        memory_id = int(memory_id)
-    if not isinstance(memory_id, int) or memory_id <= 0:
-        raise ValidationError(f"memory_id must be a positive integer, got {memory_id!r}", field="memory_id")
+    """A memory id is a positive integer (a string of digits is refused: ids are not text)."""
+    if isinstance(memory_id, bool) or not isinstance(memory_id, int):
+        raise ValidationError(f"memory_id must be an integer, got {type(memory_id).__name__}", field="memory_id")
+    if not 0 < memory_id <= _MAX_ID:
+        raise ValidationError(f"memory_id must be between 1 and {_MAX_ID}, got {memory_id!r}", field="memory_id")
     return memory_id
+
+
+#: ids are 64-bit signed integers in both databases
+_MAX_ID = 2**63 - 1
 
 
 #: DeepContext 0.1's name of the engine

@@ -14,7 +14,8 @@ The tree::
     ├── StorageError                  the database failed; the transaction was rolled back
     │   ├── MigrationError            the schema could not be brought to the current version
     │   │   └── LegacyDatabaseError   a DeepContext 0.1 database: import it (deepcontext import-0.1)
-    │   └── LockTimeoutError          a per-user lock (lifecycle) could not be taken in time
+    │   ├── LockTimeoutError          a per-user lock (lifecycle) could not be taken in time
+    │   └── WriteConflictError        concurrent writes kept changing what a write depends on; retry it
     ├── EmbeddingError                the embedder failed; nothing was written
     ├── ExtractionError               an extractor failed or returned something unusable
     ├── LLMError                      an LLM call failed (the LLM layer adds subclasses)
@@ -58,6 +59,7 @@ __all__ = [
     "StorageError",
     "TurnNotFoundError",
     "ValidationError",
+    "WriteConflictError",
 ]
 
 
@@ -132,6 +134,15 @@ class LegacyDatabaseError(MigrationError):
             f"(the 0.1 file is kept as {where}.v0.1.bak), or open another database and import from it"
         )
         self.where = where
+
+
+class WriteConflictError(StorageError):
+    """Other writers changed what a write was planned on, each time it was planned again. Nothing
+    was written; retrying the write is safe."""
+
+    def __init__(self, message: str, *, user_id: str) -> None:
+        super().__init__(message)
+        self.user_id = user_id
 
 
 class LockTimeoutError(StorageError):

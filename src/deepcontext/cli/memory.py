@@ -262,7 +262,7 @@ def export(
         return [r async for r in ctx.export(user)]
 
     records = run(body)
-    lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    lines = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in records)
     if output == "-":
         sys.stdout.write(lines)
     else:

@@ -38,8 +38,8 @@ from deepcontext.embed.base import Embedder
 from deepcontext.errors import (
     LLMError,
     MemoryNotFoundError,
-    StorageError,
     ValidationError,
+    WriteConflictError,
 )
 from deepcontext.extract.slots import Slot
 from deepcontext.extract.standing import STANDING_KEY, standing_kind
@@ -85,6 +85,8 @@ _NEIGHBOURS = 5
 _PLAN_ATTEMPTS = 3
 #: classifier actions that change an existing memory (at most one fact of an add may change a memory)
 _MUTATIONS = frozenset({"UPDATE", "REPLACE", "DELETE"})
+#: rows of the in-batch similarity matrix computed at a time
+_DEDUP_BLOCK = 512
 
 
 def _referenced(plan: AddPlan) -> set[int]:
@@ -110,6 +112,32 @@ def _redirect_noops(plan: AddPlan, changed: dict[int, NewMemory | None]) -> None
         else:
             log.info("NOOP on memory %s dropped: the same add deletes it", ch.memory_id)
     plan.changes = kept
+
+
+def _merge_near_duplicates(facts: list[Candidate], threshold: float) -> tuple[list[Candidate], int]:
+    """Facts of one batch at least ``threshold`` similar to an earlier kept fact are merged into the
+    first such fact (sources and entities). Returns the kept facts and how many were merged.
+    Only the pairs above the threshold are visited, so a batch of distinct facts costs one matrix
+    product (run it off the event loop)."""
+    if not facts:
+        return [], 0
+    fm = np.stack([c.vector for c in facts])  # type: ignore[misc]
+    earlier: dict[int, list[int]] = {}  # fact -> the earlier facts close to it, in order
+    for start in range(0, len(facts), _DEDUP_BLOCK):  # blocks of rows bound the memory
+        block = fm[start : start + _DEDUP_BLOCK] @ fm.T >= threshold
+        rows, cols = np.nonzero(np.triu(block, k=start + 1))
+        for i, j in zip((rows + start).tolist(), cols.tolist(), strict=True):
+            earlier.setdefault(j, []).append(i)
+    kept = np.ones(len(facts), dtype=bool)
+    for j in sorted(earlier):
+        dup_of = next((i for i in earlier[j] if kept[i]), None)
+        if dup_of is None:
+            continue
+        kept[j] = False
+        first, c = facts[dup_of], facts[j]
+        first.sources = list(dict.fromkeys(first.sources + c.sources))
+        first.entities = list(dict.fromkeys(first.entities + c.entities))
+    return [c for c, k in zip(facts, kept, strict=True) if k], int((~kept).sum())
 
 
 def turn_memory_text(msg: MessageIn) -> str:
@@ -213,7 +241,7 @@ class IngestService:
             result = ExtractionResult()
         result = self._sane(result, len(msgs))
         for attempt in range(1, _PLAN_ATTEMPTS + 1):
-            candidates = self._candidates(msgs, result, metadata)
+            candidates = await asyncio.to_thread(self._candidates, msgs, result, metadata)
             plan = AddPlan(user_id=user_id, conversation_id=conversation_id, now=now, actor=actor)
             plan.turns = [
                 NewTurn(
@@ -229,16 +257,17 @@ class IngestService:
             counts = await self._plan_memories(
                 plan, candidates, context, expires_at, conversation_id, source=extractor.name, classifier=classifier
             )
-            self._plan_graph(plan, result, candidates)
+            await asyncio.to_thread(self._plan_graph, plan, result, candidates)
             try:
                 outcome: AddOutcome = await self._db(self.store.apply_add, plan)
             except MemoryNotFoundError as exc:
                 if exc.memory_id not in _referenced(plan):
                     raise
                 if attempt == _PLAN_ATTEMPTS:
-                    raise StorageError(
+                    raise WriteConflictError(
                         f"add for user {user_id!r}: memory {exc.memory_id} was changed by another writer while "
-                        f"this add was being planned, {attempt} times in a row; nothing was written, retry the add"
+                        f"this add was being planned, {attempt} times in a row; nothing was written, retry the add",
+                        user_id=user_id,
                     ) from exc
                 log.info("memory %s changed while an add was planned; planning again", exc.memory_id)
                 continue
@@ -283,12 +312,12 @@ class IngestService:
             result = await extractor.extract(msgs, context)
         result = self._sane(result, len(msgs))
         for attempt in range(1, _PLAN_ATTEMPTS + 1):
-            candidates = self._candidates(msgs, result, metadata)
+            candidates = await asyncio.to_thread(self._candidates, msgs, result, metadata)
             plan = AddPlan(user_id=user_id, conversation_id=conversation_id, now=now, actor=actor)
             counts = await self._plan_memories(
                 plan, candidates, context, expires_at, conversation_id, source=extractor.name, classifier=classifier
             )
-            self._plan_graph(plan, result, candidates)
+            await asyncio.to_thread(self._plan_graph, plan, result, candidates)
             items: list[NewMemory | MemoryChange] = [*plan.memories, *plan.changes]
             for item in items:  # message indices -> the stored turns
                 item.source_turn_ids = list(dict.fromkeys([*item.source_turn_ids, *(ids[i] for i in item.source_turn_indices)]))
@@ -296,8 +325,14 @@ class IngestService:
             try:
                 outcome: AddOutcome = await self._db(self.store.apply_add, plan)
             except MemoryNotFoundError as exc:
-                if exc.memory_id not in _referenced(plan) or attempt == _PLAN_ATTEMPTS:
+                if exc.memory_id not in _referenced(plan):
                     raise
+                if attempt == _PLAN_ATTEMPTS:
+                    raise WriteConflictError(
+                        f"derive for user {user_id!r}: memory {exc.memory_id} was changed by another writer while "
+                        f"it was being planned, {attempt} times in a row; nothing was written, retry",
+                        user_id=user_id,
+                    ) from exc
                 log.info("memory %s changed while a derive was planned; planning again", exc.memory_id)
                 continue
             response = self._response(plan, outcome, result, counts, conversation_id)
@@ -450,19 +485,8 @@ class IngestService:
             ]
 
         # near-duplicates inside the batch (facts only): keep the first, merge provenance
-        facts = [c for c in fresh if not c.is_turn]
-        kept: list[Candidate] = []
-        if facts:
-            fm = np.stack([c.vector for c in facts])  # type: ignore[misc]
-            sims = fm @ fm.T
-            for j, c in enumerate(facts):
-                dup_of = next((i for i in range(j) if facts[i] in kept and sims[i, j] >= s.dedup_threshold), None)
-                if dup_of is None:
-                    kept.append(c)
-                else:
-                    facts[dup_of].sources = list(dict.fromkeys(facts[dup_of].sources + c.sources))
-                    facts[dup_of].entities = list(dict.fromkeys(facts[dup_of].entities + c.entities))
-                    counts["noop"] += 1
+        kept, merged = await asyncio.to_thread(_merge_near_duplicates, [c for c in fresh if not c.is_turn], s.dedup_threshold)
+        counts["noop"] += merged
 
         await self._find_conflicts(plan, kept, show=classifier is not None)
         decisions = await self._classify(kept, context, classifier)

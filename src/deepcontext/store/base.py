@@ -222,6 +222,9 @@ class Store(ABC):
     """A database holding memories, turns and the knowledge graph of many users."""
 
     backend: str = "abstract"
+    #: opened read-only (SQLite: a file or directory this process may not write): writes fail with
+    #: StorageError, and nothing is written behind a read (access counts)
+    read_only: bool = False
 
     # --- lifecycle ----------------------------------------------------------------------------
     @abstractmethod
@@ -438,8 +441,11 @@ class Store(ABC):
         """Every row of the user, table by table in import order: (table name, column values)."""
 
     @abstractmethod
-    def import_rows(self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime) -> dict[str, int]:
-        """Write exported rows for ``user_id`` with fresh ids, references remapped. One transaction."""
+    def import_rows(
+        self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime, *, fingerprint: str | None = None
+    ) -> dict[str, int]:
+        """Write exported rows for ``user_id`` with fresh ids, references remapped. One transaction.
+        With a ``fingerprint`` (of the export), a second import of it into the user writes nothing."""
 
     @abstractmethod
     def iter_memories(self, user_id: str, *, batch: int = 500) -> Iterator[Memory]:

@@ -102,6 +102,8 @@ class AddWriter:
             link_rows: list[dict[str, Any]] = []
             history: list[dict[str, Any]] = []
             fts_rows: list[tuple[int, str]] = []
+            # neighbours found while planning may be gone since (delete_user, cleanup): no link to them
+            linkable = self._existing_memories(conn, uid, {o for i in to_insert for o, _ in plan.memories[i].links})
             for i in to_insert:
                 nm, mid = plan.memories[i], memory_ids[i]
                 src = sources_of(nm.source_turn_indices, nm.source_turn_ids)
@@ -109,7 +111,7 @@ class AddWriter:
                 ents = sorted({entity_ids[n] for n in nm.entity_names if n in entity_ids})
                 entity_rows += [{"memory_id": mid, "entity_id": e, "user_id": uid} for e in ents]
                 for other, sim in nm.links:
-                    if other != mid:
+                    if other != mid and other in linkable:
                         link_rows.append({"memory_id": mid, "other_id": other, "user_id": uid, "similarity": sim})
                         link_rows.append({"memory_id": other, "other_id": mid, "user_id": uid, "similarity": sim})
                 fts_rows.append((mid, nm.text))
@@ -246,6 +248,14 @@ class AddWriter:
             )
             .values(valid_to=valid_to, updated_at=now, rev=rev)
         )
+
+    def _existing_memories(self: SQLStore, conn: Connection, user_id: str, memory_ids: set[int]) -> set[int]:  # type: ignore[misc]
+        """The ids among ``memory_ids`` that are rows of the user (whatever their status)."""
+        if not memory_ids:
+            return set()
+        mt = self.t.memories
+        q = select(mt.c.id).where(self._owner(mt.c.user_id) == user_id, mt.c.id.in_(sorted(memory_ids)))
+        return {int(r[0]) for r in conn.execute(q)}
 
     def _active_rows(self: SQLStore, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, Any]:  # type: ignore[misc]
         """Active memories of the user by id (id, text); MemoryNotFoundError if one is missing."""
