@@ -11,9 +11,8 @@ Writes are forms posting a CSRF token: a random value kept in a second cookie of
 repeated in the form (double submit; a page of another origin can read neither). A POST also
 refuses an ``Origin`` naming another host (``null`` included: sandboxed frames, redirects).
 
-With authentication off (loopback only), requests run in the local scope, as in the REST API; the
-``Host`` header must then name a loopback address too, so a page whose name resolves to 127.0.0.1
-(DNS rebinding) cannot read the inspector.
+With authentication off (loopback clients and ``Host`` names only), requests run in the local
+scope, as in the REST API (:func:`~deepcontext.server.auth.local_scope`).
 """
 
 from __future__ import annotations
@@ -27,8 +26,7 @@ from fastapi import Request
 from starlette.responses import Response
 
 from deepcontext.errors import AuthError
-from deepcontext.server.auth import ServerState, scope_from_key
-from deepcontext.server.net import is_loopback
+from deepcontext.server.auth import ServerState, local_scope, scope_from_key
 from deepcontext.server.tenancy import Scope
 
 __all__ = [
@@ -62,13 +60,6 @@ def _state(request: Request) -> ServerState:
     return state
 
 
-def _host_name(host_header: str) -> str:
-    host = host_header.strip()
-    if host.startswith("["):  # [::1]:8000
-        return host[1 : host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
 def auth_required(request: Request) -> bool:
     return _state(request).require_auth
 
@@ -78,12 +69,7 @@ async def inspector_scope(request: Request) -> Scope:
     authentication is off (loopback clients and Host names only)."""
     state = _state(request)
     if not state.require_auth:
-        client = request.client.host if request.client else None
-        if not is_loopback(client):
-            raise AuthError("authentication is off: only loopback clients are served", status_code=403)
-        if not is_loopback(_host_name(request.headers.get("host", ""))):
-            raise AuthError("authentication is off: only loopback host names are served", status_code=403)
-        return Scope.local(state.local_tenant)
+        return local_scope(request, state)
     presented = request.cookies.get(KEY_COOKIE)
     if not presented:
         raise SignInRequired()
