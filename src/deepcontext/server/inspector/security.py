@@ -1,18 +1,11 @@
-"""Who is looking: the inspector's sign-in, its CSRF check and its Host check.
+"""Who is looking: the inspector's sign-in and its CSRF check.
 
-The inspector authenticates exactly as the REST API does, with the same keys and :class:`Scope`;
-only the way the key travels differs. A browser cannot send an ``Authorization`` header by itself,
-and a key must never appear in a URL, so the sign-in form posts the key once and the answer sets it
-as a cookie: ``HttpOnly`` (no script reads it), ``SameSite=Strict`` (no other site's page sends it),
-limited to ``/ui`` and ``Secure`` over HTTPS. Every request verifies it again (revoking a key signs
-its sessions out at once).
-
-Writes are forms posting a CSRF token: a random value kept in a second cookie of its own and
-repeated in the form (double submit; a page of another origin can read neither). A POST also
-refuses an ``Origin`` naming another host (``null`` included: sandboxed frames, redirects).
-
-With authentication off (loopback clients and ``Host`` names only), requests run in the local
-scope, as in the REST API (:func:`~deepcontext.server.auth.local_scope`).
+Keys and scopes are the REST API's; only the way the key travels differs. The sign-in form posts
+the key once (never in a URL) and it is kept in a cookie: ``HttpOnly``, ``SameSite=Strict``,
+limited to ``/ui``, ``Secure`` over HTTPS, and verified on every request (revoking a key signs its
+browsers out at once). Writes carry a CSRF token (double submit: a cookie of its own, repeated in
+the form) and are refused from another ``Origin`` (``null`` included). With authentication off,
+requests run in the local scope as in the REST API (:func:`~deepcontext.server.auth.local_scope`).
 """
 
 from __future__ import annotations
