@@ -129,10 +129,17 @@ class LegacyDatabaseError(MigrationError):
     """The database was written by DeepContext 0.1: it is not migrated in place, it is imported."""
 
     def __init__(self, where: str) -> None:
-        super().__init__(
-            f"{where} is a DeepContext 0.1 database: import it with `deepcontext import-0.1 {where}` "
-            f"(the 0.1 file is kept as {where}.v0.1.bak), or open another database and import from it"
-        )
+        if "://" in where:  # a server database: the importer reads 0.1's SQLite files only
+            message = (
+                f"{where} holds a DeepContext 0.1 database, which is not migrated in place: "
+                "point database_url at a new database"
+            )
+        else:
+            message = (
+                f"{where} is a DeepContext 0.1 database: import it with `deepcontext import-0.1 {where}` "
+                f"(the 0.1 file is kept as {where}.v0.1.bak), or open another database and import from it"
+            )
+        super().__init__(message)
         self.where = where
 
 

@@ -302,6 +302,13 @@ async def test_without_auth_only_loopback(local_api: Api) -> None:
             assert "loopback" in body["detail"]
     async with local_api.client(client_host="::1") as c:
         assert (await c.get("/v1/memories", params={"user_id": "ana"})).json()["total"] >= 1
+    # a page whose name was made to resolve to 127.0.0.1 (DNS rebinding) names its own host
+    async with local_api.client() as c:
+        for host in ("rebind.example", "rebind.example:8000", "127.0.0.1.nip.io:8000"):
+            body = assert_problem(await c.get("/v1/memories", params={"user_id": "ana"}, headers={"Host": host}), 403)
+            assert "host" in body["detail"], host
+        for host in ("localhost:8000", "[::1]:8000", "127.0.0.1"):
+            assert (await c.get("/v1/memories", params={"user_id": "ana"}, headers={"Host": host})).status_code == 200, host
 
 
 def test_no_auth_refused_on_public_addresses(tmp_path: Path) -> None:

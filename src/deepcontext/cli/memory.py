@@ -238,17 +238,9 @@ def graph(
 
 
 def print_graph(entity: str, hood: list[dict[str, Any]]) -> None:
-    from rich.tree import Tree
+    from deepcontext.chat.render import graph_view
 
-    root = Tree(f"[bold]{esc(hood[0]['entity'])}[/] ({esc(hood[0]['entity_type'])})" if hood else esc(entity))
-    nodes = {hood[0]["entity"]: root} if hood else {}
-    for h in hood[1:]:
-        parent = nodes.get(h["via"], root)
-        # the edge as stored: "<--rel--" when this entity is the relation's source
-        edge = f"<--{h['relation']}--" if h.get("direction") == "in" else f"--{h['relation']}-->"
-        label = f"{esc(edge)} [bold]{esc(h['entity'])}[/] ({esc(h['entity_type'])}, strength {h['strength']:.1f})"
-        nodes[h["entity"]] = parent.add(label)
-    console().print(root)
+    console().print(graph_view(entity, hood))
 
 
 @app.command()
