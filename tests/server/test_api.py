@@ -173,6 +173,8 @@ async def test_v1_search_min_score(api: Api) -> None:
         cut = await found(min_score=bar)
         assert cut and {x["memory_id"] for x in cut} == {x["memory_id"] for x in full if x["score"] >= bar}
         assert await found(min_score=1) == []
+        seed = await c.post("/memory/search", json={"user_id": "ana", "query": "Globex Corporation", "min_score": bar})
+        assert {x["memory_id"] for x in seed.json()["results"]} == {x["memory_id"] for x in cut}
         for bad in (1.5, -0.1, "high"):
             body = assert_problem(await c.post("/v1/search", json={"user_id": "ana", "query": "x", "min_score": bad}), 422)
             assert "min_score" in body["detail"]

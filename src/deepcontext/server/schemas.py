@@ -150,6 +150,9 @@ class SeedSearchBody(_Body):
     tier: MemoryTier | None = None
     memory_type: MemoryType | None = None
     include_graph: bool = True
+    min_score: float | None = Field(
+        default=None, ge=0, le=1, allow_inf_nan=False, description="Leave out results whose calibrated relevance is below this"
+    )
 
 
 class UpdateBody(_Body):
