@@ -1,5 +1,6 @@
 """Hybrid retrieval: vector | keyword | graph legs over the same filters, fused by weighted RRF,
-rescored, sorted, cut to the limit. Synchronous: the async facade runs it in a worker thread."""
+rescored, sorted, cut to the limit, then scored by calibrated relevance (:mod:`.calibration`).
+Synchronous: the async facade runs it in a worker thread."""
 
 from __future__ import annotations
 
@@ -34,11 +35,10 @@ HUB_SHARE = 0.05
 @dataclass(slots=True)
 class Hit:
     memory: Memory
+    #: the ranking's score until :func:`.calibration.calibrate` makes it the calibrated relevance
     score: float
     rrf_score: float
     legs: dict[str, int] = field(default_factory=dict)
-    #: the ranking's own score (``score`` is the calibrated relevance, see :mod:`.calibration`)
-    rank_score: float = 0.0
     #: cosine of the query with the best member of the result's group, if the vector leg found one
     similarity: float | None = None
     #: linked memories, most similar first (when asked for)
@@ -218,7 +218,6 @@ def _hybrid_search(
                     score=score,
                     rrf_score=fscore,
                     legs={leg: r[gkey] for leg, r in ranks.items() if gkey in r},
-                    rank_score=score,
                     similarity=best,
                     links=links.get(mid, []),
                 )
