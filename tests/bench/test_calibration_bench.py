@@ -41,6 +41,12 @@ async def test_report_bins_cross_validation_and_constants(tmp_path: Path) -> Non
         assert 0 < rel["relevant"] < rel["results"]
         assert all(0 <= b["predicted"] <= 1 and 0 <= b["observed"] <= 1 for b in rel["bins"])
         assert 0 <= rel["ece"] <= 1 and 0 <= rel["brier"] <= 1
+        # every question asked of its own conversation and of the other one, where nothing counts
+        assert rel["answerable"]["results"] + rel["off_topic"]["results"] == rel["results"]
+        assert rel["off_topic"]["relevant"] == 0 and rel["answerable"]["relevant"] == rel["relevant"]
+        kept = rel["first_results_kept"]
+        assert [k["min_score"] for k in kept] == sorted(k["min_score"] for k in kept)
+        assert all(a["answerable"] >= b["answerable"] and a["off_topic"] >= b["off_topic"] for a, b in zip(kept, kept[1:]))
     # the committed constants separate relevant results from the rest (a floor: scores that ignore
     # the ranking, or features read wrong, would not)
     bins = cal["returned"]["bins"]
@@ -67,6 +73,7 @@ def test_cli_prints_the_calibration_curve(tmp_path: Path) -> None:
     assert p.returncode == 0, p.stderr
     for title in ("scores as search returned them", "leave-one-conversation-out refit", "refit on all conversations"):
         assert f"calibration, {title}:" in p.stdout
+    assert "questions asked of another one:" in p.stdout and "| min_score |" in p.stdout
     assert "| 0.0-0.1 |" in p.stdout and "ECE" in p.stdout and "Brier" in p.stdout
     assert CONSTANTS_PATH.read_bytes() == before  # only --refit writes them
     saved = json.loads((tmp_path / "out" / "locomo-latest.json").read_text())

@@ -103,6 +103,15 @@ async def _run_ours(
             if observed is not None:
                 observed.observe(ci, out.results, cited, q.evidence)
             tick("search")
+    if observed is not None and len(convs) > 1:
+        # each question asked again of the next conversation, where nothing answers it: a score
+        # must also tell a query that nothing stored answers
+        for ci, conv in enumerate(convs):
+            other = (ci + 1) % len(convs)
+            for q in conv.questions:
+                out = await ctx.search(q.question, f"locomo-{convs[other].sample_id}", limit=max(KS))
+                observed.observe(ci, out.results, [[] for _ in out.results], q.evidence, haystack=other)
+                tick("search")
     return res, ctx
 
 
@@ -156,7 +165,7 @@ async def run_locomo(
     n_sessions = sum(1 for c in convs for _, _, ts in c.sessions if ts)
     n_questions = sum(len(c.questions) for c in convs)
     if progress:
-        progress("total", n_sessions + n_questions * (2 if baselines else 1))
+        progress("total", n_sessions + n_questions * (1 + baselines + (calibration and len(convs) > 1)))
 
     def tick(_: str) -> None:
         if progress:

@@ -155,6 +155,17 @@ def _print_calibration(result: dict[str, Any], refit: bool) -> None:
                 [[b["bin"], b["count"], b["predicted"], b["observed"]] for b in rel["bins"]],
             )
         )
+        for part, label in (("answerable", "asked of their own conversation"), ("off_topic", "asked of another one")):
+            if part in rel:
+                p = rel[part]
+                c.print(f"  questions {label}: {p['results']} results, {p['relevant']} relevant; Brier {p['brier']:.4f}, ECE {p['ece']:.4f}")
+        if "first_results_kept" in rel:
+            c.print(
+                markdown_table(
+                    ["min_score", "first results kept: answerable", "off-topic"],
+                    [[k["min_score"], k["answerable"], k["off_topic"]] for k in rel["first_results_kept"]],
+                )
+            )
     if refit and "constants" in cal:
         about = {
             "about": "Calibrated search scores (deepcontext.retrieve.calibration), fitted by "
