@@ -130,3 +130,13 @@ def test_committed_constants_rank_better_evidence_higher() -> None:
     p = model.probabilities(np.array([strong, weak]))
     assert 0.0 < p[1] < p[0] < 1.0
     assert calibrate([]) == []
+
+
+async def test_older_versions_keep_scores_in_rank_order(tmp_path) -> None:
+    async with DeepContext(database_url=f"sqlite:///{tmp_path}/u.db", embedder=HashEmbedder(256), clock=ManualClock(SAID)) as c:
+        await c.add([{"role": "user", "content": "I rent a small apartment in Madrid, close to the Retiro park."}], user_id="ana")
+        await c.add([{"role": "user", "content": "We finally relocated to Porto in the spring."}], user_id="ana")
+        res = await c.search("Where does the user live?", "ana", include_superseded=True)
+        assert any(r.superseded_by is not None for r in res.results)  # an older version was added
+        scores = [r.score for r in res.results]
+        assert all(0.0 <= s <= 1.0 for s in scores) and scores == sorted(scores, reverse=True)
