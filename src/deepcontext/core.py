@@ -31,6 +31,7 @@ from deepcontext.retrieve.profile import uses_profile, vector_pool
 from deepcontext.retrieve.supersession import add_superseded
 from deepcontext.services.ingest import IngestService
 from deepcontext.services.validation import (
+    check_fraction,
     check_id,
     check_json,
     check_limit,
@@ -400,18 +401,21 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         config: SearchConfig | str | None = None,
         track_access: bool | None = None,
         include_superseded: bool = False,
+        min_score: float | None = None,
     ) -> SearchResponse:
         """Hybrid search (vector + keyword + graph, fused by weighted RRF, rescored by importance,
         recency, confidence and access). Every leg honours the same filters. ``config`` is a
         :class:`SearchConfig` or a preset name ("hybrid", "relevance", "vector", "keyword", "graph").
         Results count as accessed unless ``track_access`` is False (None: the setting).
         ``include_superseded``: also older values of facts that a later statement changed, each right
-        after the version that replaced it."""
+        after the version that replaced it. Each result's ``score`` is its calibrated relevance in
+        [0, 1]; ``min_score`` drops the results below it (of the ``limit`` best)."""
         self._check()
         started = time.perf_counter()
         user_id = check_id(user_id, "user_id")
         query = check_text(query, "query", self.settings.max_query_chars)
         limit = check_limit(limit)
+        floor = check_fraction(min_score, "min_score") if min_score is not None else 0.0
         filters = parse_filters(
             tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before, metadata=metadata
         )
@@ -458,9 +462,12 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
                     store, user_id, query, found, limit=limit, filters=filters, now=now, max_sources=MAX_SOURCES,
                     make_hit=lambda m, score: Hit(memory=m, score=score, rrf_score=0.0),
                 )
+                # an older version scores just below its replacement: what follows it, not above it
+                for prev, h in zip(found, found[1:], strict=False):
+                    h.score = min(h.score, prev.score)
             return found
 
-        hits = await asyncio.to_thread(run)
+        hits = [h for h in await asyncio.to_thread(run) if h.score >= floor]
         ids = [h.memory.id for h in hits]
         results = [
             MemorySearchResult(
@@ -481,6 +488,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
                 sources=h.memory.sources,
                 legs=h.legs,
                 rrf_score=h.rrf_score,
+                similarity=h.similarity,
                 access_count=h.memory.access_count,
                 superseded_by=h.memory.superseded_by,
                 valid_to=h.memory.valid_to,

@@ -153,6 +153,33 @@ async def test_v1_memories_crud_history_and_paging(api: Api) -> None:
         assert_problem(await c.get("/v1/memories/0", params={"user_id": "ana"}), 422)
 
 
+async def test_v1_search_min_score(api: Api) -> None:
+    async with api.client(api.key("acme")) as c:
+        await c.post("/v1/memories", json={"user_id": "ana", "messages": ANA, "conversation_id": "trip"})
+        await c.post("/v1/memories", json={"user_id": "ana", "messages": [{"role": "user", "content": "I play the cello."}]})
+
+        async def found(**extra: object) -> list[dict]:
+            # the same search twice: access counts move the ranking (a boost of 1 % per access)
+            # less than the gap between these results' scores
+            r = await c.post("/v1/search", json={"user_id": "ana", "query": "Globex Corporation", "limit": 20, **extra})
+            assert r.status_code == 200, r.text
+            return r.json()["results"]
+
+        full = await found()
+        scores = [x["score"] for x in full]
+        assert all(0 <= s <= 1 for s in scores) and scores == sorted(scores, reverse=True)
+        assert all("fused" in x["legs"] for x in full)
+        bar = (scores[0] + scores[-1]) / 2
+        cut = await found(min_score=bar)
+        assert cut and {x["memory_id"] for x in cut} == {x["memory_id"] for x in full if x["score"] >= bar}
+        assert await found(min_score=1) == []
+        seed = await c.post("/memory/search", json={"user_id": "ana", "query": "Globex Corporation", "min_score": bar})
+        assert {x["memory_id"] for x in seed.json()["results"]} == {x["memory_id"] for x in cut}
+        for bad in (1.5, -0.1, "high"):
+            body = assert_problem(await c.post("/v1/search", json={"user_id": "ana", "query": "x", "min_score": bad}), 422)
+            assert "min_score" in body["detail"]
+
+
 async def test_v1_search_graph_turns_users(api: Api) -> None:
     async with api.client(api.key("acme")) as c:
         await c.post("/v1/memories", json={"user_id": "ana", "messages": ANA, "conversation_id": "trip"})

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from deepcontext.bench.baselines import BM25, cosine_rank, rrf_merge
+from deepcontext.bench.calibration import CalibrationData, calibration_report
 from deepcontext.bench.locomo_data import CATEGORIES, Conversation, load
 
 __all__ = ["KS", "SystemResult", "run_locomo"]
@@ -67,14 +68,18 @@ class SystemResult:
 
 
 async def _run_ours(
-    convs: list[Conversation], db_url: str, settings: dict[str, Any], tick: Callable[[str], None]
+    convs: list[Conversation],
+    db_url: str,
+    settings: dict[str, Any],
+    tick: Callable[[str], None],
+    observed: CalibrationData | None = None,
 ) -> tuple[SystemResult, Any]:
     from deepcontext import DeepContext
 
     res = SystemResult("deepcontext")
     ctx = DeepContext(database_url=db_url, track_access=False, **settings)
     await ctx.init()
-    for conv in convs:
+    for ci, conv in enumerate(convs):
         user = f"locomo-{conv.sample_id}"
         await ctx.delete_user(user)
         dia_of: dict[int, str] = {}
@@ -95,7 +100,18 @@ async def _run_ours(
             res.search_ms.append((time.perf_counter() - t1) * 1000)
             cited = [[dia_of[s.turn_id] for s in hit.sources if s.turn_id in dia_of] for hit in out.results]
             res.add(q.category, q.evidence, cited)
+            if observed is not None:
+                observed.observe(ci, out.results, cited, q.evidence)
             tick("search")
+    if observed is not None and len(convs) > 1:
+        # each question asked again of the next conversation, where nothing answers it: a score
+        # must also tell a query that nothing stored answers
+        for ci, conv in enumerate(convs):
+            other = (ci + 1) % len(convs)
+            for q in conv.questions:
+                out = await ctx.search(q.question, f"locomo-{convs[other].sample_id}", limit=max(KS))
+                observed.observe(ci, out.results, [[] for _ in out.results], q.evidence, haystack=other)
+                tick("search")
     return res, ctx
 
 
@@ -136,8 +152,10 @@ async def run_locomo(
     settings: dict[str, Any] | None = None,
     baselines: bool = True,
     progress: Callable[[str, int], None] | None = None,
+    calibration: bool = False,
 ) -> dict[str, Any]:
-    """Run the benchmark; returns a JSON-ready dict (systems, ratios, run facts)."""
+    """Run the benchmark; returns a JSON-ready dict (systems, ratios, run facts); with
+    ``calibration``, also how well the search scores are calibrated (see :mod:`.calibration`)."""
     convs = load(path)
     if conversations is not None:
         convs = convs[:conversations]
@@ -147,7 +165,7 @@ async def run_locomo(
     n_sessions = sum(1 for c in convs for _, _, ts in c.sessions if ts)
     n_questions = sum(len(c.questions) for c in convs)
     if progress:
-        progress("total", n_sessions + n_questions * (2 if baselines else 1))
+        progress("total", n_sessions + n_questions * (1 + baselines + (calibration and len(convs) > 1)))
 
     def tick(_: str) -> None:
         if progress:
@@ -158,7 +176,8 @@ async def run_locomo(
         tmp = tempfile.TemporaryDirectory(prefix="dc-locomo-")
         db_url = f"sqlite:///{Path(tmp.name) / 'locomo.db'}"
     try:
-        ours, ctx = await _run_ours(convs, db_url, settings or {}, tick)
+        observed = CalibrationData() if calibration else None
+        ours, ctx = await _run_ours(convs, db_url, settings or {}, tick, observed)
         try:
             systems = [ours]
             if baselines:
@@ -175,7 +194,7 @@ async def run_locomo(
         s.name: {k: (summaries[ours.name]["recall"][k] / v if v else None) for k, v in summaries[s.name]["recall"].items()}
         for s in systems[1:]
     }
-    return {
+    out: dict[str, Any] = {
         "benchmark": "locomo",
         "data": str(path),
         "conversations": [c.sample_id for c in convs],
@@ -186,3 +205,6 @@ async def run_locomo(
         "systems": summaries,
         "ratio_ours_over": ratios,
     }
+    if observed is not None:
+        out["calibration"] = calibration_report(observed)
+    return out

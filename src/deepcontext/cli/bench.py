@@ -65,6 +65,15 @@ def locomo(
     no_baselines: bool = typer.Option(False, "--no-baselines", help="Skip the baselines"),
     out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
     settings: list[str] = SETTING,
+    calibration: bool = typer.Option(
+        False,
+        "--calibration",
+        help="Also print how well search scores are calibrated: reliability bins (predicted vs observed share "
+        "relevant), Brier score and ECE, for the returned scores and a leave-one-conversation-out refit",
+    ),
+    refit: bool = typer.Option(
+        False, "--refit", help="With --calibration: write the constants fitted on all conversations where search reads them"
+    ),
 ) -> None:
     """Retrieval recall@5/10/25/50 on LoCoMo, overall and per category, beside BM25, cosine and a naive hybrid."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
@@ -89,6 +98,7 @@ def locomo(
                 settings=_settings(settings),
                 baselines=not no_baselines,
                 progress=_progress_cb(progress, task),
+                calibration=calibration or refit,
             )
         )
     result["machine"] = machine()
@@ -116,7 +126,54 @@ def locomo(
         ylabel="recall (%)",
         path=out_dir / "locomo-recall.png",
     )
+    if "calibration" in result:
+        _print_calibration(result, refit)
     c.print(f"\nresults: {json_path}" + (f", plot: {plot}" if plot else ""))
+
+
+def _print_calibration(result: dict[str, Any], refit: bool) -> None:
+    from deepcontext.bench.calibration import write_constants
+    from deepcontext.bench.report import markdown_table
+
+    c = console()
+    cal = result["calibration"]
+    for key, title in (
+        ("returned", "scores as search returned them"),
+        ("cross_validated", "leave-one-conversation-out refit"),
+        ("fitted", "refit on all conversations"),
+    ):
+        rel = cal.get(key)
+        if not rel:
+            continue
+        c.print(
+            f"\ncalibration, {title}: {rel['results']} results, {rel['relevant']} relevant; "
+            f"Brier {rel['brier']:.4f}, ECE {rel['ece']:.4f}, log loss {rel['log_loss']:.4f}"
+        )
+        c.print(
+            markdown_table(
+                ["score", "results", "mean score", "share relevant"],
+                [[b["bin"], b["count"], b["predicted"], b["observed"]] for b in rel["bins"]],
+            )
+        )
+        for part, label in (("answerable", "asked of their own conversation"), ("off_topic", "asked of another one")):
+            if part in rel:
+                p = rel[part]
+                c.print(f"  questions {label}: {p['results']} results, {p['relevant']} relevant; Brier {p['brier']:.4f}, ECE {p['ece']:.4f}")
+        if "first_results_kept" in rel:
+            c.print(
+                markdown_table(
+                    ["min_score", "first results kept: answerable", "off-topic"],
+                    [[k["min_score"], k["answerable"], k["off_topic"]] for k in rel["first_results_kept"]],
+                )
+            )
+    if refit and "constants" in cal:
+        about = {
+            "about": "Calibrated search scores (deepcontext.retrieve.calibration), fitted by "
+            "`deepcontext bench locomo --calibration --refit`",
+            "embedder": result["embedder"],
+            "fitted_on": {"questions": result["questions"], "results": cal["fitted"]["results"]},
+        }
+        c.print(f"\nconstants written to {write_constants(cal['constants'], about)}")
 
 
 @bench.command()

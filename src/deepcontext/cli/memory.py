@@ -115,14 +115,24 @@ def search(
     include_superseded: bool = typer.Option(
         False, "--include-superseded", help="Also older values a later statement changed, each after its replacement"
     ),
+    min_score: float = typer.Option(
+        None, "--min-score", min=0.0, max=1.0, help="Leave out results whose score (calibrated relevance, 0-1) is below this"
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON"),
 ) -> None:
-    """Hybrid search (vector + keyword + graph) over a user's memories."""
+    """Hybrid search (vector + keyword + graph) over a user's memories; scores are calibrated relevance (0-1)."""
 
     async def body(ctx: Any) -> tuple[Any, int]:
         res = await ctx.search(
-            query, user, limit, tier or None, memory_type or None, conversation_id=conversation, config=preset_name,
+            query,
+            user,
+            limit,
+            tier or None,
+            memory_type or None,
+            conversation_id=conversation,
+            config=preset_name,
             include_superseded=include_superseded,
+            min_score=min_score,
         )
         # an empty answer says why: a misspelt user id has no memories at all
         known = (await ctx.stats(user))["memories"] if not res.results else 1
@@ -133,7 +143,11 @@ def search(
         print_json(res.model_dump(mode="json"))
         return
     if not res.results:
-        why = f"user {user!r} has no memories" if not known else "no memory matches"
+        why = (
+            f"user {user!r} has no memories"
+            if not known
+            else f"no memory scores {min_score} or more" if min_score else "no memory matches"
+        )
         console().print(f"no results for {query!r}: {why}", markup=False)
         return
     print_results(res)
@@ -153,7 +167,7 @@ def print_results(res: Any) -> None:
             else "-"
         )
         text = short(r.text, 90) + (" (superseded)" if r.superseded_by is not None else "")
-        table.add_row(str(i), f"{r.score:.4f}", str(r.memory_id), r.tier.value, r.memory_type.value, esc(text), esc(origin))
+        table.add_row(str(i), f"{r.score:.2f}", str(r.memory_id), r.tier.value, r.memory_type.value, esc(text), esc(origin))
     console().print(table)
 
 

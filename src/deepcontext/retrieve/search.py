@@ -1,5 +1,6 @@
 """Hybrid retrieval: vector | keyword | graph legs over the same filters, fused by weighted RRF,
-rescored, sorted, cut to the limit. Synchronous: the async facade runs it in a worker thread."""
+rescored, sorted, cut to the limit, then scored by calibrated relevance (:mod:`.calibration`).
+Synchronous: the async facade runs it in a worker thread."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from deepcontext.retrieve.calibration import calibrate
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf
 from deepcontext.retrieve.asked import asked_slot, slot_factor
@@ -33,9 +35,12 @@ HUB_SHARE = 0.05
 @dataclass(slots=True)
 class Hit:
     memory: Memory
+    #: the ranking's score until :func:`.calibration.calibrate` makes it the calibrated relevance
     score: float
     rrf_score: float
     legs: dict[str, int] = field(default_factory=dict)
+    #: cosine of the query with the best member of the result's group, if the vector leg found one
+    similarity: float | None = None
     #: linked memories, most similar first (when asked for)
     links: list[int] = field(default_factory=list)
 
@@ -124,6 +129,7 @@ def _hybrid_search(
     own, see :attr:`Store.concurrent_vector_leg`) while this one reads the other legs; when given,
     ``query_vector`` is not used."""
     legs: dict[str, list[int]] = {}
+    sims: dict[int, float] = {}
     weights = {"vector": config.vector_weight, "keyword": config.keyword_weight, "graph": config.graph_weight}
     profile = uses_profile(query, config.profile_weight) and config.vector_weight > 0
     weights["profile"] = config.profile_weight
@@ -151,6 +157,7 @@ def _hybrid_search(
             pool = store.vector_search(user_id, vector, vector_pool(k_vector, profile), filters, now)
     if config.vector_weight > 0 and (pool or vector_hits is not None):
         legs["vector"] = [m for m, _ in pool[:k_vector]]
+        sims = dict(pool[:k_vector])
     if keyword is not None:
         legs["keyword"] = keyword
     if graph is not None:
@@ -175,6 +182,7 @@ def _hybrid_search(
         legs_g = legs
         fused = rrf(legs, weights, config.rrf_k)
     ranks = {leg: {g: r for r, g in enumerate(ids, start=1)} for leg, ids in legs_g.items()}
+    ranks["fused"] = {g: r for r, g in enumerate(sorted(fused, key=lambda g: -fused[g]), start=1)}
     own = rrf(legs, weights, config.rrf_k) if config.group_by_source else fused
     past = about_the_past(query)
     asked = asked_slot(query) if config.slot_boost > 0 else None
@@ -203,16 +211,19 @@ def _hybrid_search(
     for score, fscore, mid, gkey in scored:
         mem = memories.get(mid)
         if mem is not None:
+            best = max((sims[m] for m in groups[gkey] if m in sims), default=None)
             hits.append(
                 Hit(
                     memory=mem,
                     score=score,
                     rrf_score=fscore,
                     legs={leg: r[gkey] for leg, r in ranks.items() if gkey in r},
+                    similarity=best,
                     links=links.get(mid, []),
                 )
             )
-    return hits
+    # last: the ranking's scores become calibrated relevance, in the same order
+    return calibrate(hits)
 
 
 def _rescore(fscore: float, f: Any, config: SearchConfig, now: datetime) -> float:

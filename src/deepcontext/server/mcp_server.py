@@ -141,13 +141,24 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         include_superseded: Annotated[
             bool, Field(description="Also older values a later statement changed (e.g. where the user lived before)")
         ] = False,
+        min_score: Annotated[
+            float | None,
+            Field(ge=0, le=1, description="Leave out results whose score (estimated chance of being relevant) is below this"),
+        ] = None,
     ) -> dict[str, Any]:
-        """Hybrid search (meaning, keywords, knowledge graph) over the user's memories."""
+        """Hybrid search (meaning, keywords, knowledge graph) over the user's memories. Each result's
+        score is the estimated chance, from 0 to 1, that it is relevant."""
 
         async def go() -> dict[str, Any]:
             _, _, uid = user_of(mcp_ctx, user_id)
             res = await ctx.search(
-                query, uid, limit=limit, tier=tier, memory_type=memory_type, include_superseded=include_superseded
+                query,
+                uid,
+                limit=limit,
+                tier=tier,
+                memory_type=memory_type,
+                include_superseded=include_superseded,
+                min_score=min_score,
             )
             return {
                 "results": [

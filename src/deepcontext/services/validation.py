@@ -18,6 +18,7 @@ from deepcontext.types import Message, MemoryTier, MemoryType
 
 __all__ = [
     "ROLES",
+    "check_fraction",
     "check_json",
     "check_id",
     "check_limit",
@@ -67,6 +68,13 @@ def _check_json(value: Any, field: str, depth: int = 0) -> None:
             _check_json(v, f"{field}[{i}]", depth + 1)
     elif value is not None and not isinstance(value, (bool, int, float)):
         raise ValidationError(f"{field} must hold JSON values, got {type(value).__name__}", field=field)
+
+
+def check_fraction(value: Any, field: str) -> float:
+    """A number in [0, 1] (not a bool, not NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
+        raise ValidationError(f"{field} must be a number between 0 and 1, got {value!r}", field=field)
+    return float(value)
 
 
 def check_limit(value: Any, field: str = "limit", lo: int = 1, hi: int = 100) -> int:
