@@ -17,12 +17,18 @@ _dc_ci_browser() {
             echo "[ci-browser] FATAL: no apt-get; install chromium and chromium-driver (Debian packages)" >&2
             return 1
         fi
-        local sudo=""
+        local sudo="" log
         [ "$(id -u)" -ne 0 ] && sudo="sudo"
-        if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq chromium chromium-driver; } >/dev/null 2>&1; then
-            echo "[ci-browser] FATAL: apt-get could not install chromium chromium-driver" >&2
+        log="$(mktemp)"
+        # quiet when it works; apt's own words when it does not (a mirror down, no root, no package)
+        if ! { $sudo apt-get update -qq && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            chromium chromium-driver; } >"$log" 2>&1; then
+            echo "[ci-browser] FATAL: apt-get could not install chromium chromium-driver:" >&2
+            tail -n 20 "$log" >&2
+            rm -f "$log"
             return 1
         fi
+        rm -f "$log"
     fi
     if ! "$driver" --version >/dev/null 2>&1 || ! "$browser" --version >/dev/null 2>&1; then
         echo "[ci-browser] FATAL: $browser or $driver does not run" >&2

@@ -117,3 +117,15 @@ def hold_lock_worker(barrier: Any, url: str, dim: int, seconds: float) -> str:
         return "released"
     finally:
         store.close()
+
+
+def die_holding_lock_worker(barrier: Any, url: str, dim: int) -> str:
+    """Take the lock, tell the parent (barrier), wait to be killed (SIGKILL: no release)."""
+    from deepcontext.store.locks import user_lock
+    from tests.store_helpers import open_test_store
+
+    store = open_test_store(url, dim, migrate=False)
+    with user_lock(store, "u", "consolidate", timeout=10):  # type: ignore[arg-type]
+        barrier.wait(timeout=60)
+        time.sleep(600)
+    return "released"

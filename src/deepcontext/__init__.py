@@ -71,6 +71,7 @@ _EXPORTS: dict[str, str] = {
     "StorageError": "deepcontext.errors",
     "TurnNotFoundError": "deepcontext.errors",
     "ValidationError": "deepcontext.errors",
+    "WriteConflictError": "deepcontext.errors",
 }
 
 __all__ = sorted(_EXPORTS) + ["__version__"]
@@ -116,6 +117,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         StorageError,
         TurnNotFoundError,
         ValidationError,
+        WriteConflictError,
     )
     from deepcontext.retrieve.config import PRESETS, SearchConfig
     from deepcontext.settings import DeepContextSettings, EmbedderKind, LLMProvider

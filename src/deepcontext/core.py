@@ -26,9 +26,12 @@ from deepcontext.errors import ConfigurationError, EntityNotFoundError, MemoryNo
 from deepcontext.extract.base import Classifier, Extractor
 from deepcontext.lifecycle.facade import LifecycleAPI
 from deepcontext.retrieve.config import SearchConfig, preset
-from deepcontext.retrieve.search import Hit, hybrid_search, leg_k
+from deepcontext.retrieve.search import MAX_SOURCES, Hit, hybrid_search, leg_k
+from deepcontext.retrieve.profile import uses_profile, vector_pool
+from deepcontext.retrieve.supersession import add_superseded
 from deepcontext.services.ingest import IngestService
 from deepcontext.services.validation import (
+    check_fraction,
     check_id,
     check_json,
     check_limit,
@@ -145,6 +148,8 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         self._summaries: SummaryService | None = None
         self._ingest: IngestService | None = None
         self._background: set[asyncio.Task[Any]] = set()
+        #: (task, error) kinds of background failures logged so far
+        self._failed_kinds: set[tuple[str, str]] = set()
         self._query_pool: ThreadPoolExecutor | None = None
         self._init_lock = asyncio.Lock()
         self._initialized = False
@@ -292,7 +297,21 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         task = asyncio.get_running_loop().create_task(coro)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._report_background)
         return task
+
+    def _report_background(self, task: asyncio.Task[Any]) -> None:
+        """A background task's failure is logged here, as one warning line the first time a kind of
+        task fails with a kind of error (then at debug level): a broken database would otherwise
+        log it on every request."""
+        if task.cancelled() or task.exception() is None:
+            return
+        exc = task.exception()
+        coro = task.get_coro()
+        kind = (getattr(coro, "__qualname__", "task"), type(exc).__name__)
+        level = logging.DEBUG if kind in self._failed_kinds else logging.WARNING
+        self._failed_kinds.add(kind)
+        log.log(level, "background %s failed: %s: %s", kind[0], kind[1], exc)
 
     # ------------------------------------------------------------------------------------------
     # add
@@ -381,21 +400,28 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         metadata: Mapping[str, Any] | None = None,
         config: SearchConfig | str | None = None,
         track_access: bool | None = None,
+        include_superseded: bool = False,
+        min_score: float | None = None,
     ) -> SearchResponse:
         """Hybrid search (vector + keyword + graph, fused by weighted RRF, spread to neighbouring
-        turns, rescored by importance, recency and confidence). Every leg honours the same filters.
-        ``config`` is a :class:`SearchConfig` or a preset name ("hybrid", "relevance", "vector",
-        "keyword", "graph"). Results count as accessed unless ``track_access`` is False (None: the
-        setting)."""
+        turns, rescored by importance, recency and confidence). Every leg honours the same filters. ``config`` is a
+        :class:`SearchConfig` or a preset name ("hybrid", "relevance", "vector", "keyword", "graph").
+        Results count as accessed unless ``track_access`` is False (None: the setting).
+        ``include_superseded``: also older values of facts that a later statement changed, each right
+        after the version that replaced it. Each result's ``score`` is its calibrated relevance in
+        [0, 1]; ``min_score`` drops the results below it (of the ``limit`` best)."""
         self._check()
         started = time.perf_counter()
         user_id = check_id(user_id, "user_id")
         query = check_text(query, "query", self.settings.max_query_chars)
         limit = check_limit(limit)
+        floor = check_fraction(min_score, "min_score") if min_score is not None else 0.0
         filters = parse_filters(
             tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before, metadata=metadata
         )
         cfg = self._config(config)
+        if not isinstance(include_superseded, bool):
+            raise ValidationError("include_superseded must be true or false", field="include_superseded")
         now = self.clock.now()
         per_memory = self.settings.max_connections_per_memory
         embedding = self._query_embedder() if cfg.vector_weight > 0 else None
@@ -404,8 +430,9 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
 
         def vector_leg() -> list[tuple[int, float]]:
             vector = embedder.embed_one(query)
+            k = vector_pool(leg_k(cfg, limit, cfg.vector_k_factor), uses_profile(query, cfg.profile_weight))
             with store.side_reading():
-                return store.vector_search(user_id, vector, leg_k(cfg, limit, cfg.vector_k_factor), filters, now)
+                return store.vector_search(user_id, vector, k, filters, now)
 
         def run() -> list[Hit]:
             # one worker-thread hop for the legs and the results' details and links (each hop back to
@@ -417,7 +444,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
                 hits = embedding.submit(vector_leg)
             elif embedding is not None:
                 qvec = embedding.submit(embedder.embed_one, query)
-            return hybrid_search(
+            found = hybrid_search(
                 store,
                 user_id,
                 query,
@@ -430,8 +457,17 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
                 links_per_memory=per_memory,
                 vector_hits=hits,
             )
+            if include_superseded:
+                found = add_superseded(
+                    store, user_id, query, found, limit=limit, filters=filters, now=now, max_sources=MAX_SOURCES,
+                    make_hit=lambda m, score: Hit(memory=m, score=score, rrf_score=0.0),
+                )
+                # an older version scores just below its replacement: what follows it, not above it
+                for prev, h in zip(found, found[1:], strict=False):
+                    h.score = min(h.score, prev.score)
+            return found
 
-        hits = await asyncio.to_thread(run)
+        hits = [h for h in await asyncio.to_thread(run) if h.score >= floor]
         ids = [h.memory.id for h in hits]
         results = [
             MemorySearchResult(
@@ -452,11 +488,14 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
                 sources=h.memory.sources,
                 legs=h.legs,
                 rrf_score=h.rrf_score,
+                similarity=h.similarity,
                 access_count=h.memory.access_count,
+                superseded_by=h.memory.superseded_by,
+                valid_to=h.memory.valid_to,
             )
             for h in hits
         ]
-        if ids and (self.settings.track_access if track_access is None else track_access):
+        if ids and (self.settings.track_access if track_access is None else track_access) and not self.store.read_only:
             self._spawn(self._db(self.store.bump_access, user_id, ids, now))
         return SearchResponse(
             query=query,
@@ -667,13 +706,16 @@ def _in_data_dir(s: DeepContextSettings) -> bool:
 
 
 def _check_memory_id(memory_id: Any) -> int:
-    if isinstance(memory_id, bool):
-        raise ValidationError("memory_id must be an integer", field="memory_id")
-    if isinstance(memory_id, str) and memory_id.strip().isdigit():
-        memory_id = int(memory_id)
-    if not isinstance(memory_id, int) or memory_id <= 0:
-        raise ValidationError(f"memory_id must be a positive integer, got {memory_id!r}", field="memory_id")
+    """A memory id is a positive integer (a string of digits is refused: ids are not text)."""
+    if isinstance(memory_id, bool) or not isinstance(memory_id, int):
+        raise ValidationError(f"memory_id must be an integer, got {type(memory_id).__name__}", field="memory_id")
+    if not 0 < memory_id <= _MAX_ID:
+        raise ValidationError(f"memory_id must be between 1 and {_MAX_ID}, got {memory_id!r}", field="memory_id")
     return memory_id
+
+
+#: ids are 64-bit signed integers in both databases
+_MAX_ID = 2**63 - 1
 
 
 #: DeepContext 0.1's name of the engine

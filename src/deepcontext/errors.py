@@ -14,7 +14,8 @@ The tree::
     ├── StorageError                  the database failed; the transaction was rolled back
     │   ├── MigrationError            the schema could not be brought to the current version
     │   │   └── LegacyDatabaseError   a DeepContext 0.1 database: import it (deepcontext import-0.1)
-    │   └── LockTimeoutError          a per-user lock (lifecycle) could not be taken in time
+    │   ├── LockTimeoutError          a per-user lock (lifecycle) could not be taken in time
+    │   └── WriteConflictError        concurrent writes kept changing what a write depends on; retry it
     ├── EmbeddingError                the embedder failed; nothing was written
     ├── ExtractionError               an extractor failed or returned something unusable
     ├── LLMError                      an LLM call failed (the LLM layer adds subclasses)
@@ -58,6 +59,7 @@ __all__ = [
     "StorageError",
     "TurnNotFoundError",
     "ValidationError",
+    "WriteConflictError",
 ]
 
 
@@ -127,11 +129,27 @@ class LegacyDatabaseError(MigrationError):
     """The database was written by DeepContext 0.1: it is not migrated in place, it is imported."""
 
     def __init__(self, where: str) -> None:
-        super().__init__(
-            f"{where} is a DeepContext 0.1 database: import it with `deepcontext import-0.1 {where}` "
-            f"(the 0.1 file is kept as {where}.v0.1.bak), or open another database and import from it"
-        )
+        if "://" in where:  # a server database: the importer reads 0.1's SQLite files only
+            message = (
+                f"{where} holds a DeepContext 0.1 database, which is not migrated in place: "
+                "point database_url at a new database"
+            )
+        else:
+            message = (
+                f"{where} is a DeepContext 0.1 database: import it with `deepcontext import-0.1 {where}` "
+                f"(the 0.1 file is kept as {where}.v0.1.bak), or open another database and import from it"
+            )
+        super().__init__(message)
         self.where = where
+
+
+class WriteConflictError(StorageError):
+    """Other writers changed what a write was planned on, each time it was planned again. Nothing
+    was written; retrying the write is safe."""
+
+    def __init__(self, message: str, *, user_id: str) -> None:
+        super().__init__(message)
+        self.user_id = user_id
 
 
 class LockTimeoutError(StorageError):

@@ -50,11 +50,14 @@ def check_encodable(value: str, field: str) -> None:
 
 
 def check_id(value: Any, field: str) -> str:
-    """A user / conversation id: a non-empty string of at most 255 characters, no control chars."""
+    """A user / conversation id: a non-empty string of at most 255 characters, no control chars, no
+    whitespace around it."""
     if not isinstance(value, str):
         raise ValidationError(f"{field} must be a string, got {type(value).__name__}", field=field)
     if not value.strip():
         raise ValidationError(f"{field} must not be empty", field=field)
+    if value != value.strip():  # " ana" and "ana" would be two users that read the same
+        raise ValidationError(f"{field} must not start or end with whitespace, got {value!r}", field=field)
     if len(value) > MAX_ID_CHARS:
         raise ValidationError(f"{field} is longer than {MAX_ID_CHARS} characters", field=field)
     if _CONTROL.search(value):

@@ -267,6 +267,18 @@ class DeepContextSettings(BaseSettings):
         description="Search weighs importance as floor + (1 - floor) x importance; 0 is the seed's raw product",
     )
     graph_depth: int = Field(default=2, ge=0, le=5)
+    profile_weight: float = Field(
+        default=0.9, ge=0, description="Fusion weight of the profile leg (standing facts for requests); 0: off"
+    )
+    profile_hard_bonus: float = Field(
+        default=0.2, ge=0, le=1, description="Profile leg: cosine bonus of allergies, diets, constraints, instructions"
+    )
+    slot_boost: float = Field(
+        default=1.0, ge=0, description="Search weight bonus of memories holding the single-valued fact a question asks"
+    )
+    outdated_factor: float = Field(
+        default=0.5, ge=0, le=1, description="Search weight of a turn whose content a later statement superseded"
+    )
     max_query_chars: int = Field(default=4_000, ge=1)
     track_access: bool = Field(default=True, description="Count accesses of returned search results")
 

@@ -194,7 +194,7 @@ class MemorySearchResult(BaseModel):
     text: str
     memory_type: MemoryType
     tier: MemoryTier
-    score: float = Field(ge=0.0)
+    score: float = Field(ge=0.0, le=1.0, description="Calibrated relevance: the estimated chance that this result is relevant")
     importance: float = 0.5
     confidence: float = 0.8
     created_at: datetime
@@ -206,9 +206,18 @@ class MemorySearchResult(BaseModel):
     occurred_at: datetime | None = None
     conversation_id: str | None = None
     sources: list[Provenance] = Field(default_factory=list)
-    legs: dict[str, int] = Field(default_factory=dict, description="Rank of this memory in each retrieval leg")
+    legs: dict[str, int] = Field(
+        default_factory=dict, description="Rank of this result in each retrieval leg and in the fusion (fused)"
+    )
     rrf_score: float = 0.0
+    similarity: float | None = Field(
+        default=None, description="Cosine of the query with this result (best of its turn's memories), when the vector leg found it"
+    )
     access_count: int = 0
+    superseded_by: int | None = Field(
+        default=None, description="Set on an older value (include_superseded): the memory that replaced it"
+    )
+    valid_to: datetime | None = Field(default=None, description="When what it says stopped being true")
 
 
 class SearchResponse(BaseModel):

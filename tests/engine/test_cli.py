@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -13,8 +14,10 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def cli(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash"}
+def cli(tmp_path: Path, *args: str, stdin: str | None = None, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash", **extra_env}
+    if "PYTHONPATH" in os.environ:  # the source under test, not another installed copy
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
     return subprocess.run(
         [sys.executable, "-m", "deepcontext", "--db", str(tmp_path / "cli.db"), *args],
         input=stdin,
@@ -75,9 +78,44 @@ def test_add_search_export_import_flow(tmp_path: Path) -> None:
     assert p.returncode == 0
     p = cli(tmp_path, "history", str(mid), "--user", "ana")
     assert "DELETE" in p.stdout
+    for text, when in (("I live in Madrid.", "2025-01-01T10:00:00Z"), ("I moved to Lisbon.", "2025-03-01T10:00:00Z")):
+        msg = [{"role": "user", "name": "Ana", "content": text}]
+        assert cli(tmp_path, "add", "-", "--user", "ana", "--timestamp", when, stdin=json.dumps(msg)).returncode == 0
+    p = cli(tmp_path, "search", "Where does Ana live?", "--user", "ana", "--include-superseded", "--json")
+    assert p.returncode == 0, p.stderr
+    old = [r for r in json.loads(p.stdout)["results"] if r["superseded_by"] is not None]
+    assert old and "Madrid" in old[0]["text"]
+    p = cli(tmp_path, "search", "Where does Ana live?", "--user", "ana", "--json")
+    assert all(r["superseded_by"] is None for r in json.loads(p.stdout)["results"])
     p = cli(tmp_path, "delete-user", "ana", "--yes")
     assert p.returncode == 0
     assert json.loads(cli(tmp_path, "stats", "--user", "ana").stdout)["memories"] == 0
+
+
+def test_search_min_score(tmp_path: Path) -> None:
+    msgs = [
+        {"role": "user", "name": "Ana", "content": "I work at Globex Corporation in Madrid."},
+        {"role": "user", "name": "Ana", "content": "My brother Rui fixes bicycles in Porto."},
+        {"role": "user", "name": "Ana", "content": "I bake sourdough bread every Sunday."},
+    ]
+    assert cli(tmp_path, "add", "-", "--user", "ana", stdin=json.dumps(msgs)).returncode == 0
+
+    def search(*extra: str) -> list[dict]:
+        # access tracking off: the same search twice ranks the same
+        p = cli(tmp_path, "search", "Globex Corporation", "--user", "ana", "--json", *extra, DEEPCONTEXT_TRACK_ACCESS="false")
+        assert p.returncode == 0, p.stderr
+        return json.loads(p.stdout)["results"]
+
+    full = search()
+    scores = [r["score"] for r in full]
+    assert all(0 <= s <= 1 for s in scores) and scores == sorted(scores, reverse=True)
+    bar = (scores[0] + scores[-1]) / 2
+    assert scores[0] > scores[-1]
+    cut = search("--min-score", str(bar))
+    assert [r["memory_id"] for r in cut] == [r["memory_id"] for r in full if r["score"] >= bar]
+    assert search("--min-score", "1") == []
+    p = cli(tmp_path, "search", "Globex", "--user", "ana", "--min-score", "1.5")
+    assert p.returncode != 0 and "min-score" in p.stderr
 
 
 @pytest.mark.parametrize(

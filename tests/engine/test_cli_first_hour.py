@@ -16,15 +16,17 @@ def _env(tmp_path: Path) -> dict[str, str]:
     return {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash", "PYTHONPATH": str(ROOT / "src")}
 
 
-def _run(tmp_path: Path, *args: str, stdin: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _run(
+    tmp_path: Path, *args: str, stdin: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "deepcontext", *args], input=stdin, capture_output=True, text=True, env=_env(tmp_path),
-        timeout=300, cwd=cwd,
+        [sys.executable, "-m", "deepcontext", *args], input=stdin, capture_output=True, text=True,
+        env=_env(tmp_path) | (env or {}), timeout=300, cwd=cwd,
     )  # fmt: skip
 
 
-def cli(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return _run(tmp_path, "--db", str(tmp_path / "cli.db"), *args, stdin=stdin)
+def cli(tmp_path: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return _run(tmp_path, "--db", str(tmp_path / "cli.db"), *args, stdin=stdin, env=env)
 
 
 def _add(tmp_path: Path, text: str, user: str = "ana") -> None:
@@ -89,11 +91,13 @@ def test_any_database_in_the_default_folder_creates_it(tmp_path: Path) -> None:
 
 
 def test_a_file_longer_than_one_add_goes_in_chunks(tmp_path: Path) -> None:
-    n = 2001  # max_messages_per_add is 2,000
+    # as a file of 2,001 messages under the default 2,000, in a few seconds
+    limit = {"DEEPCONTEXT_MAX_MESSAGES_PER_ADD": "4"}
+    n = 9
     lines = [json.dumps({"role": "user" if i % 2 == 0 else "assistant", "content": f"Note {i}: the kettle is blue."}) for i in range(n)]
     path = tmp_path / "long.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    p = cli(tmp_path, "add", str(path), "--user", "bo", "--conversation", "long")
+    p = cli(tmp_path, "add", str(path), "--user", "bo", "--conversation", "long", env=limit)
     assert p.returncode == 0, p.stderr
     assert f"stored {n} turn(s)" in p.stdout
     stats = json.loads(cli(tmp_path, "stats", "--user", "bo").stdout)

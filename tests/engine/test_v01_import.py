@@ -45,9 +45,13 @@ async def test_a_v01_schema_on_postgres_is_recognised(pg_database) -> None:
         conn.execute("CREATE TABLE memories (id serial PRIMARY KEY, user_id text, text text, is_active boolean)")
         conn.execute("CREATE TABLE relationships (id serial PRIMARY KEY, user_id text, relation text)")
     ctx = DeepContext(database_url=url, embedder=HashEmbedder(64))
-    with pytest.raises(LegacyDatabaseError, match="DeepContext 0.1"):
+    with pytest.raises(LegacyDatabaseError, match="DeepContext 0.1") as err:
         await ctx.init()
     await ctx.close()
+    # import-0.1 reads SQLite files: the message must not send a server URL to it, nor promise a backup
+    message = str(err.value)
+    assert "import-0.1 postgresql" not in message and ".bak" not in message, message
+    assert "new database" in message
 
 
 async def test_import_moves_memories_entities_relations_and_summaries(tmp_path: Path) -> None:

@@ -84,22 +84,23 @@ async def test_offline_consolidation_merges_a_group(make_ctx: Callable[..., Any]
 
 
 async def test_contradictions_stay_separate_facts_with_valid_time(make_ctx: Callable[..., Any], clock: ManualClock) -> None:
+    # where an office is: no single-valued fact of the rules, so the contradiction reaches consolidation
     ctx = await make_ctx(consolidation_similarity_threshold=0.6)
-    lis = await say(ctx, "u", "Maya lives in Lisbon", entities=["Maya", "Lisbon"], importance=0.6)
+    lis = await say(ctx, "u", "Maya's office is in Lisbon", entities=["Maya", "Lisbon"], importance=0.6)
     clock.advance(days=10)
-    por = await say(ctx, "u", "Maya lives in Porto", entities=["Maya", "Porto"], importance=0.6)
+    por = await say(ctx, "u", "Maya's office is in Porto", entities=["Maya", "Porto"], importance=0.6)
     clock.advance(days=1)
-    now = await say(ctx, "u", "Maya lives in Porto now", entities=["Maya", "Porto"], importance=0.6)
+    now = await say(ctx, "u", "Maya's office is in Porto now", entities=["Maya", "Porto"], importance=0.6)
     r = await ctx.consolidate("u")
     assert r["memories_consolidated"] == 3 and r["memories_promoted"] == 1 and r["long_term_created"] == 1
     old = await ctx.get(lis, "u")
     # Lisbon: kept as its own long-term fact, true until Porto became true
-    assert old.tier is MemoryTier.LONG_TERM and old.status is MemoryStatus.ACTIVE and old.text == "Maya lives in Lisbon"
+    assert old.tier is MemoryTier.LONG_TERM and old.status is MemoryStatus.ACTIVE and old.text == "Maya's office is in Lisbon"
     assert old.valid_from == T0 and old.valid_to == T0 + timedelta(days=10)
     p1, p2 = ctx.store.get_memories("u", [por, now])
     assert p1.status is p2.status is MemoryStatus.MERGED and p1.superseded_by == p2.superseded_by
     new = await ctx.get(p1.superseded_by, "u")
-    assert new.text == "Maya lives in Porto now"  # the duplicate folded into the more informative one
+    assert new.text == "Maya's office is in Porto now"  # the duplicate folded into the more informative one
     assert new.valid_from == T0 + timedelta(days=10) and new.valid_to is None
     assert new.consolidated_from == [por, now]
     assert "Lisbon" not in new.text and "Porto" not in old.text  # never merged into nonsense
@@ -132,13 +133,13 @@ async def test_llm_consolidation(make_ctx: Callable[..., Any], clock: ManualCloc
 
 async def test_llm_keeps_contradictions_apart(make_ctx: Callable[..., Any], clock: ManualClock, fake_openai: FakeOpenAI) -> None:
     writer = await make_ctx()
-    lis = await say(writer, "u", "Maya lives in Lisbon", entities=["Maya", "Lisbon"])
+    lis = await say(writer, "u", "Maya's office is in Lisbon", entities=["Maya", "Lisbon"])
     clock.advance(days=30)
-    por = await say(writer, "u", "Maya lives in Porto", entities=["Maya", "Porto"])
+    por = await say(writer, "u", "Maya's office is in Porto", entities=["Maya", "Porto"])
     # "Maya" is the speaker (a hub): the two are grouped by their vectors' similarity
     ctx = await make_ctx(**llm_settings(fake_openai, consolidation_similarity_threshold=0.6))
     fake_openai.script(
-        Reply.json({"facts": [{"text": "Maya lives in Lisbon", "sources": [0]}, {"text": "Maya lives in Porto", "sources": [1]}]})
+        Reply.json({"facts": [{"text": "Maya's office is in Lisbon", "sources": [0]}, {"text": "Maya's office is in Porto", "sources": [1]}]})
     )
     r = await ctx.consolidate("u")
     assert r["memories_promoted"] == 2 and r["long_term_created"] == 0

@@ -276,3 +276,32 @@ async def test_a_memory_changed_by_another_writer_meanwhile_is_planned_again(
     assert gone.status is MemoryStatus.DELETED and gone.superseded_by is None
     assert [h.actor for h in await ctx.history(pizza, "ana")][-1] == "user"
     assert "Ana likes margherita pizza" in await fact_ids(ctx)
+
+
+async def test_the_classifier_is_shown_the_older_value_of_a_single_valued_fact(ctx: DeepContext, brain: Brain) -> None:
+    """A stored memory holding another value of the same single-valued fact is shown to the LLM even
+    when it is not among the nearest memories, and the LLM's REPLACE supersedes it."""
+    madrid = await seed(ctx, brain, "Ana lives in Madrid", "I live in Madrid.")
+    nearer = [f"Ana moved the {thing} to the attic" for thing in ("piano", "boxes", "desk", "bike", "lamp", "rug")]
+    brain.extract(extraction(*(fact(t, 0) for t in nearer)))
+    brain.classify(decisions(*({"candidate": i, "action": "ADD"} for i in range(len(nearer)))))
+    await ctx.add(user("Busy weekend moving things around."), user_id="ana")
+    brain.extract(extraction(fact("Ana moved to Porto", 0)))
+    brain.classify(decisions({"candidate": 0, "action": "REPLACE", "memory_id": madrid, "reason": "moved"}))
+    r = await ctx.add(user("I moved to Porto last month."), user_id="ana")
+    shown = brain.shown_ids()[0]
+    assert madrid in shown and len(shown) == 6  # the 5 nearest, and the older home
+    assert r.memories_replaced == 1
+    old = await ctx.get(madrid, "ana")
+    porto = (await fact_ids(ctx))["Ana moved to Porto"]
+    assert (old.status, old.superseded_by) == (MemoryStatus.SUPERSEDED, porto)
+
+
+async def test_the_llm_decides_when_it_sees_no_change(ctx: DeepContext, brain: Brain) -> None:
+    """With an LLM the classification is the LLM's: an ADD keeps the older value active."""
+    madrid = await seed(ctx, brain, "Ana lives in Madrid", "I live in Madrid.")
+    brain.extract(extraction(fact("Ana lives in Porto", 0)))
+    brain.classify(decisions({"candidate": 0, "action": "ADD", "reason": "a second home"}))
+    r = await ctx.add(user("I also have a place in Porto now."), user_id="ana")
+    assert r.memories_replaced == 0
+    assert (await ctx.get(madrid, "ana")).is_active

@@ -31,6 +31,6 @@ async def local_api(tmp_path) -> AsyncIterator[Api]:
     app = create_app(ctx)
     try:
         async with running(app):
-            yield Api(app, ctx)
+            yield Api(app, ctx, host="127.0.0.1:8000")
     finally:
         await ctx.close()

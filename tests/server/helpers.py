@@ -29,6 +29,8 @@ class Api:
 
     app: FastAPI
     ctx: DeepContext
+    #: the Host the client names (with authentication off only loopback names are served)
+    host: str = "testserver"
 
     def key(self, tenant: str, users: list[str] | None = None, read_only: bool = False, name: str | None = None) -> str:
         return create_key(self.ctx.store, tenant, now=self.ctx.clock.now(), user_ids=users, read_only=read_only, name=name)[1]
@@ -36,7 +38,7 @@ class Api:
     def client(self, key: str | None = None, *, client_host: str = "127.0.0.1", **kw: Any) -> httpx.AsyncClient:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         transport = httpx.ASGITransport(app=self.app, client=(client_host, 50000))
-        return httpx.AsyncClient(transport=transport, base_url="http://testserver", headers=headers, **kw)
+        return httpx.AsyncClient(transport=transport, base_url=f"http://{self.host}", headers=headers, **kw)
 
 
 @asynccontextmanager

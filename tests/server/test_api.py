@@ -153,6 +153,33 @@ async def test_v1_memories_crud_history_and_paging(api: Api) -> None:
         assert_problem(await c.get("/v1/memories/0", params={"user_id": "ana"}), 422)
 
 
+async def test_v1_search_min_score(api: Api) -> None:
+    async with api.client(api.key("acme")) as c:
+        await c.post("/v1/memories", json={"user_id": "ana", "messages": ANA, "conversation_id": "trip"})
+        await c.post("/v1/memories", json={"user_id": "ana", "messages": [{"role": "user", "content": "I play the cello."}]})
+
+        async def found(**extra: object) -> list[dict]:
+            # the same search twice: access counts move the ranking (a boost of 1 % per access)
+            # less than the gap between these results' scores
+            r = await c.post("/v1/search", json={"user_id": "ana", "query": "Globex Corporation", "limit": 20, **extra})
+            assert r.status_code == 200, r.text
+            return r.json()["results"]
+
+        full = await found()
+        scores = [x["score"] for x in full]
+        assert all(0 <= s <= 1 for s in scores) and scores == sorted(scores, reverse=True)
+        assert all("fused" in x["legs"] for x in full)
+        bar = (scores[0] + scores[-1]) / 2
+        cut = await found(min_score=bar)
+        assert cut and {x["memory_id"] for x in cut} == {x["memory_id"] for x in full if x["score"] >= bar}
+        assert await found(min_score=1) == []
+        seed = await c.post("/memory/search", json={"user_id": "ana", "query": "Globex Corporation", "min_score": bar})
+        assert {x["memory_id"] for x in seed.json()["results"]} == {x["memory_id"] for x in cut}
+        for bad in (1.5, -0.1, "high"):
+            body = assert_problem(await c.post("/v1/search", json={"user_id": "ana", "query": "x", "min_score": bad}), 422)
+            assert "min_score" in body["detail"]
+
+
 async def test_v1_search_graph_turns_users(api: Api) -> None:
     async with api.client(api.key("acme")) as c:
         await c.post("/v1/memories", json={"user_id": "ana", "messages": ANA, "conversation_id": "trip"})
@@ -302,6 +329,13 @@ async def test_without_auth_only_loopback(local_api: Api) -> None:
             assert "loopback" in body["detail"]
     async with local_api.client(client_host="::1") as c:
         assert (await c.get("/v1/memories", params={"user_id": "ana"})).json()["total"] >= 1
+    # a page whose name was made to resolve to 127.0.0.1 (DNS rebinding) names its own host
+    async with local_api.client() as c:
+        for host in ("rebind.example", "rebind.example:8000", "127.0.0.1.nip.io:8000"):
+            body = assert_problem(await c.get("/v1/memories", params={"user_id": "ana"}, headers={"Host": host}), 403)
+            assert "host" in body["detail"], host
+        for host in ("localhost:8000", "[::1]:8000", "127.0.0.1"):
+            assert (await c.get("/v1/memories", params={"user_id": "ana"}, headers={"Host": host})).status_code == 200, host
 
 
 def test_no_auth_refused_on_public_addresses(tmp_path: Path) -> None:
@@ -311,3 +345,19 @@ def test_no_auth_refused_on_public_addresses(tmp_path: Path) -> None:
     for host in ("127.0.0.1", "::1", "localhost", "127.0.0.2"):
         create_app(DeepContext(database_url=f"sqlite:///{tmp_path}/x.db", require_auth=False, server_host=host).settings)
     create_app(DeepContext(database_url=f"sqlite:///{tmp_path}/x.db", server_host="0.0.0.0").settings)  # keys: fine
+
+
+async def test_v1_search_include_superseded(api: Api) -> None:
+    async with api.client(api.key("acme")) as c:
+        msgs = [{"role": "user", "content": "I live in Madrid."}]
+        await c.post("/v1/memories", json={"user_id": "ana", "messages": msgs, "timestamp": "2025-01-01T00:00:00Z"})
+        msgs = [{"role": "user", "content": "I moved to Lisbon."}]
+        r = await c.post("/v1/memories", json={"user_id": "ana", "messages": msgs, "timestamp": "2025-03-01T00:00:00Z"})
+        assert r.json()["memories_replaced"] == 1
+        body = {"user_id": "ana", "query": "Where does the user live?"}
+        now = (await c.post("/v1/search", json=body)).json()["results"]
+        assert now and all(x["superseded_by"] is None for x in now)
+        everything = (await c.post("/v1/search", json={**body, "include_superseded": True})).json()["results"]
+        old = [x for x in everything if x["superseded_by"] is not None]
+        assert len(old) == 1 and "Madrid" in old[0]["text"]
+        assert_problem(await c.post("/v1/search", json={**body, "include_superseded": "sometimes"}), 422)

@@ -159,6 +159,26 @@ async def test_writes_need_the_csrf_token_and_our_origin(api: Api) -> None:
         assert r.status_code == 303
 
 
+async def test_no_page_can_be_framed_or_run_foreign_script(api: Api) -> None:
+    # a page of another port of this host is same-site, so SameSite cookies reach a frame of it:
+    # only frame-ancestors keeps the write buttons from being clicked through a disguised frame
+    [mid, *_] = await add(api, "acme/ana", "Ana has a dog named Pico.")
+    async with browser(api, api.key("acme")) as (c, token):
+        for method, path, params in (
+            ("GET", "/ui/login", {}),
+            ("GET", "/ui/", {}),
+            ("GET", f"/ui/memory/{mid}", {"user": "ana"}),
+            ("GET", "/ui/lifecycle", {"user": "ana"}),
+            ("GET", "/ui/memory/1", {"user": "<script>"}),
+            ("POST", f"/ui/memory/{mid}/edit", {"user": "ana", "csrf": token, "text": "Ana has a dog named Nico."}),
+        ):
+            r = await c.request(method, path, params=params if method == "GET" else None, data=params if method == "POST" else None)
+            csp = r.headers.get("content-security-policy", "")
+            assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp and "default-src 'none'" in csp, path
+            assert r.headers.get("x-frame-options") == "DENY" and r.headers.get("x-content-type-options") == "nosniff", path
+        assert 'style="' not in (await c.get("/ui/lifecycle", params={"user": "ana"})).text  # style-src 'self'
+
+
 async def test_user_text_is_escaped_everywhere(api: Api) -> None:
     ids = await add(api, "acme/ana", f"Ana wrote {EVIL} on the wiki page.", conversation="x<b>y")
     async with browser(api, api.key("acme")) as (c, _):

@@ -56,6 +56,22 @@ async def test_stdio(db_url: str) -> None:
         assert not any("cello" in r["text"] for r in found["results"])  # the default user only
         found = data(await c.call_tool("search_memories", {"query": "cello", "user_id": "bo", "tier": "working"}))
         assert found["results"] and all(r["tier"] == "working" for r in found["results"])
+        # scores are calibrated relevance in [0, 1]; min_score leaves out those below it
+        scores = [r["score"] for r in data(await c.call_tool("search_memories", {"query": "Globex Corporation"}))["results"]]
+        assert scores and all(0 <= s <= 1 for s in scores) and scores == sorted(scores, reverse=True)
+        bar = (scores[0] + scores[-1]) / 2
+        kept = data(await c.call_tool("search_memories", {"query": "Globex Corporation", "min_score": bar}))
+        assert all(r["score"] >= bar for r in kept["results"])
+        assert data(await c.call_tool("search_memories", {"query": "Globex Corporation", "min_score": 1}))["results"] == []
+        assert (await c.call_tool("search_memories", {"query": "x", "min_score": 1.5})).is_error
+
+        data(await c.call_tool("add_memories", {"messages": "I moved to Porto.", "user_id": "bo"}))
+        data(await c.call_tool("add_memories", {"messages": "I moved to Faro.", "user_id": "bo"}))
+        found = data(await c.call_tool("search_memories", {"query": "Where does the user live?", "user_id": "bo"}))
+        assert all(r["superseded_by"] is None for r in found["results"])
+        found = data(await c.call_tool("search_memories", {"query": "Where does the user live?", "user_id": "bo",
+                                                           "include_superseded": True}))  # fmt: skip
+        assert any(r["superseded_by"] is not None and "Porto" in r["text"] for r in found["results"])
 
         text = (await c.call_tool("get_context", {"query": "Lisbon"})).content[0].text
         assert text.startswith("## Relevant memories\n") and "Lisbon" in text and "Globex" in text

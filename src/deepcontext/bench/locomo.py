@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from deepcontext.bench.baselines import BM25, cosine_rank, rrf_merge
+from deepcontext.bench.calibration import CalibrationData, calibration_report
 from deepcontext.bench.locomo_data import CATEGORIES, Conversation, load
 
 __all__ = ["BUDGETS", "KS", "Record", "SystemResult", "ingest", "run_locomo", "user_view"]
@@ -166,6 +167,7 @@ async def _run_ours(
     *,
     user_ks: Sequence[int],
     budgets: Sequence[int],
+    observed: CalibrationData | None = None,
 ) -> tuple[SystemResult, Any, dict[str, int]]:
     from deepcontext import DeepContext
     from deepcontext.context.tokens import TokenCounter
@@ -175,7 +177,7 @@ async def _run_ours(
     await ctx.init()
     counter = TokenCounter(ctx.embedder)
     sizes: dict[str, int] = {}
-    for conv in convs:
+    for ci, conv in enumerate(convs):
         user = user_of(conv)
         sizes[conv.sample_id] = counter.count("\n".join(f"{t.speaker}: {t.text}" for t in conv.turns))
         t0 = time.perf_counter()
@@ -186,13 +188,25 @@ async def _run_ours(
             t1 = time.perf_counter()
             out = await ctx.search(q.question, user, limit=max(KS))
             res.search_ms.append((time.perf_counter() - t1) * 1000)
-            rec = res.add(conv.sample_id, q.category, q.evidence, cited(out.results, dia_of))
+            got = cited(out.results, dia_of)
+            rec = res.add(conv.sample_id, q.category, q.evidence, got)
+            if observed is not None:
+                observed.observe(ci, out.results, got, q.evidence)
             for k in user_ks:
                 top = await ctx.search(q.question, user, limit=k)
                 rec.user[k] = user_view(q.evidence, cited(top.results, dia_of), k)
             if budgets:
                 rec.context = await _context_recall(ctx, q.question, user, q.evidence, budgets, dia_of, cache)
             tick("search")
+    if observed is not None and len(convs) > 1:
+        # each question asked again of the next conversation, where nothing answers it: a score
+        # must also tell a query that nothing stored answers
+        for ci, conv in enumerate(convs):
+            other = (ci + 1) % len(convs)
+            for q in conv.questions:
+                out = await ctx.search(q.question, user_of(convs[other]), limit=max(KS))
+                observed.observe(ci, out.results, [[] for _ in out.results], q.evidence, haystack=other)
+                tick("search")
     return res, ctx, sizes
 
 
@@ -236,10 +250,12 @@ async def run_locomo(
     user_ks: Sequence[int] = KS,
     budgets: Sequence[int] = BUDGETS,
     progress: Callable[[str, int], None] | None = None,
+    calibration: bool = False,
 ) -> dict[str, Any]:
     """Run the benchmark; returns a JSON-ready dict (systems, ratios, run facts). ``settings`` are
     passed to the engine as they are (none: the defaults); ``user_ks`` and ``budgets`` choose the
-    user-view and context figures (empty: not measured)."""
+    user-view and context figures (empty: not measured); with ``calibration``, also how well the
+    search scores are calibrated (see :mod:`.calibration`)."""
     convs = load(path)
     if conversations is not None:
         convs = convs[:conversations]
@@ -249,7 +265,7 @@ async def run_locomo(
     n_sessions = sum(1 for c in convs for _, _, ts in c.sessions if ts)
     n_questions = sum(len(c.questions) for c in convs)
     if progress:
-        progress("total", n_sessions + n_questions * (2 if baselines else 1))
+        progress("total", n_sessions + n_questions * (1 + baselines + (calibration and len(convs) > 1)))
 
     def tick(_: str) -> None:
         if progress:
@@ -260,7 +276,10 @@ async def run_locomo(
         tmp = tempfile.TemporaryDirectory(prefix="dc-locomo-")
         db_url = f"sqlite:///{Path(tmp.name) / 'locomo.db'}"
     try:
-        ours, ctx, sizes = await _run_ours(convs, db_url, dict(settings or {}), tick, user_ks=user_ks, budgets=budgets)
+        observed = CalibrationData() if calibration else None
+        ours, ctx, sizes = await _run_ours(
+            convs, db_url, dict(settings or {}), tick, user_ks=user_ks, budgets=budgets, observed=observed
+        )
         try:
             systems = [ours]
             if baselines:
@@ -277,7 +296,7 @@ async def run_locomo(
         s.name: {k: (summaries[ours.name]["recall"][k] / v if v else None) for k, v in summaries[s.name]["recall"].items()}
         for s in systems[1:]
     }
-    return {
+    out: dict[str, Any] = {
         "benchmark": "locomo",
         "data": str(path),
         "conversations": [c.sample_id for c in convs],
@@ -290,3 +309,6 @@ async def run_locomo(
         "systems": summaries,
         "ratio_ours_over": ratios,
     }
+    if observed is not None:
+        out["calibration"] = calibration_report(observed)
+    return out

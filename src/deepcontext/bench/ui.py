@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from deepcontext.bench.speed import _pct
 from deepcontext.bench.synthetic import SyntheticChat
 
 __all__ = ["PAGES", "run_ui_bench"]
@@ -40,11 +41,6 @@ PAGES: dict[str, tuple[str, dict[str, Any]]] = {
     "lifecycle preview": ("/ui/lifecycle", {"user": USER}),
     "context preview": ("/ui/context", {"user": USER, "q": "What trips are planned?", "budget": 2000}),
 }
-
-
-def _pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
 async def run_ui_bench(

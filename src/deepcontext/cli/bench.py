@@ -1,5 +1,6 @@
-"""`deepcontext bench locomo | speed`: the benchmarks, with progress bars, a markdown table on the
-terminal, a JSON file and PNG plots under benchmarks/results/."""
+"""`deepcontext bench locomo | updates | needs | speed | reliability`: the benchmarks, with progress
+bars, a markdown table on the terminal, a JSON file and PNG plots under benchmarks/results/ (locomo,
+speed)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ import typer
 from deepcontext.cli.app import app
 from deepcontext.cli.common import console, database_url, fail, state
 
-bench = typer.Typer(help="Benchmarks: retrieval quality on LoCoMo, speed at scale.", no_args_is_help=True)
+bench = typer.Typer(
+    help="Benchmarks: retrieval quality on LoCoMo, knowledge updates, implicit needs, speed at scale, reliability.",
+    no_args_is_help=True,
+)
 app.add_typer(bench, name="bench")
 
 #: where a checkout beside the project's shared data finds LoCoMo without --data
@@ -63,6 +67,15 @@ def locomo(
     no_context: bool = typer.Option(False, "--no-context", help="Skip context recall (context() at 1000/2000/4000 tokens)"),
     out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
     settings: list[str] = SETTING,
+    calibration: bool = typer.Option(
+        False,
+        "--calibration",
+        help="Also print how well search scores are calibrated: reliability bins (predicted vs observed share "
+        "relevant), Brier score and ECE, for the returned scores and a leave-one-conversation-out refit",
+    ),
+    refit: bool = typer.Option(
+        False, "--refit", help="With --calibration: write the constants fitted on all conversations where search reads them"
+    ),
 ) -> None:
     """Retrieval recall@5/10/25/50 on LoCoMo with the default settings (memory and user-view figures,
     context recall), overall and per category, beside BM25, cosine and a naive hybrid."""
@@ -97,6 +110,7 @@ def locomo(
                 user_ks=() if no_user_view else KS,
                 budgets=() if no_context else BUDGETS,
                 progress=_progress_cb(progress, task),
+                calibration=calibration or refit,
             )
         )
     result["machine"] = machine()
@@ -150,7 +164,54 @@ def locomo(
         ylabel="recall (%)",
         path=out_dir / "locomo-recall.png",
     )
+    if "calibration" in result:
+        _print_calibration(result, refit)
     c.print(f"\nresults: {json_path}" + (f", plot: {plot}" if plot else ""))
+
+
+def _print_calibration(result: dict[str, Any], refit: bool) -> None:
+    from deepcontext.bench.calibration import write_constants
+    from deepcontext.bench.report import markdown_table
+
+    c = console()
+    cal = result["calibration"]
+    for key, title in (
+        ("returned", "scores as search returned them"),
+        ("cross_validated", "leave-one-conversation-out refit"),
+        ("fitted", "refit on all conversations"),
+    ):
+        rel = cal.get(key)
+        if not rel:
+            continue
+        c.print(
+            f"\ncalibration, {title}: {rel['results']} results, {rel['relevant']} relevant; "
+            f"Brier {rel['brier']:.4f}, ECE {rel['ece']:.4f}, log loss {rel['log_loss']:.4f}"
+        )
+        c.print(
+            markdown_table(
+                ["score", "results", "mean score", "share relevant"],
+                [[b["bin"], b["count"], b["predicted"], b["observed"]] for b in rel["bins"]],
+            )
+        )
+        for part, label in (("answerable", "asked of their own conversation"), ("off_topic", "asked of another one")):
+            if part in rel:
+                p = rel[part]
+                c.print(f"  questions {label}: {p['results']} results, {p['relevant']} relevant; Brier {p['brier']:.4f}, ECE {p['ece']:.4f}")
+        if "first_results_kept" in rel:
+            c.print(
+                markdown_table(
+                    ["min_score", "first results kept: answerable", "off-topic"],
+                    [[k["min_score"], k["answerable"], k["off_topic"]] for k in rel["first_results_kept"]],
+                )
+            )
+    if refit and "constants" in cal:
+        about = {
+            "about": "Calibrated search scores (deepcontext.retrieve.calibration), fitted by "
+            "`deepcontext bench locomo --calibration --refit`",
+            "embedder": result["embedder"],
+            "fitted_on": {"questions": result["questions"], "results": cal["fitted"]["results"]},
+        }
+        c.print(f"\nconstants written to {write_constants(cal['constants'], about)}")
 
 
 @bench.command()
@@ -239,3 +300,160 @@ def speed(
         logx=True,
     )
     c.print(f"\nresults: {json_path}" + (f", plot: {plot}" if plot else ""))
+
+
+def _cv_table(ranks: dict[tuple[float, ...], list[int | None]], names: list[str], top: int) -> tuple[list[list[Any]], float, list[Any]]:
+    from deepcontext.bench.needs import kfold
+
+    n = len(next(iter(ranks.values())))
+    rows = [[*key, round(100 * sum(1 for r in v if r is not None and r <= top) / n, 1)] for key, v in ranks.items()]
+    cv, chosen = kfold(ranks, top=top)
+    return rows, round(100 * cv, 1), chosen
+
+
+@bench.command()
+def updates(
+    data: Path = typer.Option(None, "--data", help="Labelled cases, JSON lines (default benchmarks/data/updates.jsonl)"),
+    filler: int = typer.Option(60, "--filler", min=0, help="Everyday chat turns around each statement"),
+    cv: bool = typer.Option(
+        False, "--cv", help="Also cross-validate outdated_factor and slot_boost (5 folds) on the ranking check"
+    ),
+    db: str = typer.Option(None, "--db", help="Database to use (default: a temporary SQLite file)"),
+    settings: list[str] = SETTING,
+) -> None:
+    """Knowledge updates: per labelled case whether the older memory was superseded, precision and
+    recall of supersession, and whether the current value ranks above the old one."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from deepcontext.bench.report import markdown_table
+    from deepcontext.bench.updates import DEFAULT_UPDATES, run_updates, sweep_updates
+
+    path = data or DEFAULT_UPDATES
+    if not path.exists():
+        fail(f"labelled cases not found: {path} (give --data)")
+    extra = _settings(settings)
+    c = console()
+    if extra:
+        c.print(f"settings changed for this run: {extra}")
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
+        task = progress.add_task("cases", total=None)
+        report = asyncio.run(run_updates(path, filler=filler, db_url=database_url(db), settings=extra, progress=_progress_cb(progress, task)))
+    rows = [
+        [r.case.id, r.case.kind, r.case.attribute, "yes" if r.superseded else "no", "ok" if r.correct else "WRONG",
+         r.current_rank if r.case.kind == "update" else "", r.old_rank if r.case.kind == "update" else ""]
+        for r in report.results
+    ]  # fmt: skip
+    c.print(markdown_table(["case", "kind", "attribute", "superseded", "", "current rank", "old rank"], rows))
+    m = report.metrics()
+    c.print(
+        f"\n{len(report.results)} cases: supersession precision {m['precision']:.3f}, recall {m['recall']:.3f}; "
+        f"updates: current value above the old one {100 * m['current_above_old']:.1f} %, current first "
+        f"{100 * m['current_at_1']:.1f} %, in the top 3 {100 * m['current_in_top_3']:.1f} %"
+    )
+    if cv:
+        grid = [{"outdated_factor": f, "slot_boost": b} for f in (0.25, 0.5, 0.75, 1.0) for b in (0.0, 0.25, 0.5, 1.0)]
+        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), console=console(stderr=True), transient=True) as progress:
+            task = progress.add_task("cross-validation", total=None)
+            ranks = asyncio.run(sweep_updates(path, grid, filler=filler, settings={**extra, "track_access": False}, progress=_progress_cb(progress, task)))
+        rows2, score, chosen = _cv_table(ranks, ["outdated_factor", "slot_boost"], 1)
+        c.print(markdown_table(["outdated_factor", "slot_boost", "current value first %"], rows2))
+        c.print(f"5-fold cross-validated: {score} % (choices per fold: {chosen})")
+
+
+@bench.command()
+def needs(
+    data: Path = typer.Option(None, "--data", help="Labelled cases, JSON lines (default benchmarks/data/needs.jsonl)"),
+    filler: int = typer.Option(120, "--filler", min=100, help="Everyday chat turns each statement is buried in"),
+    cv: bool = typer.Option(False, "--cv", help="Also cross-validate profile_weight and profile_hard_bonus (5 folds)"),
+    db: str = typer.Option(None, "--db", help="Database to use (default: a temporary SQLite file)"),
+    settings: list[str] = SETTING,
+) -> None:
+    """Implicit needs: per labelled case the rank of the standing fact (allergy, diet, preference,
+    habit, constraint, instruction) for a request that needs it; share in the top 1 / 3 / 10."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from deepcontext.bench.needs import DEFAULT_NEEDS, run_needs, sweep_needs
+    from deepcontext.bench.report import markdown_table
+
+    path = data or DEFAULT_NEEDS
+    if not path.exists():
+        fail(f"labelled cases not found: {path} (give --data)")
+    extra = _settings(settings)
+    c = console()
+    if extra:
+        c.print(f"settings changed for this run: {extra}")
+    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
+        task = progress.add_task("cases", total=None)
+        report = asyncio.run(run_needs(path, filler=filler, db_url=database_url(db), settings=extra, progress=_progress_cb(progress, task)))
+    rows = [[r.case.id, r.case.kind, r.case.question, r.rank or "-", r.top[:60]] for r in report.results]
+    c.print(markdown_table(["case", "kind", "question", "rank", "first result"], rows))
+    m = report.metrics()
+    c.print(f"\n{len(report.results)} cases: top 1 {100 * m['top_1']:.1f} %, top 3 {100 * m['top_3']:.1f} %, top 10 {100 * m['top_10']:.1f} %")
+    if cv:
+        grid = [{"profile_weight": w, "profile_hard_bonus": b} for w in (0.0, 0.3, 0.6, 0.9, 1.2) for b in (0.0, 0.1, 0.2, 0.4)]
+        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), console=console(stderr=True), transient=True) as progress:
+            task = progress.add_task("cross-validation", total=None)
+            ranks = asyncio.run(sweep_needs(path, grid, filler=filler, settings={**extra, "track_access": False}, progress=_progress_cb(progress, task)))
+        rows2, score, chosen = _cv_table(ranks, ["profile_weight", "profile_hard_bonus"], 3)
+        c.print(markdown_table(["profile_weight", "profile_hard_bonus", "top 3 %"], rows2))
+        c.print(f"5-fold cross-validated top 3: {score} % (choices per fold: {chosen})")
+@bench.command()
+def reliability(
+    db: list[str] = typer.Option(
+        None,
+        "--db",
+        help="Database (default: temporary SQLite files); postgresql://... for PostgreSQL (give an empty one). "
+        "Repeat it to run every scenario on each",
+    ),
+    scenario: list[str] = typer.Option(
+        None, "--scenario", help="Run only these (repeatable): kill-add, kill-import, kill-consolidate, processes, race-delete, rest"
+    ),
+    kills: int = typer.Option(6, "--kills", min=1, help="SIGKILLs of the writer per kill scenario"),
+    kill_delay: float = typer.Option(3.0, "--kill-delay", min=0.0, help="Most seconds between a writer's first acknowledged call and its SIGKILL"),
+    writers: int = typer.Option(4, "--writers", min=1, help="Writer processes of the processes scenario"),
+    per_writer: int = typer.Option(30, "--per-writer", min=1, help="Adds per writer process (and, times the writers, adds racing deletes)"),
+    requests: int = typer.Option(600, "--requests", min=1, help="REST requests (valid and hostile mixed), on loopback"),
+    concurrency: int = typer.Option(16, "--concurrency", min=1, help="REST requests in flight at once"),
+    time_limit: float = typer.Option(120.0, "--time-limit", min=1.0, help="Seconds after which the REST run sends no more requests"),
+    seed: int = typer.Option(0, "--seed", help="Random seed (kill times, request mix)"),
+    out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
+) -> None:
+    """Kill -9 during adds, imports and consolidation, processes sharing a database, adds racing
+    deletes, valid and hostile REST requests: tried / failed / lost / leaked / 5xx / p99 per scenario."""
+    from deepcontext.bench.reliability import SCENARIOS, run_reliability
+    from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json
+
+    chosen = tuple(scenario) if scenario else SCENARIOS
+    unknown = [s for s in chosen if s not in SCENARIOS]
+    if unknown:
+        fail(f"unknown scenario {unknown[0]!r}; known: {', '.join(SCENARIOS)}")
+    urls: list[str | None] = [database_url(u) for u in db] if db else [None]
+    err = console(stderr=True)
+    outcomes = asyncio.run(
+        run_reliability(
+            urls, scenarios=chosen, kills=kills, kill_delay=kill_delay, writers=writers, per_writer=per_writer, requests=requests,
+            concurrency=concurrency, time_limit=time_limit, seed=seed, progress=lambda m: err.print(f"[dim]{m}[/]"),
+        )
+    )  # fmt: skip
+    rows = [
+        [o.scenario, o.backend, o.tried, o.failed, o.lost, o.leaked, o.server_errors, o.timeouts,
+         round(o.p99_ms, 1) if o.p99_ms is not None else "-"]
+        for o in outcomes
+    ]  # fmt: skip
+    c = console()
+    c.print(markdown_table(["scenario", "backend", "tried", "failed", "lost", "leaked", "5xx", "timeouts", "p99 ms"], rows), soft_wrap=True)
+    for o in outcomes:
+        for note in o.notes[:5]:
+            c.print(f"  {o.scenario} ({o.backend}): {note}", markup=False, highlight=False, soft_wrap=True)
+    settings = {"kills": kills, "kill_delay": kill_delay, "writers": writers, "per_writer": per_writer, "requests": requests,
+                "concurrency": concurrency, "time_limit": time_limit, "seed": seed}  # fmt: skip
+    backends = sorted({o.backend for o in outcomes})
+    path = save_json(
+        {"machine": machine(), "settings": settings, "results": [o.as_dict() for o in outcomes]},
+        out or default_results_dir(),
+        "reliability-" + "-".join(backends),
+    )
+    c.print(f"\nresults: {path}")
+    bad = sum(o.failed + o.lost + o.leaked + o.server_errors + o.timeouts for o in outcomes)
+    if bad:
+        raise typer.Exit(1)

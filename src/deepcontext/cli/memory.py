@@ -112,13 +112,27 @@ def search(
     memory_type: list[str] = typer.Option(None, "--type", help="semantic, episodic or procedural (repeatable)"),
     conversation: str = typer.Option(None, "--conversation", "-c", help="Only this conversation"),
     preset_name: str = typer.Option(None, "--preset", help="hybrid (default), relevance, vector, keyword, graph"),
+    include_superseded: bool = typer.Option(
+        False, "--include-superseded", help="Also older values a later statement changed, each after its replacement"
+    ),
+    min_score: float = typer.Option(
+        None, "--min-score", min=0.0, max=1.0, help="Leave out results whose score (calibrated relevance, 0-1) is below this"
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON"),
 ) -> None:
-    """Hybrid search (vector + keyword + graph) over a user's memories."""
+    """Hybrid search (vector + keyword + graph) over a user's memories; scores are calibrated relevance (0-1)."""
 
     async def body(ctx: Any) -> tuple[Any, int]:
         res = await ctx.search(
-            query, user, limit, tier or None, memory_type or None, conversation_id=conversation, config=preset_name
+            query,
+            user,
+            limit,
+            tier or None,
+            memory_type or None,
+            conversation_id=conversation,
+            config=preset_name,
+            include_superseded=include_superseded,
+            min_score=min_score,
         )
         # an empty answer says why: a misspelt user id has no memories at all
         known = (await ctx.stats(user))["memories"] if not res.results else 1
@@ -129,7 +143,11 @@ def search(
         print_json(res.model_dump(mode="json"))
         return
     if not res.results:
-        why = f"user {user!r} has no memories" if not known else "no memory matches"
+        why = (
+            f"user {user!r} has no memories"
+            if not known
+            else f"no memory scores {min_score} or more" if min_score else "no memory matches"
+        )
         console().print(f"no results for {query!r}: {why}", markup=False)
         return
     print_results(res)
@@ -148,7 +166,8 @@ def print_results(res: Any) -> None:
             if src
             else "-"
         )
-        table.add_row(str(i), f"{r.score:.4f}", str(r.memory_id), r.tier.value, r.memory_type.value, esc(short(r.text, 90)), esc(origin))
+        text = short(r.text, 90) + (" (superseded)" if r.superseded_by is not None else "")
+        table.add_row(str(i), f"{r.score:.2f}", str(r.memory_id), r.tier.value, r.memory_type.value, esc(text), esc(origin))
     console().print(table)
 
 
@@ -233,17 +252,9 @@ def graph(
 
 
 def print_graph(entity: str, hood: list[dict[str, Any]]) -> None:
-    from rich.tree import Tree
+    from deepcontext.chat.render import graph_view
 
-    root = Tree(f"[bold]{esc(hood[0]['entity'])}[/] ({esc(hood[0]['entity_type'])})" if hood else esc(entity))
-    nodes = {hood[0]["entity"]: root} if hood else {}
-    for h in hood[1:]:
-        parent = nodes.get(h["via"], root)
-        # the edge as stored: "<--rel--" when this entity is the relation's source
-        edge = f"<--{h['relation']}--" if h.get("direction") == "in" else f"--{h['relation']}-->"
-        label = f"{esc(edge)} [bold]{esc(h['entity'])}[/] ({esc(h['entity_type'])}, strength {h['strength']:.1f})"
-        nodes[h["entity"]] = parent.add(label)
-    console().print(root)
+    console().print(graph_view(entity, hood))
 
 
 @app.command()
@@ -257,7 +268,7 @@ def export(
         return [r async for r in ctx.export(user)]
 
     records = run(body)
-    lines = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    lines = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in records)
     if output == "-":
         sys.stdout.write(lines)
     else:

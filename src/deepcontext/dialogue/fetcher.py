@@ -51,6 +51,7 @@ from deepcontext.errors import (
     LLMTimeoutError,
     ValidationError,
 )
+from deepcontext.dialogue.types import LLMContext
 
 if TYPE_CHECKING:
     from deepcontext.llm.base import LLM
@@ -131,7 +132,7 @@ class FetchResponse:
 
 #: a message of ``prev_messages``: an :class:`~deepcontext.dialogue.LLMContext` (what the seed passes,
 #: e.g. ``graph.build_linear_context(...)``) or a ``{"role", "content"}`` mapping
-PrevMessage = Any
+PrevMessage = LLMContext | Mapping[str, str]
 
 
 def _as_message(m: Any) -> dict[str, str]:

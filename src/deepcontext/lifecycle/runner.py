@@ -41,6 +41,7 @@ from deepcontext.lifecycle.consolidate import (
     group_memories,
 )
 from deepcontext.lifecycle.decay import SECONDS_PER_DAY, DecayPolicy
+from deepcontext.services.updates import fact_keys, without_fact_keys
 from deepcontext.store import lifecycle as sql
 from deepcontext.text import content_hash, normalize_for_hash
 
@@ -293,18 +294,29 @@ class LifecycleRunner:
             for c in cands
         ]
         hubs = set(await self._db(sql.speaker_entity_ids, self.store, user_id)) if cands else set()
-        groups = group_memories(
-            items, similarity=self.settings.consolidation_similarity_threshold, max_group=MAX_GROUP, hubs=hubs
+        # grouping, offline merging and planning the writes are CPU work: off the event loop
+        groups = await asyncio.to_thread(
+            group_memories,
+            items,
+            similarity=self.settings.consolidation_similarity_threshold,
+            max_group=MAX_GROUP,
+            hubs=hubs,
         )
         multi = [[cands[i] for i in g] for g in groups if len(g) > 1]
         alone = [cands[g[0]] for g in groups if len(g) == 1]
-        merged = await asyncio.gather(*(self._merge(members, report) for members in multi))
-        writes: list[sql.GroupWrite] = []
-        for members, (facts, method) in zip(multi, merged, strict=True):
-            writes.append(self._group_write(members, facts, method))
-        for c in alone:
-            if c.base_importance >= self.settings.consolidation_promote_importance or c.access_count >= PROMOTE_ACCESSES:
-                writes.append(self._group_write([c], [Fact(text=c.text, sources=[0])], "promotion"))
+        if self.llm is None:
+            merged = await asyncio.to_thread(lambda: [(self._extractive(m), "extractive") for m in multi])
+        else:
+            merged = list(await asyncio.gather(*(self._merge(members, report) for members in multi)))
+
+        def plan() -> list[sql.GroupWrite]:
+            writes = [self._group_write(members, facts, method) for members, (facts, method) in zip(multi, merged, strict=True)]
+            for c in alone:
+                if c.base_importance >= self.settings.consolidation_promote_importance or c.access_count >= PROMOTE_ACCESSES:
+                    writes.append(self._group_write([c], [Fact(text=c.text, sources=[0])], "promotion"))
+            return writes
+
+        writes = await asyncio.to_thread(plan)
         await self._embed(writes)
         consolidated = 0
         if held.lost:
@@ -346,11 +358,14 @@ class LifecycleRunner:
             except LLMError as exc:
                 log.warning("LLM merge failed (%s); merging %d memories offline", exc, len(members))
                 report.llm_fallbacks += 1
+        return await asyncio.to_thread(self._extractive, members), "extractive"
+
+    def _extractive(self, members: Sequence[sql.CandidateRow]) -> list[Fact]:
         statements = [
             Statement(text=m.text, when=m.when, importance=m.base_importance, vector=m.embedding, names=m.entity_names)
             for m in members
         ]
-        return extractive_merge(statements, dedup_threshold=self.settings.dedup_threshold), "extractive"
+        return extractive_merge(statements, dedup_threshold=self.settings.dedup_threshold)
 
     def _group_write(self, members: Sequence[sql.CandidateRow], facts: list[Fact], method: str) -> sql.GroupWrite:
         writes: list[sql.FactWrite] = []
@@ -364,6 +379,7 @@ class LifecycleRunner:
             common_meta = dict(srcs[0].metadata)
             for s in srcs[1:]:
                 common_meta = {k: v for k, v in common_meta.items() if s.metadata.get(k) == v}
+            common_meta = {**without_fact_keys(common_meta), **fact_keys(f.text, str(common_meta.get("speaker") or "User"))}
             writes.append(
                 sql.FactWrite(
                     text=f.text,

@@ -60,6 +60,25 @@ class SearchConfig(BaseModel):
     # strengthen a memory against decay (lifecycle), not its rank, unless asked for
     access_boost: float = Field(0.0, ge=0, description="Rank boost per access, up to access_cap (0: none)")
     access_cap: int = Field(50, ge=0)
+    profile_weight: float = Field(
+        0.9, ge=0,
+        description="Weight of the profile leg (standing facts: allergies, diets, preferences...) for questions "
+        "asking for a recommendation or a decision; 0 turns it off",
+    )
+    profile_hard_bonus: float = Field(
+        0.2, ge=0, le=1,
+        description="Added to the cosine of allergies, diets, constraints and instructions in the profile leg",
+    )
+    slot_boost: float = Field(
+        1.0, ge=0,
+        description="For a question about a single-valued fact (where someone lives or works...), the memories "
+        "holding its current value weigh 1 + slot_boost",
+    )
+    outdated_factor: float = Field(
+        0.5, ge=0, le=1,
+        description="Weight of a memory whose content a later statement superseded (the turn that said the old "
+        "value), unless the question is about the past",
+    )
 
     @classmethod
     def from_settings(cls, settings: DeepContextSettings) -> SearchConfig:
@@ -72,6 +91,10 @@ class SearchConfig(BaseModel):
             recency_half_life_days=settings.effective_recency_half_life_days,
             recency_floor=settings.recency_floor,
             importance_floor=settings.importance_floor,
+            profile_weight=settings.profile_weight,
+            profile_hard_bonus=settings.profile_hard_bonus,
+            outdated_factor=settings.outdated_factor,
+            slot_boost=settings.slot_boost,
         )
 
 

@@ -72,7 +72,8 @@ def spread(
 ) -> dict[Hashable, float]:
     """Relevance shared through the conversation: each candidate gains ``before`` x the score of the
     candidate from the turn just before its own (the question it answers) and ``after`` x that of
-    the turn just after (the reply it got), in the same conversation, and ``session`` x the sum of the ``session_top`` best scores of its
+    the turn just after (the reply it got), in the same conversation, at most up to that neighbour's
+    score (the better lent share counts), and ``session`` x the sum of the ``session_top`` best scores of its
     conversation (a conversation that matches in several places is about the question). Every
     candidate of a conversation gains the same session term, so it reorders across conversations
     only. Candidates missing from ``turn_of`` / ``conversation_of`` keep their score."""
@@ -93,9 +94,12 @@ def spread(
         gain = session * context.get(conv, 0.0) if conv is not None else 0.0
         turn = turn_of.get(g)
         if turn is not None and conv is not None:
+            lent = 0.0
             for t, w in ((turn - 1, before), (turn + 1, after)):
                 n = by_turn.get(t) if w > 0 else None
                 if n is not None and conversation_of.get(n) == conv:
-                    gain += w * scores[n]
+                    # borrowed relevance lifts a turn up to its neighbour, never past it
+                    lent = max(lent, min(w * scores[n], max(0.0, scores[n] - s)))
+            gain += lent
         out[g] = s + gain
     return out

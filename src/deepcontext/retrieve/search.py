@@ -1,5 +1,6 @@
 """Hybrid retrieval: vector | keyword | graph legs over the same filters, fused by weighted RRF,
-rescored, sorted, cut to the limit. Synchronous: the async facade runs it in a worker thread."""
+rescored, sorted, cut to the limit, then scored by calibrated relevance (:mod:`.calibration`).
+Synchronous: the async facade runs it in a worker thread."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ from typing import Any
 
 import numpy as np
 
+from deepcontext.retrieve.calibration import calibrate
 from deepcontext.retrieve.config import SearchConfig
-from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf, spread
+from deepcontext.retrieve.asked import asked_slot, slot_factor
 from deepcontext.retrieve.dates import query_window
+from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf, spread
+from deepcontext.retrieve.profile import profile_leg, uses_profile, vector_pool
+from deepcontext.retrieve.supersession import about_the_past, outdated_factor
 from deepcontext.store.base import MemoryFilters, RankFields, Store
 from deepcontext.text import keyword_terms, query_ngrams
 from deepcontext.types import Memory
@@ -31,9 +36,12 @@ HUB_SHARE = 0.05
 @dataclass(slots=True)
 class Hit:
     memory: Memory
+    #: the ranking's score until :func:`.calibration.calibrate` makes it the calibrated relevance
     score: float
     rrf_score: float
     legs: dict[str, int] = field(default_factory=dict)
+    #: cosine of the query with the best member of the result's group, if the vector leg found one
+    similarity: float | None = None
     #: linked memories, most similar first (when asked for)
     links: list[int] = field(default_factory=list)
 
@@ -106,12 +114,13 @@ def hybrid_search(*args: Any, **kwargs: Any) -> list[Hit]:
 
 @dataclass(slots=True)
 class Candidates:
-    """What the legs found for a query: each leg's memory ids in rank order and the fields the
-    ranking needs (see :func:`gather` and :func:`rank`)."""
+    """What the legs found for a query: each leg's memory ids in rank order, the fields the ranking
+    needs and the vector leg's cosines (see :func:`gather` and :func:`rank`)."""
 
     query: str
     legs: dict[str, list[int]]
     fields: dict[int, RankFields]
+    sims: dict[int, float] = field(default_factory=dict)
 
 
 def gather(
@@ -131,6 +140,9 @@ def gather(
     computed by another thread (on a connection of its own, see :attr:`Store.concurrent_vector_leg`)
     while this one reads the other legs; when given, ``query_vector`` is not used."""
     legs: dict[str, list[int]] = {}
+    sims: dict[int, float] = {}
+    profile = uses_profile(query, config.profile_weight) and config.vector_weight > 0
+    pool: list[tuple[int, float]] = []
 
     def k_for(factor: int) -> int:
         return leg_k(config, limit, factor)
@@ -144,13 +156,17 @@ def gather(
         keyword = [m for m, _ in store.keyword_search(user_id, terms, k_for(config.keyword_k_factor), filters, now)]
     if include_graph and config.graph_weight > 0:
         graph = graph_leg(store, user_id, query, k_for(config.graph_k_factor), config.graph_depth, filters, now)
+    k_vector = k_for(config.vector_k_factor)
     if vector_hits is not None:
         if config.vector_weight > 0:
-            legs["vector"] = [m for m, _ in vector_hits.result()]
+            pool = list(vector_hits.result())
     else:
         vector = query_vector.result() if isinstance(query_vector, Future) else query_vector
         if config.vector_weight > 0 and vector is not None:
-            legs["vector"] = [m for m, _ in store.vector_search(user_id, vector, k_for(config.vector_k_factor), filters, now)]
+            pool = store.vector_search(user_id, vector, vector_pool(k_vector, profile), filters, now)
+    if config.vector_weight > 0 and (pool or vector_hits is not None):
+        legs["vector"] = [m for m, _ in pool[:k_vector]]
+        sims = dict(pool[:k_vector])
     if keyword is not None:
         legs["keyword"] = keyword
     if graph is not None:
@@ -158,27 +174,38 @@ def gather(
     if not any(legs.values()):
         return Candidates(query, {}, {})
     all_ids = list(dict.fromkeys(m for ids in legs.values() for m in ids))
-    return Candidates(query, legs, store.rank_fields(user_id, all_ids))
+    if profile and len(pool) > k_vector:
+        fields = store.rank_fields(user_id, list(dict.fromkeys([*all_ids, *(m for m, _ in pool[k_vector:])])))
+        legs["profile"] = profile_leg(pool, fields, k_vector, config.profile_hard_bonus)
+    else:
+        fields = store.rank_fields(user_id, all_ids)
+        if profile:
+            legs["profile"] = profile_leg(pool, fields, k_vector, config.profile_hard_bonus)
+    return Candidates(query, legs, fields, sims)
 
 
 @dataclass(slots=True)
 class Ranked:
-    """One result of :func:`rank`: its final score, fused score, representative memory, group key
-    and each leg's rank of the group."""
+    """One result of :func:`rank`: its ranking score, fused score, representative memory, group key,
+    each leg's rank of the group and the best cosine of its members."""
 
     score: float
     rrf_score: float
     memory_id: int
     group: Any
     legs: dict[str, int]
+    similarity: float | None = None
 
 
 def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> list[Ranked]:
     """Fuse, spread and rescore the candidates; the best ``limit`` groups, best first."""
-    legs, fields = cands.legs, cands.fields
+    legs, fields, sims = cands.legs, cands.fields, cands.sims
     if not any(legs.values()):
         return []
-    weights = {"vector": config.vector_weight, "keyword": config.keyword_weight, "graph": config.graph_weight}
+    weights = {
+        "vector": config.vector_weight, "keyword": config.keyword_weight, "graph": config.graph_weight,
+        "profile": config.profile_weight,
+    }  # fmt: skip
     all_ids = list(dict.fromkeys(m for ids in legs.values() for m in ids))
     if config.group_by_source:
         first_turns = {mid: f.first_turn for mid, f in fields.items() if f.first_turn is not None}
@@ -201,7 +228,10 @@ def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> 
         )  # fmt: skip
     window = query_window(cands.query, now) if config.date_boost > 0 else None
     ranks = {leg: {g: r for r, g in enumerate(ids, start=1)} for leg, ids in legs_g.items()}
+    ranks["fused"] = {g: r for r, g in enumerate(sorted(fused, key=lambda g: -fused[g]), start=1)}
     own = rrf(legs, weights, config.rrf_k) if config.group_by_source else fused
+    past = about_the_past(cands.query)
+    asked = asked_slot(cands.query) if config.slot_boost > 0 else None
     scored: list[tuple[float, float, int, Any]] = []
     for gkey, fscore in fused.items():
         # the group's representative: a pinned (key) memory if there is one, else the member that
@@ -211,13 +241,21 @@ def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> 
             continue
         mid = max(members, key=lambda m: (fields[m].pinned, own.get(m, 0.0), fields[m].importance, m))
         # the group ranks by its best rescored member (a turn and its fact are one piece of news)
-        score = max(_rescore(fscore, fields[m], config, now) for m in members)
+        score = max(
+            _rescore(fscore, fields[m], config, now)
+            * outdated_factor(fields[m], now, config.outdated_factor, past=past)
+            * slot_factor(fields[m], asked, config.slot_boost)
+            for m in members
+        )
         if window is not None and any(window.contains(fields[m].when, fields[m].occurred_at) for m in members):
             score *= 1.0 + config.date_boost
         scored.append((score, fscore, mid, gkey))
     scored.sort(key=lambda x: (-x[0], -x[1], -x[2]))
     return [
-        Ranked(score, fscore, mid, gkey, {leg: r[gkey] for leg, r in ranks.items() if gkey in r})
+        Ranked(
+            score, fscore, mid, gkey, {leg: r[gkey] for leg, r in ranks.items() if gkey in r},
+            max((sims[m] for m in groups[gkey] if m in sims), default=None),
+        )
         for score, fscore, mid, gkey in scored[:limit]
     ]
 
@@ -249,8 +287,14 @@ def _hybrid_search(
     for r in ranked:
         mem = memories.get(r.memory_id)
         if mem is not None:
-            hits.append(Hit(memory=mem, score=r.score, rrf_score=r.rrf_score, legs=r.legs, links=links.get(r.memory_id, [])))
-    return hits
+            hits.append(
+                Hit(
+                    memory=mem, score=r.score, rrf_score=r.rrf_score, legs=r.legs, similarity=r.similarity,
+                    links=links.get(r.memory_id, []),
+                )
+            )  # fmt: skip
+    # last: the ranking's scores become calibrated relevance, in the same order
+    return calibrate(hits)
 
 
 def _rescore(fscore: float, f: Any, config: SearchConfig, now: datetime) -> float:

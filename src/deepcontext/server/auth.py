@@ -1,8 +1,8 @@
 """Authentication: the API key of a request becomes the :class:`Scope` it runs in.
 
 A key is sent as ``Authorization: Bearer dck_...`` or ``X-API-Key: dck_...``. With authentication
-off (``require_auth=False``, loopback addresses only), requests from loopback clients run in the
-local scope and any other client is refused.
+off (``require_auth=False``, loopback addresses only), requests from loopback clients that name a
+loopback ``Host`` run in the local scope and any other request is refused.
 
 Routes depend on :data:`ReadScope` or :data:`WriteScope` (the latter also refuses read-only keys);
 a route with neither is public (health only).
@@ -19,7 +19,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 
 from deepcontext.core import DeepContext
 from deepcontext.errors import AuthError, ConfigurationError
-from deepcontext.server.net import is_loopback
+from deepcontext.server.net import host_name, is_loopback
 from deepcontext.server.tenancy import Scope
 from deepcontext.store.apikeys import verify_key
 
@@ -30,6 +30,7 @@ __all__ = [
     "WriteScope",
     "authenticate",
     "is_loopback",
+    "local_scope",
     "scope_from_key",
 ]
 
@@ -66,6 +67,18 @@ async def scope_from_key(ctx: DeepContext, presented: str) -> Scope:
     return Scope.from_key(key)
 
 
+def local_scope(request: Request, state: ServerState) -> Scope:
+    """The scope of a request while authentication is off: loopback clients only, and only under a
+    loopback ``Host`` (a page whose name an attacker made resolve to 127.0.0.1, DNS rebinding, names
+    its own host)."""
+    client = request.client.host if request.client else None
+    if not is_loopback(client):
+        raise AuthError("authentication is off: only loopback clients are served", status_code=403)
+    if not is_loopback(host_name(request.headers.get("host", ""))):
+        raise AuthError("authentication is off: only loopback host names are served", status_code=403)
+    return Scope.local(state.local_tenant)
+
+
 async def authenticate(
     request: Request,
     bearer: Annotated[HTTPAuthorizationCredentials | None, Security(_bearer)] = None,
@@ -74,10 +87,7 @@ async def authenticate(
     """The scope of this request (dependency of every protected route)."""
     state = _state(request)
     if not state.require_auth:
-        client = request.client.host if request.client else None
-        if not is_loopback(client):
-            raise AuthError("authentication is off: only loopback clients are served", status_code=403)
-        return Scope.local(state.local_tenant)
+        return local_scope(request, state)
     presented = bearer.credentials if bearer is not None else api_key
     if not presented:
         raise AuthError("missing API key (Authorization: Bearer <key> or X-API-Key: <key>)", status_code=401)

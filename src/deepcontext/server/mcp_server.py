@@ -138,12 +138,28 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         limit: Annotated[int, Field(ge=1, le=100)] = 10,
         tier: Literal["working", "short_term", "long_term"] | None = None,
         memory_type: Literal["semantic", "episodic", "procedural"] | None = None,
+        include_superseded: Annotated[
+            bool, Field(description="Also older values a later statement changed (e.g. where the user lived before)")
+        ] = False,
+        min_score: Annotated[
+            float | None,
+            Field(ge=0, le=1, description="Leave out results whose score (estimated chance of being relevant) is below this"),
+        ] = None,
     ) -> dict[str, Any]:
-        """Hybrid search (meaning, keywords, knowledge graph) over the user's memories."""
+        """Hybrid search (meaning, keywords, knowledge graph) over the user's memories. Each result's
+        score is the estimated chance, from 0 to 1, that it is relevant."""
 
         async def go() -> dict[str, Any]:
             _, _, uid = user_of(mcp_ctx, user_id)
-            res = await ctx.search(query, uid, limit=limit, tier=tier, memory_type=memory_type)
+            res = await ctx.search(
+                query,
+                uid,
+                limit=limit,
+                tier=tier,
+                memory_type=memory_type,
+                include_superseded=include_superseded,
+                min_score=min_score,
+            )
             return {
                 "results": [
                     {
@@ -154,6 +170,7 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
                         "tier": r.tier.value,
                         "said_at": r.said_at.isoformat() if r.said_at else None,
                         "entities": r.entities,
+                        "superseded_by": r.superseded_by,
                     }
                     for r in res.results
                 ]

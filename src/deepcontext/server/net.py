@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
-__all__ = ["is_loopback"]
+__all__ = ["host_name", "is_loopback"]
 
 
 def is_loopback(host: str | None) -> bool:
@@ -22,3 +22,11 @@ def is_loopback(host: str | None) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     return ip.is_loopback
+
+
+def host_name(host_header: str) -> str:
+    """The name of a ``Host`` header, without its port (``[::1]:8000`` -> ``::1``)."""
+    host = host_header.strip()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host

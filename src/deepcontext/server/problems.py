@@ -29,6 +29,7 @@ from deepcontext.errors import (
     ExtractionError,
     LLMError,
     LockTimeoutError,
+    WriteConflictError,
     MemoryNotFoundError,
     NotFoundError,
     StorageError,
@@ -131,6 +132,8 @@ def classify(exc: DeepContextError) -> tuple[int, str, str]:
         return 400, "invalid-input", str(exc)
     if isinstance(exc, LockTimeoutError):
         return 409, "busy", "another maintenance run holds this user's lock; try again later"
+    if isinstance(exc, WriteConflictError):
+        return 409, "conflict", "concurrent writes changed this user's memories while this write was planned; nothing was written; retry"
     if isinstance(exc, StorageError):
         return 503, "storage-unavailable", "the database failed; nothing was written; try again later"
     if isinstance(exc, (EmbeddingError, LLMError, ExtractionError)):

@@ -150,6 +150,9 @@ class SeedSearchBody(_Body):
     tier: MemoryTier | None = None
     memory_type: MemoryType | None = None
     include_graph: bool = True
+    min_score: float | None = Field(
+        default=None, ge=0, le=1, allow_inf_nan=False, description="Leave out results whose calibrated relevance is below this"
+    )
 
 
 class UpdateBody(_Body):
@@ -202,8 +205,14 @@ class SearchBody(_Body):
     before: Timestamp | None = None
     metadata: Metadata | None = Field(default=None, description="Equality on top-level keys")
     include_graph: bool = True
+    include_superseded: bool = Field(
+        default=False, description="Also older values a later statement changed, each after its replacement"
+    )
     config: Literal["hybrid", "relevance", "vector", "keyword", "graph"] | None = Field(
         default=None, description="A retrieval preset (default hybrid)"
+    )
+    min_score: float | None = Field(
+        default=None, ge=0, le=1, allow_inf_nan=False, description="Leave out results whose calibrated relevance is below this"
     )
 
 

@@ -38,9 +38,11 @@ from deepcontext.embed.base import Embedder
 from deepcontext.errors import (
     LLMError,
     MemoryNotFoundError,
-    StorageError,
     ValidationError,
+    WriteConflictError,
 )
+from deepcontext.extract.slots import Slot
+from deepcontext.extract.standing import STANDING_KEY, standing_kind
 from deepcontext.extract.base import (
     Classifier,
     Decision,
@@ -52,6 +54,7 @@ from deepcontext.extract.base import (
     MessageIn,
 )
 from deepcontext.settings import DeepContextSettings
+from deepcontext.services.updates import SLOT_PREFIX, Conflict, conflicts, slot_metadata, slots_of
 from deepcontext.store.base import (
     AddOutcome,
     AddPlan,
@@ -82,11 +85,14 @@ _NEIGHBOURS = 5
 _PLAN_ATTEMPTS = 3
 #: classifier actions that change an existing memory (at most one fact of an add may change a memory)
 _MUTATIONS = frozenset({"UPDATE", "REPLACE", "DELETE"})
+#: rows of the in-batch similarity matrix computed at a time
+_DEDUP_BLOCK = 512
 
 
 def _referenced(plan: AddPlan) -> set[int]:
     """Ids of existing memories a plan changes or links to."""
     ids = {nm.supersedes for nm in plan.memories if nm.supersedes is not None}
+    ids |= {o for nm in plan.memories for o in nm.also_supersedes}
     return ids | {ch.memory_id for ch in plan.changes}
 
 
@@ -106,6 +112,32 @@ def _redirect_noops(plan: AddPlan, changed: dict[int, NewMemory | None]) -> None
         else:
             log.info("NOOP on memory %s dropped: the same add deletes it", ch.memory_id)
     plan.changes = kept
+
+
+def _merge_near_duplicates(facts: list[Candidate], threshold: float) -> tuple[list[Candidate], int]:
+    """Facts of one batch at least ``threshold`` similar to an earlier kept fact are merged into the
+    first such fact (sources and entities). Returns the kept facts and how many were merged.
+    Only the pairs above the threshold are visited, so a batch of distinct facts costs one matrix
+    product (run it off the event loop)."""
+    if not facts:
+        return [], 0
+    fm = np.stack([c.vector for c in facts])  # type: ignore[misc]
+    earlier: dict[int, list[int]] = {}  # fact -> the earlier facts close to it, in order
+    for start in range(0, len(facts), _DEDUP_BLOCK):  # blocks of rows bound the memory
+        block = fm[start : start + _DEDUP_BLOCK] @ fm.T >= threshold
+        rows, cols = np.nonzero(np.triu(block, k=start + 1))
+        for i, j in zip((rows + start).tolist(), cols.tolist(), strict=True):
+            earlier.setdefault(j, []).append(i)
+    kept = np.ones(len(facts), dtype=bool)
+    for j in sorted(earlier):
+        dup_of = next((i for i in earlier[j] if kept[i]), None)
+        if dup_of is None:
+            continue
+        kept[j] = False
+        first, c = facts[dup_of], facts[j]
+        first.sources = list(dict.fromkeys(first.sources + c.sources))
+        first.entities = list(dict.fromkeys(first.entities + c.entities))
+    return [c for c, k in zip(facts, kept, strict=True) if k], int((~kept).sum())
 
 
 def turn_memory_text(msg: MessageIn) -> str:
@@ -147,6 +179,9 @@ class Candidate:
     hash: str = ""
     vector: np.ndarray | None = None
     neighbours: list[ExistingMemory] = field(default_factory=list)
+    slots: list[Slot] = field(default_factory=list)
+    #: stored memories holding another value of one of its slots (superseded offline)
+    conflicts: list[Conflict] = field(default_factory=list)
 
 
 class IngestService:
@@ -206,7 +241,7 @@ class IngestService:
             result = ExtractionResult()
         result = self._sane(result, len(msgs))
         for attempt in range(1, _PLAN_ATTEMPTS + 1):
-            candidates = self._candidates(msgs, result, metadata)
+            candidates = await asyncio.to_thread(self._candidates, msgs, result, metadata)
             plan = AddPlan(user_id=user_id, conversation_id=conversation_id, now=now, actor=actor)
             plan.turns = [
                 NewTurn(
@@ -222,16 +257,17 @@ class IngestService:
             counts = await self._plan_memories(
                 plan, candidates, context, expires_at, conversation_id, source=extractor.name, classifier=classifier
             )
-            self._plan_graph(plan, result, candidates)
+            await asyncio.to_thread(self._plan_graph, plan, result, candidates)
             try:
                 outcome: AddOutcome = await self._db(self.store.apply_add, plan)
             except MemoryNotFoundError as exc:
                 if exc.memory_id not in _referenced(plan):
                     raise
                 if attempt == _PLAN_ATTEMPTS:
-                    raise StorageError(
+                    raise WriteConflictError(
                         f"add for user {user_id!r}: memory {exc.memory_id} was changed by another writer while "
-                        f"this add was being planned, {attempt} times in a row; nothing was written, retry the add"
+                        f"this add was being planned, {attempt} times in a row; nothing was written, retry the add",
+                        user_id=user_id,
                     ) from exc
                 log.info("memory %s changed while an add was planned; planning again", exc.memory_id)
                 continue
@@ -276,12 +312,12 @@ class IngestService:
             result = await extractor.extract(msgs, context)
         result = self._sane(result, len(msgs))
         for attempt in range(1, _PLAN_ATTEMPTS + 1):
-            candidates = self._candidates(msgs, result, metadata)
+            candidates = await asyncio.to_thread(self._candidates, msgs, result, metadata)
             plan = AddPlan(user_id=user_id, conversation_id=conversation_id, now=now, actor=actor)
             counts = await self._plan_memories(
                 plan, candidates, context, expires_at, conversation_id, source=extractor.name, classifier=classifier
             )
-            self._plan_graph(plan, result, candidates)
+            await asyncio.to_thread(self._plan_graph, plan, result, candidates)
             items: list[NewMemory | MemoryChange] = [*plan.memories, *plan.changes]
             for item in items:  # message indices -> the stored turns
                 item.source_turn_ids = list(dict.fromkeys([*item.source_turn_ids, *(ids[i] for i in item.source_turn_indices)]))
@@ -289,8 +325,14 @@ class IngestService:
             try:
                 outcome: AddOutcome = await self._db(self.store.apply_add, plan)
             except MemoryNotFoundError as exc:
-                if exc.memory_id not in _referenced(plan) or attempt == _PLAN_ATTEMPTS:
+                if exc.memory_id not in _referenced(plan):
                     raise
+                if attempt == _PLAN_ATTEMPTS:
+                    raise WriteConflictError(
+                        f"derive for user {user_id!r}: memory {exc.memory_id} was changed by another writer while "
+                        f"it was being planned, {attempt} times in a row; nothing was written, retry",
+                        user_id=user_id,
+                    ) from exc
                 log.info("memory %s changed while a derive was planned; planning again", exc.memory_id)
                 continue
             response = self._response(plan, outcome, result, counts, conversation_id)
@@ -341,6 +383,7 @@ class IngestService:
             for m in msgs:
                 if m.role not in ("user", "assistant"):
                     continue
+                kind = standing_kind(m.content) if m.role == "user" else None
                 out.append(
                     Candidate(
                         text=turn_memory_text(m),
@@ -352,10 +395,13 @@ class IngestService:
                         entities=list(dict.fromkeys(by_msg.get(m.index, []))),
                         said_at=m.said_at,
                         is_turn=True,
-                        metadata=dict(metadata),
+                        metadata={**metadata, STANDING_KEY: kind} if kind else dict(metadata),
                     )
                 )
         for f in result.facts:
+            speaker = str(f.metadata.get("speaker") or msgs[f.source_indices[0]].speaker)
+            slots = slots_of(f.text.strip(), speaker)
+            kind = standing_kind(f.text) if f.memory_type is not MemoryType.PROCEDURAL else None
             out.append(
                 Candidate(
                     text=f.text.strip(),
@@ -368,7 +414,8 @@ class IngestService:
                     occurred_at=f.occurred_at,
                     said_at=max(msgs[i].said_at for i in f.source_indices),
                     fact=f,
-                    metadata={**metadata, **f.metadata},
+                    metadata={**metadata, **f.metadata, **slot_metadata(slots), **({STANDING_KEY: kind} if kind else {})},
+                    slots=slots,
                 )
             )
         for c in out:
@@ -438,21 +485,13 @@ class IngestService:
             ]
 
         # near-duplicates inside the batch (facts only): keep the first, merge provenance
-        facts = [c for c in fresh if not c.is_turn]
-        kept: list[Candidate] = []
-        if facts:
-            fm = np.stack([c.vector for c in facts])  # type: ignore[misc]
-            sims = fm @ fm.T
-            for j, c in enumerate(facts):
-                dup_of = next((i for i in range(j) if facts[i] in kept and sims[i, j] >= s.dedup_threshold), None)
-                if dup_of is None:
-                    kept.append(c)
-                else:
-                    facts[dup_of].sources = list(dict.fromkeys(facts[dup_of].sources + c.sources))
-                    facts[dup_of].entities = list(dict.fromkeys(facts[dup_of].entities + c.entities))
-                    counts["noop"] += 1
+        kept, merged = await asyncio.to_thread(_merge_near_duplicates, [c for c in fresh if not c.is_turn], s.dedup_threshold)
+        counts["noop"] += merged
 
+        await self._find_conflicts(plan, kept, show=classifier is not None)
         decisions = await self._classify(kept, context, classifier)
+        if classifier is None:
+            decisions = self._supersede(kept, decisions)
         reembed: list[tuple[NewMemory, str]] = []
         #: existing memory id -> the new version superseding it in this plan (None: deleted)
         changed: dict[int, NewMemory | None] = {}
@@ -483,6 +522,7 @@ class IngestService:
                 **kw,
             )
 
+        claimed = {d.memory_id for d in decisions if d.action in _MUTATIONS and d.memory_id is not None}
         for c in fresh:
             if c.is_turn:
                 plan.memories.append(new_memory(c))
@@ -506,7 +546,12 @@ class IngestService:
                 counts["update" if action == "UPDATE" else "replace"] += 1
                 text = (d.text or c.text).strip()
                 nm = new_memory(c, text=text, content_hash=content_hash(text), supersedes=d.memory_id, event=event, reason=d.reason)
-                nm.links = [(i, sim) for i, sim in nm.links if i != d.memory_id]
+                if any(x.memory.id == d.memory_id for x in c.conflicts):  # the same slot said again earlier
+                    nm.also_supersedes = [x.memory.id for x in c.conflicts if x.memory.id not in claimed]
+                    claimed.update(nm.also_supersedes)
+                nm.links = [(i, sim) for i, sim in nm.links if i not in (d.memory_id, *nm.also_supersedes)]
+                for other in nm.also_supersedes:
+                    changed[other] = nm
                 if text != c.text:
                     reembed.append((nm, text))
                 changed[d.memory_id] = nm
@@ -524,6 +569,53 @@ class IngestService:
             for (nm, _), v in zip(reembed, vecs2, strict=True):
                 nm.embedding = v
         return counts
+
+    async def _find_conflicts(self, plan: AddPlan, kept: list[Candidate], *, show: bool) -> None:
+        """Stored memories holding another value of a slot each candidate states (one read for the add).
+        With a classifier they are shown to it beside the nearest memories."""
+        with_slots = [c for c in kept if c.slots]
+        if not with_slots:
+            return
+        keys = list(dict.fromkeys(SLOT_PREFIX + s.key for c in with_slots for s in c.slots))
+        stored = await self._db(self.store.find_active_by_metadata_keys, plan.user_id, keys, plan.now)
+        if not stored:
+            return
+        for c in with_slots:
+            c.conflicts = conflicts(c.slots, stored, c.said_at)
+        if not show:
+            return
+        extra = [x.memory for c in with_slots for x in c.conflicts]
+        shown = {x.memory.id for c in with_slots for x in c.conflicts}
+        vecs = await asyncio.to_thread(self.embedder.embed, [m.text for m in extra]) if extra else None
+        sims = {m.id: v for m, v in zip(extra, vecs if vecs is not None else [], strict=True)}
+        for c in with_slots:
+            have = {n.id for n in c.neighbours}
+            for x in c.conflicts:
+                m = x.memory
+                if m.id in have or m.id not in shown:
+                    continue
+                sim = float(np.dot(c.vector, sims[m.id])) if c.vector is not None else 0.0
+                c.neighbours.append(
+                    ExistingMemory(id=m.id, text=m.text, memory_type=m.memory_type, similarity=sim, said_at=m.said_at)
+                )
+
+    @staticmethod
+    def _supersede(kept: list[Candidate], decisions: list[Decision]) -> list[Decision]:
+        """Offline: a new fact stating another value of a single-valued fact (where someone lives, their
+        job, relationship status, habitual drink...) replaces the stored memories holding the old value.
+        Each memory is changed by at most one fact of the add."""
+        claimed = {d.memory_id for d in decisions if d.action in _MUTATIONS and d.memory_id is not None}
+        out: list[Decision] = []
+        for c, d in zip(kept, decisions, strict=True):
+            free = [x for x in c.conflicts if x.memory.id not in claimed]
+            if d.action != "ADD" or not free:
+                out.append(d)
+                c.conflicts = []
+                continue
+            c.conflicts = free
+            claimed.update(x.memory.id for x in free)
+            out.append(Decision(action="REPLACE", memory_id=free[0].memory.id, reason=free[0].reason))
+        return out
 
     async def _classify(
         self, kept: list[Candidate], context: ExtractionContext, classifier: Classifier | None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from deepcontext.errors import ValidationError
 from deepcontext.services.transfer import FORMAT, VERSION
-from deepcontext.store.v01 import V01_TABLES, is_v01_database
+from deepcontext.store.v01 import V01_TABLES, is_v01_database, is_v01_schema
 from deepcontext.store.v01 import open_read_only as _open
 from deepcontext.store.v01 import table_names as _tables
 from deepcontext.text import content_hash, entity_norm
@@ -60,7 +60,7 @@ def read_v01(path: str | Path, now: datetime) -> dict[str, list[dict[str, Any]]]
     path = Path(path).expanduser()
     with _open(path) as conn:
         names = _tables(conn)
-        if not (V01_TABLES <= names and "dc_meta" not in names):
+        if not is_v01_schema(names):
             raise ValidationError(f"{str(path)!r} is not a DeepContext 0.1 database", field="path")
         entities = list(conn.execute("SELECT * FROM entities ORDER BY id")) if "entities" in names else []
         relations = list(conn.execute("SELECT * FROM relationships ORDER BY id"))

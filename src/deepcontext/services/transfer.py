@@ -12,14 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import hashlib
+import json
+import math
 from collections.abc import AsyncIterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 import numpy as np
+from sqlalchemy import JSON
 
 from deepcontext.embed.base import Embedder
 from deepcontext.errors import ValidationError
+from deepcontext.services.validation import _check_json
 from deepcontext.store.schema import is_time_column, is_vector_column
 from deepcontext.store.base import Store
 
@@ -37,8 +42,20 @@ def _to_json(table: Any, row: dict[str, Any]) -> dict[str, Any]:
         elif isinstance(v, np.ndarray):
             out[k] = base64.b64encode(np.asarray(v, dtype=np.float32).tobytes()).decode()
         else:
-            out[k] = v
+            out[k] = _strict(v)
     return out
+
+
+def _strict(value: Any) -> Any:
+    """A value strict JSON can hold: NaN and Infinity (stored before metadata was checked for
+    them) become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _strict(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strict(v) for v in value]
+    return value
 
 
 async def export_records(store: Store, embedder: Embedder, user_id: str, now: datetime) -> AsyncIterator[dict[str, Any]]:
@@ -71,6 +88,8 @@ def _from_json(store: Any, table: str, rec: Mapping[str, Any]) -> dict[str, Any]
             v = datetime.fromisoformat(v)
         elif v is not None and is_vector_column(col):
             v = np.frombuffer(base64.b64decode(v), dtype=np.float32)
+        elif isinstance(col.type, JSON):
+            _check_json(v, f"{table}.{k}")
         out[k] = v
     return out
 
@@ -103,4 +122,14 @@ async def import_records(
         for r, v in zip(mems, vecs, strict=True):
             if not same_model or r.get("embedding") is None:
                 r["embedding"] = v
-    return await asyncio.to_thread(store.import_rows, target, rows, now)
+    # the records' content, not the header (two exports of the same rows are the same import)
+    fingerprint = await asyncio.to_thread(_fingerprint, records[1:])
+    return await asyncio.to_thread(store.import_rows, target, rows, now, fingerprint=fingerprint)
+
+
+def _fingerprint(records: Sequence[Mapping[str, Any]]) -> str:
+    digest = hashlib.sha256()
+    for rec in records:
+        digest.update(json.dumps(rec, sort_keys=True, ensure_ascii=False, default=str).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()[:32]

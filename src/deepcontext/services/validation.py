@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -16,6 +18,7 @@ from deepcontext.types import Message, MemoryTier, MemoryType
 
 __all__ = [
     "ROLES",
+    "check_fraction",
     "check_json",
     "check_id",
     "check_limit",
@@ -26,6 +29,9 @@ __all__ = [
 ]
 
 ROLES = ("user", "assistant", "system", "tool")
+#: metadata: nesting levels, and characters of its JSON form
+MAX_JSON_DEPTH = 20
+MAX_METADATA_CHARS = 65_536
 
 
 def check_text(value: Any, field: str, max_chars: int) -> str:
@@ -43,9 +49,12 @@ def check_text(value: Any, field: str, max_chars: int) -> str:
 
 
 def _check_json(value: Any, field: str, depth: int = 0) -> None:
-    """Metadata: JSON-compatible values whose strings are storable."""
-    if depth > 20:
-        raise ValidationError(f"{field} is nested too deeply", field=field)
+    """Metadata: JSON-compatible values whose strings are storable, finite numbers (strict JSON
+    has no NaN or Infinity), at most ``MAX_JSON_DEPTH`` levels deep."""
+    if depth > MAX_JSON_DEPTH:
+        raise ValidationError(f"{field} is nested more than {MAX_JSON_DEPTH} levels deep", field=field)
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValidationError(f"{field} must be a finite number, got {value!r}", field=field)
     if isinstance(value, str):
         _check_encodable(value, field)
     elif isinstance(value, Mapping):
@@ -59,6 +68,13 @@ def _check_json(value: Any, field: str, depth: int = 0) -> None:
             _check_json(v, f"{field}[{i}]", depth + 1)
     elif value is not None and not isinstance(value, (bool, int, float)):
         raise ValidationError(f"{field} must hold JSON values, got {type(value).__name__}", field=field)
+
+
+def check_fraction(value: Any, field: str) -> float:
+    """A number in [0, 1] (not a bool, not NaN)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
+        raise ValidationError(f"{field} must be a number between 0 and 1, got {value!r}", field=field)
+    return float(value)
 
 
 def check_limit(value: Any, field: str = "limit", lo: int = 1, hi: int = 100) -> int:
@@ -78,10 +94,15 @@ def parse_time(value: Any, field: str) -> datetime | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         from deepcontext.clock import from_epoch
 
-        return from_epoch(float(value))
+        try:
+            return from_epoch(float(value))
+        except (OverflowError, ValueError, OSError):
+            raise ValidationError(f"{field} is not a representable time (epoch seconds {value!r})", field=field) from None
     if isinstance(value, str):
         try:
             return as_utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
+        except OverflowError:
+            raise ValidationError(f"{field} is out of range: {value!r}", field=field) from None
         except ValueError:
             pass
     raise ValidationError(f"{field} must be a datetime or an ISO 8601 string, got {value!r}", field=field)
@@ -122,12 +143,12 @@ def parse_messages(
         content = check_text(m.get("content"), f"{f}.content", max_chars)
         name = m.get("name")
         if name is not None:
-            name = check_id(name, f"{f}.name").strip()
+            name = check_id(name.strip() if isinstance(name, str) else name, f"{f}.name")
         said_at = parse_time(m.get("timestamp"), f"{f}.timestamp") or default_time or now
         metadata = m.get("metadata") or {}
         if not isinstance(metadata, Mapping):
             raise ValidationError(f"{f}.metadata must be an object", field=f"{f}.metadata")
-        _check_json(metadata, f"{f}.metadata")
+        check_json(metadata, f"{f}.metadata")
         out.append(
             MessageIn(index=i, role=role.lower(), content=content, said_at=said_at, name=name, metadata=dict(metadata))
         )
@@ -190,9 +211,12 @@ def expiry(now: datetime, expires_at: Any, ttl: Any) -> datetime | None:
             seconds = float(ttl)
         else:
             raise ValidationError("ttl must be seconds or a timedelta", field="ttl")
-        if seconds <= 0:
-            raise ValidationError("ttl must be positive", field="ttl")
-        return now + timedelta(seconds=seconds)
+        if not math.isfinite(seconds) or seconds <= 0:
+            raise ValidationError(f"ttl must be a positive, finite number of seconds, got {ttl!r}", field="ttl")
+        try:
+            return now + timedelta(seconds=seconds)
+        except OverflowError:
+            raise ValidationError(f"ttl of {seconds:g} seconds ends after the last representable time", field="ttl") from None
     when = parse_time(expires_at, "expires_at")
     if when is not None and when <= now:
         raise ValidationError("expires_at is in the past", field="expires_at")
@@ -200,5 +224,15 @@ def expiry(now: datetime, expires_at: Any, ttl: Any) -> datetime | None:
 
 
 def check_json(value: Any, field: str) -> None:
-    """Public form of the metadata check (JSON values, storable strings)."""
+    """Public form of the metadata check (JSON values, storable strings, finite numbers, bounded
+    depth and size)."""
     _check_json(value, field)
+    _check_size(value, field)
+
+
+def _check_size(value: Any, field: str) -> None:
+    if value is None:
+        return
+    size = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    if size > MAX_METADATA_CHARS:
+        raise ValidationError(f"{field} has {size} characters as JSON; the limit is {MAX_METADATA_CHARS}", field=field)

@@ -108,6 +108,9 @@ class RankFields:
     active: bool
     first_turn: int | None = None  # the turn the memory was derived from (its oldest source)
     pinned: bool = False
+    valid_to: datetime | None = None  # when what it says stopped being true (knowledge updates)
+    standing: str | None = None  # the kind of standing fact it states (allergy, diet, preference...)
+    slots: str | None = None  # the single-valued facts it holds: "maya|employer maya|job"
     conversation_id: str | None = None
     occurred_at: datetime | None = None  # when what it says happened (extracted), if known
 
@@ -153,6 +156,8 @@ class NewMemory:
     canonical_key: str | None = None
     #: the existing memory this one replaces (UPDATE / REPLACE): it becomes superseded
     supersedes: int | None = None
+    #: further existing memories the same new version supersedes (an older value said twice)
+    also_supersedes: list[int] = field(default_factory=list)
     event: HistoryEvent = HistoryEvent.ADD
     reason: str | None = None
     #: if an active memory with the same content hash exists when the write happens, link the
@@ -219,6 +224,9 @@ class Store(ABC):
     """A database holding memories, turns and the knowledge graph of many users."""
 
     backend: str = "abstract"
+    #: opened read-only (SQLite: a file or directory this process may not write): writes fail with
+    #: StorageError, and nothing is written behind a read (access counts)
+    read_only: bool = False
 
     # --- lifecycle ----------------------------------------------------------------------------
     @abstractmethod
@@ -293,6 +301,16 @@ class Store(ABC):
     @abstractmethod
     def find_active_by_hash(self, user_id: str, hashes: Sequence[str], now: datetime) -> dict[str, int]:
         """Active, unexpired memories with these content hashes: hash -> memory id."""
+
+    @abstractmethod
+    def superseded_versions(self, user_id: str, memory_ids: Sequence[int]) -> list[tuple[int, int]]:
+        """The superseded memories that these memories, or memories citing the same turns, replaced
+        (one step back): ``(superseded id, one of memory_ids)`` pairs, newest first."""
+
+    @abstractmethod
+    def find_active_by_metadata_keys(self, user_id: str, keys: Sequence[str], now: datetime, *, limit: int = 50) -> list[Memory]:
+        """Active, unexpired facts (short and long term) whose metadata has any of these top-level keys,
+        newest first (the stored values of single-valued facts, see :mod:`deepcontext.extract.slots`)."""
 
     @abstractmethod
     def history(self, user_id: str, memory_id: int) -> list[HistoryEntry]:
@@ -425,8 +443,11 @@ class Store(ABC):
         """Every row of the user, table by table in import order: (table name, column values)."""
 
     @abstractmethod
-    def import_rows(self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime) -> dict[str, int]:
-        """Write exported rows for ``user_id`` with fresh ids, references remapped. One transaction."""
+    def import_rows(
+        self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime, *, fingerprint: str | None = None
+    ) -> dict[str, int]:
+        """Write exported rows for ``user_id`` with fresh ids, references remapped. One transaction.
+        With a ``fingerprint`` (of the export), a second import of it into the user writes nothing."""
 
     @abstractmethod
     def iter_memories(self, user_id: str, *, batch: int = 500) -> Iterator[Memory]:

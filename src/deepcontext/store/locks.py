@@ -11,8 +11,10 @@ for as long as the lock is held. The connection is idle (no open transaction) wh
 and the server releases the lock by itself if the process dies.
 
 SQLite: a lease, one row of the ``locks`` table (owner, expiry) taken inside ``BEGIN IMMEDIATE``. A
-background thread renews the lease every ``ttl / 3`` seconds; a process that dies leaves a lease that
-expires after ``ttl`` seconds and is then taken over.
+background thread renews the lease every ``ttl / 3`` seconds. The owner names the host (and PID
+namespace), the process id and the process's start time: a lease of a process of this host that no
+longer runs (the id is gone, or taken by a process started later) is taken over at once; a process
+of another host that dies leaves a lease that expires after ``ttl`` seconds and is then taken over.
 
 Neither holds a write transaction open while the caller works: both are safe to hold across LLM or
 embedding calls.
@@ -30,6 +32,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, func, insert, select, text, update
@@ -41,7 +44,7 @@ from deepcontext.errors import LockTimeoutError, StorageError, ValidationError
 if TYPE_CHECKING:
     from deepcontext.store.sql import SQLStore
 
-__all__ = ["HeldLock", "UserLockMixin", "advisory_key", "user_lock"]
+__all__ = ["HeldLock", "UserLockMixin", "advisory_key", "holder_is_dead", "user_lock"]
 
 #: the ``locks.name`` column is VARCHAR(64)
 _MAX_NAME = 64
@@ -77,8 +80,48 @@ def _validate(user_id: str, name: str, timeout: float, ttl: float) -> None:
         raise ValidationError("ttl must be > 0 seconds", field="ttl")
 
 
+def _process_start(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot, from /proc), or "-" where unknown."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return "-"
+
+
+def _this_host() -> str:
+    """This host and PID namespace (containers on one host each have their own process ids)."""
+    try:
+        namespace = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        namespace = ""
+    return hashlib.blake2b(f"{socket.gethostname()}\x00{namespace}".encode(), digest_size=6).hexdigest()
+
+
+_HOST = _this_host()
+
+
 def _owner() -> str:
-    return f"{socket.gethostname()[:48]}:{os.getpid()}:{threading.get_ident() % 1_000_000}:{secrets.token_hex(4)}"
+    pid = os.getpid()
+    return f"{_HOST}:{pid}:{_process_start(pid)}:{threading.get_ident() % 1_000_000}:{secrets.token_hex(4)}"
+
+
+def holder_is_dead(owner: str) -> bool:
+    """True when ``owner`` (a lease's owner) is a process of this host that no longer runs. False
+    for other hosts, owners in another format, and whenever it cannot be told."""
+    parts = owner.split(":")
+    if len(parts) != 5 or parts[0] != _HOST or not parts[1].isdigit():
+        return False
+    pid = int(parts[1])
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # PermissionError: it runs, as another user
+        pass
+    started = _process_start(pid)
+    return "-" not in (started, parts[2]) and started != parts[2]  # the id now names a later process
 
 
 @contextmanager
@@ -177,7 +220,7 @@ def _try_take(store: SQLStore, user_id: str, name: str, owner: str, ttl: float, 
         if row is None:
             conn.execute(insert(lk).values(user_id=user_id, name=name, owner=owner, expires_at=now + timedelta(seconds=ttl)))
             return True
-        if row.expires_at <= now:
+        if row.expires_at <= now or holder_is_dead(row.owner):
             conn.execute(
                 update(lk)
                 .where(lk.c.user_id == user_id, lk.c.name == name)

@@ -12,6 +12,7 @@ advisory lock), so several processes starting at once upgrade it exactly once.
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 
+from deepcontext.errors import MigrationError
 from deepcontext.store.columns import JSONType, UTCDateTime, VectorType, pk_type
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "CreateTables",
     "Migration",
     "RawSQL",
+    "SqliteAutoincrement",
     "Step",
     "latest_version",
     "pg_vector_mode",
@@ -99,6 +102,49 @@ class RawSQL(Step):
         make = self.sqlite if conn.dialect.name == "sqlite" else self.postgresql
         for stmt in make(dim) if make else []:
             conn.execute(text(stmt))
+
+
+@dataclass
+class SqliteAutoincrement(Step):
+    """SQLite: rebuild ``tables`` with ``id INTEGER PRIMARY KEY AUTOINCREMENT``, so an id is never
+    given again once its row is deleted (without it SQLite hands out max(id) + 1, the id of the
+    newest row deleted). PostgreSQL's sequences never reuse a value: nothing to do there. Needs
+    foreign keys off (the store's migration transaction on SQLite): dropping the old table must
+    not cascade."""
+
+    tables: tuple[str, ...]
+
+    def model(self, md: MetaData, dim: int) -> None:
+        for name in self.tables:
+            md.tables[name].dialect_options["sqlite"]["autoincrement"] = True
+
+    def apply(self, conn: Connection, md: MetaData, dim: int) -> None:
+        if conn.dialect.name != "sqlite":
+            return
+        for name in self.tables:
+            ddl = conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)).scalar_one()
+            if "AUTOINCREMENT" in ddl.upper():
+                continue
+            rebuilt = re.sub(r"\bid INTEGER NOT NULL,", "id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,", ddl, count=1)
+            rebuilt = re.sub(r",\s*PRIMARY KEY \(id\)", "", rebuilt, count=1)
+            if rebuilt.count("AUTOINCREMENT") != 1 or "PRIMARY KEY (id)" in rebuilt:
+                raise MigrationError(f"unexpected definition of table {name}: {ddl}")
+            extras = [
+                r[0]
+                for r in conn.exec_driver_sql(
+                    "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') AND sql IS NOT NULL",
+                    (name,),
+                )
+            ]
+            tmp = f"{name}_rebuilt"
+            conn.exec_driver_sql(rebuilt.replace(f"CREATE TABLE {name} (", f"CREATE TABLE {tmp} (", 1))
+            conn.exec_driver_sql(f"INSERT INTO {tmp} SELECT * FROM {name}")
+            conn.exec_driver_sql(f"DROP TABLE {name}")
+            conn.exec_driver_sql(f"ALTER TABLE {tmp} RENAME TO {name}")
+            for stmt in extras:
+                conn.exec_driver_sql(stmt)
+        if conn.exec_driver_sql("PRAGMA foreign_key_check").first() is not None:
+            raise MigrationError("a foreign key broke while rebuilding tables; nothing was changed")
 
 
 @dataclass
@@ -452,6 +498,7 @@ MIGRATIONS: list[Migration] = [
     ),
     Migration(2, "memories.mention_count: re-mentions counted and reinforcing", [AddColumn("memories", _v2_mention_count)]),
     Migration(3, "PostgreSQL: per-user lexeme document frequencies kept by triggers", [RawSQL(postgresql=_v3_pg_lexemes)]),
+    Migration(4, "SQLite: memory and turn ids never reused (AUTOINCREMENT)", [SqliteAutoincrement(("memories", "turns"))]),
 ]
 
 

@@ -13,7 +13,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -76,10 +76,10 @@ class SQLStore(AddWriter, Store):
     # transactions
     # ------------------------------------------------------------------------------------------
     @contextmanager
-    def _write(self) -> Iterator[Connection]:
+    def _write(self, begin: Callable[[], Any] | None = None) -> Iterator[Connection]:
         """A write transaction. Errors roll back and surface as StorageError (ours pass through)."""
         try:
-            with self._begin_write() as conn:
+            with (begin or self._begin_write)() as conn:
                 yield conn
         except DeepContextError:
             raise
@@ -138,6 +138,10 @@ class SQLStore(AddWriter, Store):
         """Context manager yielding a connection inside a write transaction."""
         return self.engine.begin()
 
+    def _begin_migration(self) -> Any:
+        """As :meth:`_begin_write`, for the migrations' transaction."""
+        return self._begin_write()
+
     # hooks for the backend --------------------------------------------------------------------
     def _index_texts(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
         """Add (memory_id, text) rows to the keyword index (if it is not maintained by the DB)."""
@@ -150,6 +154,10 @@ class SQLStore(AddWriter, Store):
 
     def _forget_user_caches(self, user_id: str) -> None:
         """Drop in-process caches of a user."""
+
+    def _purge_deleted(self, conn: Connection) -> None:
+        """After a user's rows were deleted, in the same transaction: remove what the database keeps
+        of them beyond the rows (SQLite: the keyword index's deleted entries)."""
 
     def _speaker_names(self, conn: Connection, user_id: str) -> set[str]:
         """The names of the speakers of the user's user and assistant turns."""
@@ -198,7 +206,7 @@ class SQLStore(AddWriter, Store):
     def migrate(self) -> int:
         target = latest_version()
         try:
-            with self._write() as conn:
+            with self._write(self._begin_migration) as conn:
                 self._migration_lock(conn)
                 current = self._version(conn)
                 if current == 0 and all(self.engine.dialect.has_table(conn, t) for t in ("memories", "relationships")):
@@ -237,6 +245,10 @@ class SQLStore(AddWriter, Store):
 
     def ensure_embedder(self, model_id: str, dimensions: int) -> None:
         m = self.t.meta
+        with self._read() as conn:  # the usual case, and the only one a read-only database allows
+            known = dict(conn.execute(select(m.c.key, m.c.value).where(m.c.key.in_(["embedder", "dimensions"]))).all())
+        if known.get("embedder") == model_id and known.get("dimensions") == str(dimensions):
+            return
         with self._write() as conn:
             rows = dict(
                 conn.execute(select(m.c.key, m.c.value).where(m.c.key.in_(["embedder", "dimensions"]))).all()
@@ -420,11 +432,16 @@ class SQLStore(AddWriter, Store):
     def delete_user(self, user_id: str) -> dict[str, int]:
         counts: dict[str, int] = {}
         with self._write() as conn:
-            self._lock_user(conn, user_id)
+            # lock the users row as an add does, creating it if needed: on PostgreSQL a user being
+            # created by a concurrent add is waited for instead of deadlocking with it
+            created = self._bump_user(conn, user_id, datetime.now(UTC)) == 1
             ids = [r[0] for r in conn.execute(select(self.t.memories.c.id).where(self.t.memories.c.user_id == user_id))]
             self._unindex(conn, ids)
             for table in self.t.user_tables:
                 counts[table.name] = conn.execute(delete(table).where(table.c.user_id == user_id)).rowcount or 0
+            if created:
+                counts[self.t.users.name] -= 1
+            self._purge_deleted(conn)
         self._forget_user_caches(user_id)
         return counts
 
@@ -560,6 +577,47 @@ class SQLStore(AddWriter, Store):
         ids = ids[:limit]
         memories = self.get_memories(user_id, ids)
         return memories, total, (_encode_cursor(ids[-1]) if more and ids else None)
+
+    def superseded_versions(self, user_id: str, memory_ids: Sequence[int]) -> list[tuple[int, int]]:
+        if not memory_ids:
+            return []
+        mt, ms = self.t.memories, self.t.memory_sources
+        newer, here = ms.alias("newer"), ms.alias("here")
+        stmt = (
+            select(mt.c.id, here.c.memory_id)
+            .join(newer, and_(newer.c.memory_id == mt.c.superseded_by, newer.c.user_id == user_id))
+            .join(here, and_(here.c.turn_id == newer.c.turn_id, here.c.user_id == user_id))
+            .where(
+                mt.c.user_id == user_id,
+                mt.c.status == MemoryStatus.SUPERSEDED.value,
+                here.c.memory_id.in_(list(dict.fromkeys(memory_ids))),
+            )
+            .order_by(mt.c.id.desc())
+        )
+        with self._read() as conn:
+            pairs = [(int(a), int(b)) for a, b in conn.execute(stmt)]
+        first: dict[int, int] = {}
+        for old, new in pairs:
+            first.setdefault(old, new)
+        return list(first.items())
+
+    def find_active_by_metadata_keys(self, user_id: str, keys: Sequence[str], now: datetime, *, limit: int = 50) -> list[Memory]:
+        if not keys:
+            return []
+        mt = self.t.memories
+        filters = MemoryFilters(tiers=(MemoryTier.SHORT_TERM, MemoryTier.LONG_TERM))
+        has_key = or_(*(mt.c.metadata[k].as_string().isnot(None) for k in dict.fromkeys(keys)))
+        with self._read() as conn:
+            ids = [
+                int(r[0])
+                for r in conn.execute(
+                    select(mt.c.id)
+                    .where(mt.c.user_id == user_id, *self._filter_clause(filters, now), has_key)
+                    .order_by(mt.c.id.desc())
+                    .limit(limit)
+                )
+            ]
+        return self.get_memories(user_id, ids, details=False) if ids else []
 
     def history(self, user_id: str, memory_id: int) -> list[HistoryEntry]:
         h = self.t.memory_history
@@ -902,6 +960,9 @@ class SQLStore(AddWriter, Store):
                         active=r.status == MemoryStatus.ACTIVE.value,
                         first_turn=None if r.first_turn is None else int(r.first_turn),
                         pinned=bool(r.pinned),
+                        valid_to=r.valid_to,
+                        standing=r.standing,
+                        slots=r.slots,
                         conversation_id=r.conversation_id,
                         occurred_at=r.occurred_at,
                     )
@@ -924,7 +985,8 @@ class SQLStore(AddWriter, Store):
         )
         return select(
             mt.c.id, mt.c.importance, mt.c.confidence, mt.c.said_at, mt.c.created_at, mt.c.access_count,
-            mt.c.status, mt.c.pinned, mt.c.conversation_id, mt.c.occurred_at, first,
+            mt.c.status, mt.c.pinned, mt.c.valid_to, mt.c.metadata["standing"].as_string().label("standing"),
+            mt.c.metadata["slots"].as_string().label("slots"), mt.c.conversation_id, mt.c.occurred_at, first,
         ).where(self._owner(mt.c.user_id) == uid)  # fmt: skip
 
     def memory_entities(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
@@ -1073,8 +1135,12 @@ class SQLStore(AddWriter, Store):
                 for r in conn.execute(select(table).where(table.c.user_id == user_id).order_by(*order)):
                     yield name, dict(r._mapping)
 
-    def import_rows(self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime) -> dict[str, int]:
-        """Write exported rows for ``user_id`` with fresh ids (references remapped). One transaction."""
+    def import_rows(
+        self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime, *, fingerprint: str | None = None
+    ) -> dict[str, int]:
+        """Write exported rows for ``user_id`` with fresh ids (references remapped). One transaction.
+        With a ``fingerprint``, an import of the same rows into the same user writes nothing the
+        second time and returns the first one's counts plus ``already_imported: 1``."""
         t = self.t
         maps: dict[str, dict[int, int]] = {"turns": {}, "entities": {}, "relations": {}, "memories": {}}
         counts: dict[str, int] = {}
@@ -1091,8 +1157,14 @@ class SQLStore(AddWriter, Store):
                 return None
             return maps[kind].get(int(old))
 
+        kv = t.kv
+        mark = (kv.c.user_id == user_id, kv.c.namespace == IMPORTS_NAMESPACE, kv.c.key == fingerprint)
         with self._write() as conn:
-            rev = self._bump_user(conn, user_id, now)
+            rev = self._bump_user(conn, user_id, now)  # locks the user: a concurrent retry waits here
+            if fingerprint is not None:
+                done = conn.execute(select(kv.c.value).where(*mark)).scalar()
+                if done is not None:
+                    return {**done["counts"], "already_imported": 1}
             deferred_tips: list[tuple[str, Any, Any]] = []
             for row in by_table.get("conversations", []):
                 exists = conn.execute(
@@ -1200,7 +1272,17 @@ class SQLStore(AddWriter, Store):
                 )
             for name, rows_ in by_table.items():
                 counts[name] = len(rows_)
+            if fingerprint is not None:
+                conn.execute(
+                    insert(kv).values(
+                        user_id=user_id, namespace=IMPORTS_NAMESPACE, key=fingerprint, value={"counts": counts, "at": now.isoformat()}, updated_at=now
+                    )
+                )
         return counts
+
+
+#: kv namespace of the imports a user received (key: the export's fingerprint)
+IMPORTS_NAMESPACE = "deepcontext.imports"
 
 
 def _encode_cursor(last_id: int) -> str:

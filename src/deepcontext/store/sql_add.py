@@ -7,6 +7,7 @@ so an add of 50 turns costs a dozen statements, not hundreds.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, func, insert, select, update
@@ -71,7 +72,9 @@ class AddWriter:
             # exact duplicates already stored (checked inside the transaction: races cannot duplicate)
             hashes = [m.content_hash for m in plan.memories if m.dedupe]
             known: dict[str, Any] = dict(self._active_hashes(conn, uid, hashes, now)) if hashes else {}
-            olds = self._active_rows(conn, uid, [m.supersedes for m in plan.memories if m.supersedes])
+            olds = self._active_rows(
+                conn, uid, [o for m in plan.memories for o in ([m.supersedes] if m.supersedes else []) + m.also_supersedes]
+            )
 
             to_insert: list[int] = []
             folds: list[tuple[int, Any]] = []  # (plan index, existing id or ("new", plan index))
@@ -99,6 +102,8 @@ class AddWriter:
             link_rows: list[dict[str, Any]] = []
             history: list[dict[str, Any]] = []
             fts_rows: list[tuple[int, str]] = []
+            # neighbours found while planning may be gone since (delete_user, cleanup): no link to them
+            linkable = self._existing_memories(conn, uid, {o for i in to_insert for o, _ in plan.memories[i].links})
             for i in to_insert:
                 nm, mid = plan.memories[i], memory_ids[i]
                 src = sources_of(nm.source_turn_indices, nm.source_turn_ids)
@@ -106,7 +111,7 @@ class AddWriter:
                 ents = sorted({entity_ids[n] for n in nm.entity_names if n in entity_ids})
                 entity_rows += [{"memory_id": mid, "entity_id": e, "user_id": uid} for e in ents]
                 for other, sim in nm.links:
-                    if other != mid:
+                    if other != mid and other in linkable:
                         link_rows.append({"memory_id": mid, "other_id": other, "user_id": uid, "similarity": sim})
                         link_rows.append({"memory_id": other, "other_id": mid, "user_id": uid, "similarity": sim})
                 fts_rows.append((mid, nm.text))
@@ -114,13 +119,15 @@ class AddWriter:
                 details: dict[str, Any] = {"turn_ids": src[:50]}
                 if nm.supersedes:
                     details["supersedes"] = nm.supersedes
+                if nm.also_supersedes:
+                    details["also_supersedes"] = list(nm.also_supersedes)
                 history.append(
                     _history_row(
                         uid, mid, nm.event, now, old_text=old.text if old is not None else None, new_text=nm.text,
                         actor=plan.actor, reason=nm.reason, details=details,
                     )
                 )  # fmt: skip
-                if old is not None:
+                for old in [olds[o] for o in ([nm.supersedes] if nm.supersedes else []) + nm.also_supersedes]:
                     conn.execute(
                         update(t.memories)
                         .where(t.memories.c.id == old.id)
@@ -139,6 +146,8 @@ class AddWriter:
                             reason=nm.reason or f"superseded by memory {mid}", details={"superseded_by": mid},
                         )
                     )  # fmt: skip
+                    if nm.event is HistoryEvent.REPLACE:
+                        self._outdate_turns(conn, uid, old.id, nm.valid_from or nm.said_at or now, now, rev)
             if source_rows:
                 conn.execute(insert(t.memory_sources), source_rows)
             if entity_rows:
@@ -218,6 +227,35 @@ class AddWriter:
                 .where(self._owner(mt.c.user_id) == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value)
                 .values(mention_count=mt.c.mention_count + times, reinforced_at=now, importance=mt.c.base_importance)
             )
+
+    def _outdate_turns(  # type: ignore[misc]
+        self: SQLStore, conn: Connection, user_id: str, old_id: int, valid_to: datetime, now: datetime, rev: int
+    ) -> None:
+        """A contradicted fact's verbatim turns stay active (they are the record of what was said) but
+        get ``valid_to``: search weighs them down unless the question is about the past."""
+        t = self.t
+        ms, mt = t.memory_sources, t.memories
+        turns = select(ms.c.turn_id).where(ms.c.memory_id == old_id, ms.c.user_id == user_id)
+        turn_memories = select(ms.c.memory_id).where(ms.c.user_id == user_id, ms.c.turn_id.in_(turns))
+        conn.execute(
+            update(mt)
+            .where(
+                mt.c.user_id == user_id,
+                mt.c.id.in_(turn_memories),
+                mt.c.source == "turn",
+                mt.c.status == MemoryStatus.ACTIVE.value,
+                mt.c.valid_to.is_(None),
+            )
+            .values(valid_to=valid_to, updated_at=now, rev=rev)
+        )
+
+    def _existing_memories(self: SQLStore, conn: Connection, user_id: str, memory_ids: set[int]) -> set[int]:  # type: ignore[misc]
+        """The ids among ``memory_ids`` that are rows of the user (whatever their status)."""
+        if not memory_ids:
+            return set()
+        mt = self.t.memories
+        q = select(mt.c.id).where(self._owner(mt.c.user_id) == user_id, mt.c.id.in_(sorted(memory_ids)))
+        return {int(r[0]) for r in conn.execute(q)}
 
     def _active_rows(self: SQLStore, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, Any]:  # type: ignore[misc]
         """Active memories of the user by id (id, text); MemoryNotFoundError if one is missing."""

@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import logging
+import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -18,6 +20,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
+from urllib.parse import quote
 from typing import Any, cast
 
 import numpy as np
@@ -33,11 +36,12 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import UnaryExpression
 
 from deepcontext.clock import from_epoch, to_epoch
-from deepcontext.errors import ConfigurationError
+from deepcontext.errors import ConfigurationError, MigrationError
 from deepcontext.store.base import (
     COMMON_TERM_SHARE,
     DEFAULT_FILTERS,
@@ -49,6 +53,7 @@ from deepcontext.store.base import (
     entity_limits,
 )
 from deepcontext.store.keyword_policy import informative_terms
+from deepcontext.store.migrations import latest_version
 from deepcontext.store.sql import SQLStore, _chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.store.vectors import VectorCache, VectorRow
@@ -56,6 +61,8 @@ from deepcontext.text import search_text
 from deepcontext.types import Memory, MemoryStatus, Provenance
 
 __all__ = ["COMMON_TERM_SHARE", "MAX_TERM_SHARE", "RANK_CAP", "SQLiteStore", "user_token"]
+
+log = logging.getLogger("deepcontext.store")
 
 
 def user_token(user_id: str) -> str:
@@ -124,7 +131,9 @@ _MEMORY_ENTITIES_SQL = (
 #: SQLStore.rank_fields for the memory ids of a JSON array (1) of a user (2)
 _RANK_FIELDS_SQL = (
     "SELECT m.id, m.importance, m.confidence, coalesce(m.said_at, m.created_at), m.access_count, m.status, m.pinned, "
-    "m.conversation_id, m.occurred_at, (SELECT min(s.turn_id) FROM memory_sources AS s WHERE s.memory_id = m.id AND s.user_id = ?2) "
+    "m.valid_to, json_extract(m.metadata, '$.standing'), json_extract(m.metadata, '$.slots'), "
+    "m.conversation_id, m.occurred_at, "
+    "(SELECT min(s.turn_id) FROM memory_sources AS s WHERE s.memory_id = m.id AND s.user_id = ?2) "
     "FROM memories AS m WHERE m.id IN (SELECT value FROM json_each(?1)) AND +m.user_id = ?2"
 )
 
@@ -211,8 +220,19 @@ class SQLiteStore(SQLStore):
             from deepcontext.errors import LegacyDatabaseError
 
             raise LegacyDatabaseError(str(self.path))
+        #: an existing file this process may not write (or in a directory it may not write: SQLite
+        #: could not make its WAL files there): opened read-only, writes fail with StorageError
+        self.read_only = self.path.exists() and not (os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK))
+        if not self.read_only:
+            address = f"sqlite:///{self.path}"
+        else:
+            address = f"sqlite:///file:{quote(str(self.path))}?mode=ro&uri=true"
+            if not os.access(self.path.parent, os.W_OK) and not Path(f"{self.path}-shm").exists():
+                # a WAL database needs its -shm file to be read; where none can be made, nobody can
+                # write the file either: read it as immutable
+                address += "&immutable=1"
         self.engine = create_engine(
-            f"sqlite:///{self.path}",
+            address,
             connect_args={"check_same_thread": False, "timeout": busy_timeout_ms / 1000},
             pool_size=8,
             max_overflow=8,
@@ -239,9 +259,13 @@ class SQLiteStore(SQLStore):
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout_ms)}")
-        self._ensure_wal(cur)
+        if not self.read_only:
+            self._ensure_wal(cur)
         cur.execute("PRAGMA synchronous = NORMAL")
         cur.execute("PRAGMA foreign_keys = ON")
+        # deleted rows are overwritten with zeros, not left in free pages: a deleted user's text
+        # leaves the file (see delete_user)
+        cur.execute("PRAGMA secure_delete = ON")
         cur.execute("PRAGMA temp_store = MEMORY")
         cur.execute("PRAGMA cache_size = -65536")  # 64 MiB page cache
         cur.execute("PRAGMA mmap_size = 268435456")
@@ -277,6 +301,34 @@ class SQLiteStore(SQLStore):
                 conn = conn.execution_options(sqlite_begin="IMMEDIATE")
                 with conn.begin():
                     yield conn
+
+        return cm()
+
+    def migrate(self) -> int:
+        if not self.read_only:
+            return super().migrate()
+        current, target = self.schema_version(), latest_version()
+        if current != target:
+            raise MigrationError(
+                f"{self.path} is read-only and at schema version {current}; this deepcontext needs {target}: "
+                "open it once with write access to upgrade it"
+            )
+        return current
+
+    def _begin_migration(self) -> Any:
+        @contextmanager
+        def cm() -> Iterator[Connection]:
+            with self.engine.connect() as conn:
+                # outside a transaction (SQLite ignores it inside one): rebuilding a table drops the
+                # old one, which must not cascade to the rows referring to it
+                raw = conn.connection.dbapi_connection
+                assert raw is not None
+                raw.execute("PRAGMA foreign_keys = OFF")
+                try:
+                    with conn.execution_options(sqlite_begin="IMMEDIATE").begin():
+                        yield conn
+                finally:
+                    raw.execute("PRAGMA foreign_keys = ON")
 
         return cm()
 
@@ -439,7 +491,7 @@ class SQLiteStore(SQLStore):
             return out
         with self._read() as conn:
             driver = _driver(conn)
-            for mid, importance, confidence, when, access, status, pinned, conv, occurred, first in driver.execute(
+            for mid, importance, confidence, when, access, status, pinned, valid_to, standing, slots, conv, occurred, first in driver.execute(
                 _RANK_FIELDS_SQL, (json.dumps(ids), user_id)
             ):
                 out[int(mid)] = RankFields(
@@ -450,6 +502,9 @@ class SQLiteStore(SQLStore):
                     active=status == MemoryStatus.ACTIVE.value,
                     first_turn=None if first is None else int(first),
                     pinned=bool(pinned),
+                    valid_to=None if valid_to is None else from_epoch(valid_to),
+                    standing=standing if isinstance(standing, str) else None,
+                    slots=slots if isinstance(slots, str) else None,
                     conversation_id=conv,
                     occurred_at=None if occurred is None else from_epoch(occurred),
                 )
@@ -625,6 +680,24 @@ class SQLiteStore(SQLStore):
         # whatever the count (SQLAlchemy renders an IN list per count; 0.58 -> 0.12 ms for 200 ids)
         listed: Any = select(column("value")).select_from(func.json_each(bindparam(None, json.dumps([int(i) for i in ids]))))
         return col.in_(listed.scalar_subquery())
+
+    def _purge_deleted(self, conn: Connection) -> None:
+        # FTS5 deletes only add "deleted" markers; the deleted rows' terms stay in the index's segments
+        # until they are merged. 'optimize' merges every segment into one, without them.
+        conn.execute(text("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')"))
+
+    def delete_user(self, user_id: str) -> dict[str, int]:
+        """As :meth:`SQLStore.delete_user`; then the WAL is checkpointed and truncated (best effort:
+        a reader still on an older snapshot keeps it), so the user's text is in neither file."""
+        counts = super().delete_user(user_id)
+        try:
+            with self.engine.connect() as conn:
+                raw = conn.connection.dbapi_connection
+                assert raw is not None
+                raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except (SQLAlchemyError, sqlite3.Error) as exc:
+            log.warning("WAL checkpoint after delete_user failed: %s", exc)
+        return counts
 
     def _forget_user_caches(self, user_id: str) -> None:
         self.vectors.drop(user_id)

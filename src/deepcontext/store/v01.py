@@ -10,7 +10,7 @@ from pathlib import Path
 
 from deepcontext.errors import ValidationError
 
-__all__ = ["V01_TABLES", "is_v01_database", "open_read_only", "table_names"]
+__all__ = ["V01_TABLES", "is_v01_database", "is_v01_schema", "open_read_only", "table_names"]
 
 #: tables that only a 0.1 database has together (ours has ``relations`` and ``dc_meta``)
 V01_TABLES = frozenset({"memories", "relationships"})
@@ -31,6 +31,11 @@ def table_names(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
+def is_v01_schema(names: set[str]) -> bool:
+    """Whether a database with these tables was written by DeepContext 0.1."""
+    return V01_TABLES <= names and "dc_meta" not in names
+
+
 def is_v01_database(path: str | Path) -> bool:
     """Whether ``path`` is a SQLite file written by DeepContext 0.1."""
     try:
@@ -38,4 +43,4 @@ def is_v01_database(path: str | Path) -> bool:
             names = table_names(conn)
     except (ValidationError, sqlite3.DatabaseError):
         return False
-    return V01_TABLES <= names and "dc_meta" not in names
+    return is_v01_schema(names)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+from collections.abc import Awaitable, Callable
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -24,6 +25,15 @@ log = logging.getLogger("deepcontext.server")
 #: where the inspector is served
 PREFIX = "/ui"
 
+#: only our own stylesheet and script run; no page may be framed (a page on another port of this
+#: host is same-site, so the cookies would reach a frame of it and its buttons could be clicked)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+}
+
 
 def available() -> bool:
     return importlib.util.find_spec("jinja2") is not None
@@ -37,6 +47,12 @@ def create_inspector(state: ServerState) -> FastAPI:
     ui = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     ui.state.deepcontext = state
     ui.include_router(router)
+
+    @ui.middleware("http")
+    async def headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        response = await call_next(request)
+        response.headers.update(SECURITY_HEADERS)
+        return response
 
     @ui.exception_handler(SignInRequired)
     async def sign_in(request: Request, exc: Exception) -> Response:

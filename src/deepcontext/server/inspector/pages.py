@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from deepcontext.core import DeepContext
 from deepcontext.errors import AuthError, DeepContextError, EntityNotFoundError, ValidationError
+from deepcontext.lifecycle.decay import ACCESS_BONUS
 from deepcontext.server.auth import get_ctx, scope_from_key
 from deepcontext.server.inspector import data
 from deepcontext.server.inspector.security import (
@@ -412,7 +413,7 @@ async def _lifecycle(request: Request, scope: Scope, ctx: DeepContext, ext: str,
     if ids:
         texts = {m.id: m.text for m in await asyncio.to_thread(ctx.store.get_memories, uid, ids, details=False)}
     return render(request, scope, "lifecycle.html", user=ext, pv=pv, plot=plot, texts=texts, report=report,
-                  half_lives=pv.policy.table())  # fmt: skip
+                  half_lives=pv.policy.table(), access_bonus=ACCESS_BONUS)  # fmt: skip
 
 
 @router.get("/lifecycle", response_class=HTMLResponse)

@@ -1,19 +1,11 @@
-"""Who is looking: the inspector's sign-in, its CSRF check and its Host check.
+"""Who is looking: the inspector's sign-in and its CSRF check.
 
-The inspector authenticates exactly as the REST API does, with the same keys and :class:`Scope`;
-only the way the key travels differs. A browser cannot send an ``Authorization`` header by itself,
-and a key must never appear in a URL, so the sign-in form posts the key once and the answer sets it
-as a cookie: ``HttpOnly`` (no script reads it), ``SameSite=Strict`` (no other site's page sends it),
-limited to ``/ui`` and ``Secure`` over HTTPS. Every request verifies it again (revoking a key signs
-its sessions out at once).
-
-Writes are forms posting a CSRF token: a random value kept in a second cookie of its own and
-repeated in the form (double submit; a page of another origin can read neither). A POST also
-refuses an ``Origin`` naming another host (``null`` included: sandboxed frames, redirects).
-
-With authentication off (loopback only), requests run in the local scope, as in the REST API; the
-``Host`` header must then name a loopback address too, so a page whose name resolves to 127.0.0.1
-(DNS rebinding) cannot read the inspector.
+Keys and scopes are the REST API's; only the way the key travels differs. The sign-in form posts
+the key once (never in a URL) and it is kept in a cookie: ``HttpOnly``, ``SameSite=Strict``,
+limited to ``/ui``, ``Secure`` over HTTPS, and verified on every request (revoking a key signs its
+browsers out at once). Writes carry a CSRF token (double submit: a cookie of its own, repeated in
+the form) and are refused from another ``Origin`` (``null`` included). With authentication off,
+requests run in the local scope as in the REST API (:func:`~deepcontext.server.auth.local_scope`).
 """
 
 from __future__ import annotations
@@ -27,8 +19,7 @@ from fastapi import Request
 from starlette.responses import Response
 
 from deepcontext.errors import AuthError
-from deepcontext.server.auth import ServerState, scope_from_key
-from deepcontext.server.net import is_loopback
+from deepcontext.server.auth import ServerState, local_scope, scope_from_key
 from deepcontext.server.tenancy import Scope
 
 __all__ = [
@@ -62,13 +53,6 @@ def _state(request: Request) -> ServerState:
     return state
 
 
-def _host_name(host_header: str) -> str:
-    host = host_header.strip()
-    if host.startswith("["):  # [::1]:8000
-        return host[1 : host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
 def auth_required(request: Request) -> bool:
     return _state(request).require_auth
 
@@ -78,12 +62,7 @@ async def inspector_scope(request: Request) -> Scope:
     authentication is off (loopback clients and Host names only)."""
     state = _state(request)
     if not state.require_auth:
-        client = request.client.host if request.client else None
-        if not is_loopback(client):
-            raise AuthError("authentication is off: only loopback clients are served", status_code=403)
-        if not is_loopback(_host_name(request.headers.get("host", ""))):
-            raise AuthError("authentication is off: only loopback host names are served", status_code=403)
-        return Scope.local(state.local_tenant)
+        return local_scope(request, state)
     presented = request.cookies.get(KEY_COOKIE)
     if not presented:
         raise SignInRequired()

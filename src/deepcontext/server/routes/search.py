@@ -17,7 +17,8 @@ router = APIRouter(prefix="/v1", tags=["search"], responses=PROBLEM_RESPONSES)
 
 @router.post("/search", response_model=SearchResponse)
 async def search(body: SearchBody, scope: ReadScope, ctx: Ctx) -> SearchResponse:
-    """Vector + keyword + graph, fused by weighted RRF and rescored; every leg honours the filters."""
+    """Vector + keyword + graph, fused by weighted RRF and rescored; every leg honours the filters.
+    Each result's score is its calibrated relevance in [0, 1]."""
     res = await ctx.search(
         body.query,
         scope.user(body.user_id),
@@ -30,5 +31,7 @@ async def search(body: SearchBody, scope: ReadScope, ctx: Ctx) -> SearchResponse
         before=body.before,
         metadata=body.metadata,
         config=body.config,
+        include_superseded=body.include_superseded,
+        min_score=body.min_score,
     )
     return external_search(scope, res)

@@ -58,6 +58,7 @@ async def search_memory(body: SeedSearchBody, scope: ReadScope, ctx: Ctx) -> Sea
         tier=body.tier.value if body.tier else None,
         memory_type=body.memory_type.value if body.memory_type else None,
         include_graph=body.include_graph,
+        min_score=body.min_score,
     )
     return external_search(scope, res)
 

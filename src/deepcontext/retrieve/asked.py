@@ -1,0 +1,73 @@
+"""Questions about a single-valued fact of a person: "Where does Maya work?", "What car does the
+user drive now?". The memories that hold that fact's current value (their slots, see
+:mod:`deepcontext.extract.slots`) are weighed up by ``slot_boost``: a question about where Maya
+works is answered by "Maya is a data engineer at Northwind Labs", not by a sentence that merely
+shares the words "Maya" and "works" ("Maya's sister Lena works as a nurse").
+"""
+
+from __future__ import annotations
+
+import re
+
+from deepcontext.store.base import RankFields
+
+__all__ = ["AskedSlot", "asked_slot", "slot_factor"]
+
+_SUBJ = r"(?P<s>the\s+user|user|i|you|[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)"
+_AUX = r"(?:does|do|did|is|are|was|has|have)"
+_QUESTIONS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(
+    (re.compile(p, re.IGNORECASE if "(?-i" not in p else 0), attrs)
+    for p, attrs in (
+        (rf"\bwhere\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?(?:work|working|employed)\b", ("employer", "job")),
+        (rf"\bwho\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?work\s+for\b", ("employer",)),
+        (rf"\bwhat\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?do\s+(?:for\s+(?:a\s+living|work)|professionally)\b", ("job", "employer")),
+        (rf"\bwhat(?:'s|\s+is)\s+{_SUBJ}'s\s+(?:\w+\s+)?(?:job|occupation|profession|role|title|employer)\b", ("job", "employer")),
+        (rf"\bwhere\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?(?:live|living|based|reside|stay)\b", ("residence",)),
+        (rf"\b(?:which|what)\s+(?:city|town|country|place|borough)\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?(?:live|living|based)\b",
+         ("residence",)),
+        (rf"\b(?:which|what)\s+(?:school|college|university)\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?(?:go|attend|study)", ("school",)),
+        (rf"\bwhere\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?(?:go\s+to\s+school|study)\b", ("school",)),
+        (rf"\bwhat\s+(?:car\s+)?{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?drive\b", ("car",)),
+        (rf"\bwhat\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?drink\b", ("drink",)),
+        (rf"\bwhat\s+diet\s+{_AUX}\s+{_SUBJ}\b", ("diet",)),
+        (rf"\b(?:is|are)\s+{_SUBJ}\s+(?:still\s+)?(?:married|single|divorced|engaged|dating|vegan|vegetarian)\b",
+         ("relationship", "diet")),
+        (rf"\b{_SUBJ}'s\s+(?:relationship|marital)\s+status\b", ("relationship",)),
+    )
+)
+_USER_WORDS = frozenset({"the user", "user", "i", "you"})
+
+
+class AskedSlot:
+    """The subject (None: the user, whatever their name) and the attributes a question asks about."""
+
+    __slots__ = ("attributes", "subject")
+
+    def __init__(self, subject: str | None, attributes: tuple[str, ...]) -> None:
+        self.subject = subject
+        self.attributes = attributes
+
+    def matches(self, keys: str) -> bool:
+        """Whether a memory's slot keys ("maya|employer maya|job") hold one of the asked facts."""
+        for key in keys.split():
+            subject, _, attribute = key.rpartition("|")
+            if attribute in self.attributes and (self.subject is None or subject == self.subject):
+                return True
+        return False
+
+
+def asked_slot(query: str) -> AskedSlot | None:
+    """The single-valued fact a question asks about, if it asks about one."""
+    for rx, attrs in _QUESTIONS:
+        m = rx.search(query)
+        if m:
+            s = " ".join(m.group("s").lower().split())
+            return AskedSlot(None if s in _USER_WORDS else s, attrs)
+    return None
+
+
+def slot_factor(f: RankFields, asked: AskedSlot | None, boost: float) -> float:
+    """Rescoring weight: 1 + ``boost`` for a memory holding the asked fact's current value."""
+    if asked is None or not f.slots or not asked.matches(f.slots):
+        return 1.0
+    return 1.0 + boost

@@ -1,0 +1,49 @@
+"""The profile leg: standing facts for questions that ask for a decision about the user.
+
+"What dessert should I bring?" shares no word with "I'm lactose intolerant" and is only loosely
+near it in meaning, while everyday chat about food is nearer. Memories that state a standing fact
+(an allergy, a diet, a preference, a habit, a constraint, an instruction; marked at ingest, see
+:mod:`deepcontext.extract.standing`) are what such a question needs, so for a request (a
+recommendation, a plan, a choice) the search reads a deeper vector pool and ranks the standing
+memories in it, as a leg of their own fused with ``profile_weight``: by similarity, plus
+``profile_hard_bonus`` for what constrains any decision (allergies, diets, constraints,
+instructions) over what colours it (preferences, habits).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from deepcontext.extract.standing import is_request_for_user
+from deepcontext.store.base import RankFields
+
+__all__ = ["HARD_KINDS", "POOL_FACTOR", "profile_leg", "uses_profile", "vector_pool"]
+
+#: standing facts that bind every decision, not only the ones on their topic
+HARD_KINDS = frozenset({"allergy", "diet", "constraint", "instruction"})
+
+#: how much deeper than its own k the vector leg reads for the profile leg
+POOL_FACTOR = 5
+
+
+def uses_profile(query: str, weight: float) -> bool:
+    """Whether a search runs the profile leg."""
+    return weight > 0 and is_request_for_user(query)
+
+
+def vector_pool(k: int, profile: bool) -> int:
+    """How many vector candidates to read: the leg's own ``k``, deeper for the profile leg."""
+    return k * POOL_FACTOR if profile else k
+
+
+def profile_leg(
+    pool: Sequence[tuple[int, float]], fields: Mapping[int, RankFields], k: int, hard_bonus: float
+) -> list[int]:
+    """The standing memories among the vector pool ``(id, cosine)``, best first, at most ``k``."""
+    scored = []
+    for m, sim in pool:
+        f = fields.get(m)
+        if f is not None and f.standing:
+            scored.append((sim + (hard_bonus if f.standing in HARD_KINDS else 0.0), m))
+    scored.sort(key=lambda x: -x[0])
+    return [m for _, m in scored[:k]]

@@ -1,0 +1,112 @@
+"""Single-valued facts (slots) and standing facts read from fact texts: what supersedes, what never does."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepcontext.extract.slots import find_slots, same_value
+from deepcontext.extract.standing import is_request_for_user, standing_kind
+
+
+def one(text: str, speaker: str = "User") -> tuple[str, str, str, bool]:
+    slots = find_slots(text, speaker)
+    assert len(slots) == 1, slots
+    s = slots[0]
+    return s.subject, s.attribute, s.value, s.ended
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("User rents a small apartment in Madrid, close to the Retiro park.", ("user", "residence", "madrid", False)),
+        ("User said: we finally relocated to Porto in the spring.", ("user", "residence", "porto", False)),
+        ("Every morning User has two mugs of black tea.", ("user", "drink", "black tea", False)),
+        ("User's daughter Mia goes to Hillside Elementary.", ("mia", "school", "hillside elementary", False)),
+        ("User drives a Toyota Corolla.", ("user", "car", "toyota corolla", False)),
+        ("User got divorced last year.", ("user", "relationship", "divorced", False)),
+        ("User went vegan in January.", ("user", "diet", "vegan", False)),
+        ("User's sister lives in Berlin.", ("user's sister", "residence", "berlin", False)),
+        ("User's favourite band is Radiohead.", ("user", "favourite:band", "radiohead", False)),
+        ("User no longer lives in Berlin.", ("user", "residence", "berlin", True)),
+        ("User sold User's car.", ("user", "car", "", True)),
+        ("Now User drives a Renault Zoe.", ("user", "car", "renault zoe", False)),
+        ("User relocated to Denver in May.", ("user", "residence", "denver", False)),
+        ("User is employed by Tyrell Systems.", ("user", "employer", "tyrell systems", False)),
+    ],
+)
+def test_single_valued_facts_are_read(text: str, expected: tuple[str, str, str, bool]) -> None:
+    assert one(text) == expected
+
+
+def test_several_slots_of_one_fact() -> None:
+    got = {(s.attribute, s.value, s.ended) for s in find_slots("User quit User's job at Globex and started at Initech as a product manager.")}
+    assert got == {("employer", "globex", True), ("employer", "initech", False), ("job", "product manager", False)}
+    got = {(s.attribute, s.value, s.ended) for s in find_slots("User switched to espresso, User doesn't drink tea anymore.")}
+    assert got == {("drink", "espresso", False), ("drink", "tea", True)}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User also works at a bar on Saturdays.",  # a second job
+        "User speaks Spanish and French.",  # multi-valued
+        "User visited Rome last spring.",
+        "User's planning to move to Lisbon next year.",  # a plan
+        "User would love to drive a Porsche one day.",  # a wish
+        "User grew up in Dublin.",  # the past
+        "User used to live in Warsaw.",
+        "User lived in Tallinn for a year as a student.",
+        "User might join Globex if the reorg goes badly.",
+        "User loves hiking in the mountains.",
+        "User may move to Denver.",
+        "He lives in Oslo.",  # nobody to resolve "he" to
+    ],
+)
+def test_facts_that_coexist_give_no_slot(text: str) -> None:
+    assert find_slots(text) == []
+
+
+def test_we_is_the_speaker() -> None:
+    assert one("Maya said: we moved to Porto.", speaker="Maya")[0] == "maya"
+
+
+def test_same_value() -> None:
+    assert same_value("tea", "black tea") and same_value("cappuccinos", "cappuccino")
+    assert not same_value("madrid", "porto") and not same_value("", "porto")
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("By the way, I'm lactose intolerant.", "allergy"),
+        ("I'm allergic to peanuts.", "allergy"),
+        ("I've been vegetarian since I was a teenager.", "diet"),
+        ("Please always answer me in Spanish from now on.", "instruction"),
+        ("Call me Sasha, nobody uses my full name.", "instruction"),
+        ("I use a wheelchair, so stairs are a problem for me.", "constraint"),
+        ("I meditate for twenty minutes every evening.", "habit"),
+        ("I really prefer window seats on planes.", "preference"),
+        ("User can't stand horror movies.", "preference"),
+        ("It rained all day yesterday.", None),
+        ("Do you like spicy food?", None),
+    ],
+)
+def test_standing_kinds(text: str, kind: str | None) -> None:
+    assert standing_kind(text) == kind
+
+
+@pytest.mark.parametrize(
+    ("query", "is_request"),
+    [
+        ("What dessert should I bring to the user's party?", True),
+        ("Can you suggest a Thai dish for me?", True),
+        ("Plan a barbecue menu for me and my friends.", True),
+        ("Draft a greeting for the welcome card.", True),
+        ("What am I allergic to?", False),
+        ("What trips are planned for Lisbon?", False),
+        ("What did Melanie buy last week?", False),
+        ("How do I deploy the pipeline?", False),
+    ],
+)
+def test_requests_for_the_user(query: str, is_request: bool) -> None:
+    assert is_request_for_user(query) is is_request
