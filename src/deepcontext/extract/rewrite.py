@@ -144,7 +144,8 @@ def rewrite_first_person(sentence: str, speaker: str) -> tuple[str, int]:
                 return m.group(0)
             compound = bool(_COMPOUND_BEFORE.search(sentence, max(0, m.start() - 40), m.start()))
             count += 1
-            return _subject(speaker, m.group("c"), m.group("adv") or "", m.group("verb"), compound)
+            out = _subject(speaker, m.group("c"), m.group("adv") or "", m.group("verb"), compound)
+            return out + _MARK if _agreed(m, compound) else out
         count += 1
         if m.group("me"):
             if _ME_THEN_I_RE.match(sentence, m.end()):
@@ -154,10 +155,31 @@ def rewrite_first_person(sentence: str, speaker: str) -> tuple[str, int]:
             return f"{speaker}'s"
         return "themself"
 
-    out = _FP_RE.sub(repl, sentence)
+    out = _agree_marked(_FP_RE.sub(repl, sentence))
     if count:
         out = _drop_self_naming(out, speaker)
     return out, count
+
+
+def _agreed(m: re.Match[str], compound: bool) -> bool:
+    """The subject's present-tense verb took the third person (so must the verbs joined to it)."""
+    verb = m.group("verb")
+    return not compound and not m.group("c") and verb is not None and _agree_verb(verb) != verb
+
+
+_MARK = "\x00"  # after a rewritten singular subject and its verb: where coordinated verbs start
+
+
+def _agree_marked(text: str) -> str:
+    """Coordinated verbs of each marked subject agree with it; the marks go."""
+    if _MARK not in text:
+        return text
+    from deepcontext.extract.resolve import agree_coordinated
+
+    while (k := text.rfind(_MARK)) != -1:
+        text = text[:k] + text[k + 1 :]
+        text = agree_coordinated(text, k)
+    return text
 
 
 def _drop_self_naming(text: str, speaker: str) -> str:
@@ -182,10 +204,11 @@ def rewrite_second_person(sentence: str, user: str) -> tuple[str, int]:
                 rest = m.group(0)[len(m.group("you")) :]
                 return user + rest
             compound = bool(_COMPOUND_BEFORE.search(sentence, max(0, m.start() - 40), m.start()))
-            return _subject(user, m.group("c"), m.group("adv") or "", m.group("verb"), compound)
+            out = _subject(user, m.group("c"), m.group("adv") or "", m.group("verb"), compound)
+            return out + _MARK if _agreed(m, compound) else out
         if m.group("your") or m.group("yours"):
             return f"{user}'s"
         return "themself"
 
-    out = _SP_RE.sub(repl, sentence)
+    out = _agree_marked(_SP_RE.sub(repl, sentence))
     return out, count

@@ -81,6 +81,11 @@ class RuleExtractor(Extractor):
             return await asyncio.to_thread(self.extract_sync, messages, context)
         return self.extract_sync(messages, context)
 
+    def wants_context(self, messages: list[MessageIn]) -> bool:
+        """True when the batch opens with a pronoun ("She starts on Monday"): its referent is earlier."""
+        first = messages[0].content.lstrip()[:6].lower() if messages else ""
+        return first.startswith(("he ", "she ", "it ", "its ", "his ", "her ", "they ", "their "))
+
     def extract_sync(self, messages: list[MessageIn], context: ExtractionContext) -> ExtractionResult:
         """Extract facts, entities and relationships from ``messages``: pure CPU work, no I/O."""
         if not isinstance(messages, list) or any(not isinstance(m, MessageIn) for m in messages):
