@@ -144,9 +144,11 @@ def _merge_near_duplicates(facts: list[Candidate], threshold: float) -> tuple[li
     return [c for c, k in zip(facts, kept, strict=True) if k], int((~kept).sum())
 
 
-def turn_memory_text(msg: MessageIn) -> str:
-    """How a message reads as a memory of its own: ``Speaker: content``."""
-    return f"{msg.speaker}: {msg.content.strip()}"
+def turn_memory_text(msg: MessageIn, user_name: str | None = None) -> str:
+    """How a message reads as a memory of its own: ``Speaker: content`` (an unnamed user's turn
+    under the user's display name when there is one)."""
+    speaker = msg.name or (user_name if msg.role == "user" and user_name else msg.speaker)
+    return f"{speaker}: {msg.content.strip()}"
 
 
 def turn_importance(msg: MessageIn) -> float:
@@ -248,8 +250,8 @@ class IngestService:
     ) -> AddResponse:
         context = ExtractionContext(user_id=user_id, conversation_id=conversation_id, now=now)
         extractor, classifier = self.extractor, self.classifier
+        context.user_name = await self.user_name(user_id, msgs)
         if infer:
-            context.user_name = await self.user_name(user_id, msgs)
             if self.context_turns > 0:
                 await self._load_context(context)
             elif msgs and extractor.wants_context(msgs):
@@ -266,7 +268,7 @@ class IngestService:
             result = ExtractionResult()
         result = self._sane(result, len(msgs))
         for attempt in range(1, _PLAN_ATTEMPTS + 1):
-            candidates = await asyncio.to_thread(self._candidates, msgs, result, metadata)
+            candidates = await asyncio.to_thread(self._candidates, msgs, result, metadata, context.user_name)
             plan = AddPlan(user_id=user_id, conversation_id=conversation_id, now=now, actor=actor)
             plan.turns = [
                 NewTurn(
@@ -338,7 +340,7 @@ class IngestService:
             result = await extractor.extract(msgs, context)
         result = self._sane(result, len(msgs))
         for attempt in range(1, _PLAN_ATTEMPTS + 1):
-            candidates = await asyncio.to_thread(self._candidates, msgs, result, metadata)
+            candidates = await asyncio.to_thread(self._candidates, msgs, result, metadata, context.user_name)
             plan = AddPlan(user_id=user_id, conversation_id=conversation_id, now=now, actor=actor)
             counts = await self._plan_memories(
                 plan, candidates, context, expires_at, conversation_id, source=extractor.name, classifier=classifier
@@ -399,7 +401,8 @@ class IngestService:
             facts.append(f.model_copy(update={"source_indices": src}))
         return ExtractionResult(facts=facts, entities=result.entities, relationships=result.relationships)
 
-    def _candidates(self, msgs: list[MessageIn], result: ExtractionResult, metadata: dict[str, Any]) -> list[Candidate]:
+    def _candidates(self, msgs: list[MessageIn], result: ExtractionResult, metadata: dict[str, Any],
+                    user_name: str | None = None) -> list[Candidate]:
         out: list[Candidate] = []
         by_msg: dict[int, list[str]] = {}
         for e in result.entities:
@@ -412,7 +415,7 @@ class IngestService:
                 kind = standing_kind(m.content) if m.role == "user" else None
                 out.append(
                     Candidate(
-                        text=turn_memory_text(m),
+                        text=turn_memory_text(m, user_name),
                         memory_type=MemoryType.EPISODIC,
                         tier=MemoryTier.WORKING,
                         importance=turn_importance(m),
