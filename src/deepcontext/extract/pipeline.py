@@ -58,8 +58,16 @@ from deepcontext.extract.rewrite import (
     rewrite_first_person,
     rewrite_second_person,
 )
-from deepcontext.extract.resolve import is_base_verb, reported_speech, rewrite_we, thing_phrase, write_time
-from deepcontext.extract.sentences import clean_text, is_foreign, split_sentences
+from deepcontext.extract.resolve import (
+    absolute_time_zh,
+    is_base_verb,
+    reported_speech,
+    rewrite_we,
+    thing_phrase,
+    with_year,
+    write_time,
+)
+from deepcontext.extract.sentences import Sentence, clean_text, is_foreign, split_sentences
 from deepcontext.extract.timeparse import TimeMention, resolve_time
 from deepcontext.types import EntityType, MemoryType
 
@@ -110,7 +118,13 @@ _ADVICE_RE = re.compile(
     r"|\b(?:sounds?|seems?|looks?)\b",
     re.IGNORECASE,
 )
-_PRONOUN_START_RE = re.compile(r"^(?P<p>He|She|he|she)\s+|^(?P<poss>His|Her|his|her)\s+(?=[a-z])")
+_PRONOUN_START_RE = re.compile(r"^(?P<p>He|She|he|she)(?P<c>'s)?\s+|^(?P<poss>His|Her|his|her)\s+(?=[a-z])")
+_WE_CONTRACTION_RE = re.compile(r"(?<![\w'-])[Ww]e'(?:re|ve|ll|d)\b")
+_NEG_LIKE_RE = re.compile(r"\b(?:doesn't|does\s+not|never)\s+(?:really\s+)?(?:like|love|enjoy|eat|drink|want)\b")
+_ASSIST_SINCE_RE = re.compile(r"^(?:since|as|because|given\s+that)\s+(you(?:'re|\s)[^,?]{4,}),", re.IGNORECASE)
+# "it's ok, I'm taking ibuprofen": a reaction before the fact
+_OK_LEAD_RE = re.compile(r"^(?:it's|it\s+is|that's|that\s+is|all\s+good|no\s+worries)\s*(?:ok|okay|fine|alright|all\s+right)?"
+                         r"(?:\s+(?:now|though))?\s*[,;:-]+\s*(?=\w)", re.IGNORECASE)
 _AND_WE_RE = re.compile(r"\band we ([a-z]+)\b")
 _IT_START_RE = re.compile(r"^(It|Its)\s+(?=[a-z])")
 _LEADING_PRONOUN_RE = re.compile(r"^(?:he|she|it|its|his|her|they|their)\b", re.IGNORECASE)
@@ -330,7 +344,7 @@ class RulePipeline:
 
     def _message(self, msg: MessageIn, speaker: str, known: dict[str, EntityType | None], acc: _Acc,
                  refs: _Refs) -> None:
-        for sent in split_sentences(clean_text(msg.content)):
+        for sent in _join_lists(split_sentences(clean_text(msg.content))):
             raw = sent.text
             if len(raw) > self.max_sentence_chars or len(raw) < 6:
                 continue
@@ -345,10 +359,14 @@ class RulePipeline:
         thing_before = refs.thing
         if len(s) >= 6 and s.isascii():
             refs.thing = thing_phrase(s, speaker) or refs.thing  # even a question introduces a thing
+        from_assistant = msg.role == "assistant"
+        if from_assistant and is_question(s) and (c := _ASSIST_SINCE_RE.match(s)) is not None:
+            s = c.group(1) + "."  # "Since you're vegetarian, how about ...?": the premise is a fact
         if len(s) < 6 or is_question(s) or s.endswith(":") or _SECRET_RE.search(s):
             return
-        s = _REQUEST_TAIL_RE.sub("", s)
-        from_assistant = msg.role == "assistant"
+        s = _OK_LEAD_RE.sub("", _REQUEST_TAIL_RE.sub("", s))
+        if len(s) < 6:
+            return
         reporter: str | None = None
         we = False
         we_owner = speaker
@@ -388,18 +406,22 @@ class RulePipeline:
             if is_foreign(s):
                 return
             procedural = is_procedural(s, list_item=list_item)
+            past = tense_of(s) == "past"
             if quoted_by is not None:
-                s, _ = rewrite_first_person(s, quoted_by)
+                s, _ = rewrite_first_person(s, quoted_by, past=past)
                 s = rewrite_second_person(s, speaker)[0] if SECOND_PERSON_RE.search(s) else s
-            text, changes = rewrite_first_person(s, speaker)
+            text, changes = rewrite_first_person(s, speaker, past=past)
+            if not changes and quoted_by is None and not procedural and _opens_with_past_verb(text):
+                text, changes = f"{speaker} {text[0].lower()}{text[1:]}", 1  # "Spent Saturday painting" said by Tess
             about_speaker = changes > 0 or quoted_by is not None
             if not about_speaker and not procedural and SECOND_PERSON_RE.search(s):
                 return  # about whoever the speaker talks to ("So cool you found a group"): unresolvable
-            if WE_RE.search(text) and not procedural:
+            if (WE_RE.search(text) or _WE_CONTRACTION_RE.search(text)) and not procedural:
                 we = True  # "we" includes the speaker: relations with "we" as subject are theirs
                 about_speaker = True
                 we_owner = quoted_by or speaker
-        words_said = content_word_count(text) + (1 if procedural else 0)  # an imperative has no subject
+        # an imperative has no subject; "doesn't like" says as much as "likes"
+        words_said = content_word_count(text) + (1 if procedural else 0) + (1 if _NEG_LIKE_RE.search(text) else 0)
         # one word short is still a fact when it is about identity, health or family: "I'm vegetarian"
         if words_said < self.min_content_words and (
             words_said < self.min_content_words - 1 or importance_of(s, remember=remember) < 0.6
@@ -416,6 +438,8 @@ class RulePipeline:
         tense = tense_of(s)
         hits = find_relations(text, spans, words, we_subject=speaker if we else None, future=tense == "future")
         when: TimeMention | None = resolve_time(s, msg.said_at, tense)
+        if when is not None:
+            when = with_year(s, when, msg.said_at)
         if we:  # after the relations, which read "we" as the speaker
             if text.startswith(we_owner + " "):  # "Sam went ... with Jo and we bought" -> "... and bought"
                 text = _AND_WE_RE.sub(lambda m: m.group(0) if is_base_verb(m.group(1)) else f"and {m.group(1)}", text)
@@ -424,6 +448,7 @@ class RulePipeline:
         if when is not None and not when.explicit:
             # the memory says the date, not "yesterday"; the same words in the rewritten text
             w2 = resolve_time(text, msg.said_at, tense)
+            w2 = with_year(text, w2, msg.said_at) if w2 is not None else None
             if w2 is not None and w2.text == when.text:
                 text = write_time(text, w2)
         if procedural:
@@ -513,11 +538,57 @@ class RulePipeline:
         if when is not None:
             metadata["time_expression"] = when.text
             metadata["time_granularity"] = when.granularity
+        if when is not None and not when.explicit and when.text in text and (zh := absolute_time_zh(when)):
+            k = text.find(when.text)
+            sep = " " if k > 0 and text[k - 1].isascii() and text[k - 1].isalpha() else ""
+            text = text[:k] + sep + zh + text[k + len(when.text) :]  # the memory says the date, not 昨天
         text = text.rstrip("。！!. ") + "。"
         acc.fact(ExtractedFact(
             text=text, memory_type=mtype, importance=0.5, confidence=0.8, entities=list(dict.fromkeys(names)),
             source_indices=[index], occurred_at=when.when if when is not None else None, metadata=metadata,
         ))
+
+
+def _opens_with_past_verb(text: str) -> bool:
+    """A sentence without its subject, opening with a past-tense verb ("Spent the day painting")."""
+    first = text.split(" ", 1)[0]
+    if not first[:1].isupper() or not first[1:].islower() or len(first) < 3:
+        return False
+    from deepcontext.extract.resolve import _lemmas
+
+    low = first.lower()
+    lem = _lemmas()
+    for lemma in lem.getAllLemmas(low, upos="VERB").get("VERB", ()):
+        if lemma != low and low in lem.getInflection(lemma, tag="VBD") and not lem.getAllLemmas(low, upos="NOUN"):
+            return True
+    return False
+
+
+def _join_lists(sents: list[Sentence]) -> list[Sentence]:
+    """A header ending with ":" and the short, non-imperative items listed under it become one
+    sentence ("Things I keep at home: oat milk, dark chocolate, green tea"); steps stay apart."""
+    if len(sents) < 3 or not any(x.text.endswith(":") for x in sents):
+        return sents
+    out: list[Sentence] = []
+    i = 0
+    while i < len(sents):
+        head = sents[i]
+        items: list[str] = []
+        j = i + 1
+        if head.text.endswith(":") and not head.list_item:
+            while j < len(sents) and sents[j].list_item:
+                t = sents[j].text.rstrip(" .;,")
+                if len(t.split()) > 5 or is_procedural(t, list_item=True):
+                    break
+                items.append(t)
+                j += 1
+        if len(items) >= 2 and j == i + 1 + len(items):
+            out.append(Sentence(f"{head.text.rstrip(' :')}: {', '.join(items)}."))
+            i = j
+            continue
+        out.append(head)
+        i += 1
+    return out
 
 
 def _single_thing(spans: list[EntitySpan]) -> str | None:
@@ -533,8 +604,15 @@ def _owned(who: str, speaker: str) -> str:
 
 
 def _name_pronoun(s: str, p: re.Match[str], name: str) -> str:
-    """"She starts ..." -> "Jo starts ...", "Her boss ..." -> "Jo's boss ..."."""
-    return (name + " " + s[p.end() :]) if p.group("p") else (name + "'s " + s[p.end() :])
+    """"She starts ..." -> "Jo starts ...", "She's a beagle" -> "Jo is a beagle", "Her boss ..." ->
+    "Jo's boss ..."."""
+    rest = s[p.end() :]
+    if p.group("p") is None:
+        return name + "'s " + rest
+    if p.group("c"):  # "she's been" is "has been", else "is"
+        aux = "has" if rest.startswith(("been ", "got ", "had ")) or rest.split(" ", 1)[0].endswith("ed") else "is"
+        return f"{name} {aux} {rest}"
+    return name + " " + rest
 
 
 def _single_person(spans: list[EntitySpan], speaker: str) -> str | None:

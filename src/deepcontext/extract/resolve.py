@@ -26,6 +26,9 @@ from deepcontext.extract.timeparse import TimeMention
 
 __all__ = [
     "absolute_time",
+    "absolute_time_zh",
+    "with_year",
+    "write_time",
     "agree_coordinated",
     "is_base_verb",
     "reported_speech",
@@ -62,18 +65,54 @@ def absolute_time(m: TimeMention) -> str:
     return f"in {w.year}"
 
 
+def absolute_time_zh(m: TimeMention) -> str | None:
+    """The date of a resolved Chinese expression (昨天 -> 2025年4月14日), None for other granularities."""
+    w = m.when
+    if m.granularity in ("day", "part_of_day", "hour", "minute"):
+        return f"{w.year}年{w.month}月{w.day}日"
+    if m.granularity == "month":
+        return f"{w.year}年{w.month}月"
+    if m.granularity == "year":
+        return f"{w.year}年"
+    if m.granularity == "week":
+        return f"{w.date().isoformat()}那周"
+    return None
+
+
 _PREP_BEFORE_RE = re.compile(r"\b(?:on|in|at|during|from|since|by|until|till)\s+$", re.IGNORECASE)
+
+
+_DET_BEFORE_RE = re.compile(r"\b(?:the|a|an|that|this|whole|entire|every|each|all|my|our|his|her|their|its)\s+$", re.IGNORECASE)
+_YEAR_AFTER_RE = re.compile(r"\s+(next|last|this)\s+year\b", re.IGNORECASE)
+
+
+def with_year(sentence: str, m: TimeMention, said_at: datetime) -> TimeMention:
+    """A month or day followed by "next / last / this year" ("in September next year") moved to that
+    year, the expression widened to cover it; otherwise ``m`` itself."""
+    y = _YEAR_AFTER_RE.match(sentence, m.end)
+    if y is None or m.explicit or m.granularity not in ("month", "season", "day"):
+        return m
+    year = said_at.year + {"next": 1, "last": -1, "this": 0}[y.group(1).lower()]
+    try:
+        when = m.when.replace(year=year)
+    except ValueError:  # 29 February
+        when = m.when.replace(year=year, day=28)
+    return TimeMention(when=when, granularity=m.granularity, text=sentence[m.start : y.end()], start=m.start,
+                       end=y.end(), explicit=False, since=m.since)
 
 
 def write_time(sentence: str, m: TimeMention) -> str:
     """``sentence`` with the relative expression ``m`` replaced by its date (calendar dates stay)."""
     if m.explicit:
         return sentence
+    end = m.end
     phrase = absolute_time(m)
     before = sentence[: m.start]
+    if _DET_BEFORE_RE.search(before):  # "the whole Saturday" stays a noun phrase: its date follows it
+        return sentence[:end] + f" ({phrase.split(' ')[-1]})" + sentence[end:]
     if m.since or _PREP_BEFORE_RE.search(before):  # "since last year" -> "since 2024", not "since in 2024"
         phrase = phrase.split(" ", 1)[1]
-    out = before + phrase + sentence[m.end :]
+    out = before + phrase + sentence[end:]
     return out
 
 

@@ -107,18 +107,29 @@ def _is_participle(word: str) -> bool:
     return w in IRREGULAR_PARTICIPLES or (w.endswith("ed") and len(w) > 3) or w == "better"
 
 
-def _agree_verb(verb: str) -> str:
+def _agree_verb(verb: str, past: bool = False) -> str:
     low = verb.lower()
     if low in _AGREE:
         return _AGREE[low] if verb[:1].islower() else _AGREE[low].capitalize()
     if low in _MODALS or low in IRREGULAR_PAST or low in _NOT_VERBS or low.endswith("n't"):
         return verb
-    if low.endswith(("ed", "ing")) or not low.isalpha():
+    if past and low in _SAME_IN_PAST:
+        return verb  # "the book I read last year": "read" is the past here
+    if low.endswith("ing") or not low.isalpha():
         return verb
+    if low.endswith("ed"):
+        from deepcontext.extract.resolve import is_base_verb
+
+        if not is_base_verb(low):  # "need", "feed", "succeed" are present tense
+            return verb
     return third_person(verb)
 
 
-def _subject(name: str, contraction: str | None, adv: str, verb: str | None, compound: bool) -> str:
+# verbs whose past is their base form: in a past-tense sentence they stay as said
+_SAME_IN_PAST = words("read put cut set hit let quit spread cost hurt shut bet burst cast")
+
+
+def _subject(name: str, contraction: str | None, adv: str, verb: str | None, compound: bool, past: bool = False) -> str:
     c = (contraction or "").lower()
     tail = f" {verb}" if verb else ""
     if compound:  # "Sarah and I are" -> "Sarah and Caroline are"
@@ -130,11 +141,12 @@ def _subject(name: str, contraction: str | None, adv: str, verb: str | None, com
         return f"{name} {aux}{adv}{tail}"
     if verb is None:
         return f"{name}{adv}"
-    return f"{name}{adv} {_agree_verb(verb)}"
+    return f"{name}{adv} {_agree_verb(verb, past)}"
 
 
-def rewrite_first_person(sentence: str, speaker: str) -> tuple[str, int]:
-    """Replace I / me / my / mine / myself by ``speaker``. Returns the text and the number of changes."""
+def rewrite_first_person(sentence: str, speaker: str, *, past: bool = False) -> tuple[str, int]:
+    """Replace I / me / my / mine / myself by ``speaker``. Returns the text and the number of changes.
+    ``past``: the sentence is in the past tense (a verb whose past is its base form stays)."""
     count = 0
 
     def repl(m: re.Match[str]) -> str:
@@ -144,8 +156,8 @@ def rewrite_first_person(sentence: str, speaker: str) -> tuple[str, int]:
                 return m.group(0)
             compound = bool(_COMPOUND_BEFORE.search(sentence, max(0, m.start() - 40), m.start()))
             count += 1
-            out = _subject(speaker, m.group("c"), m.group("adv") or "", m.group("verb"), compound)
-            return out + _MARK if _agreed(m, compound) else out
+            out = _subject(speaker, m.group("c"), m.group("adv") or "", m.group("verb"), compound, past)
+            return out + _MARK if _agreed(m, compound, past) else out
         count += 1
         if m.group("me"):
             if _ME_THEN_I_RE.match(sentence, m.end()):
@@ -161,10 +173,10 @@ def rewrite_first_person(sentence: str, speaker: str) -> tuple[str, int]:
     return out, count
 
 
-def _agreed(m: re.Match[str], compound: bool) -> bool:
+def _agreed(m: re.Match[str], compound: bool, past: bool = False) -> bool:
     """The subject's present-tense verb took the third person (so must the verbs joined to it)."""
     verb = m.group("verb")
-    return not compound and not m.group("c") and verb is not None and _agree_verb(verb) != verb
+    return not compound and not m.group("c") and verb is not None and _agree_verb(verb, past) != verb
 
 
 _MARK = "\x00"  # after a rewritten singular subject and its verb: where coordinated verbs start
