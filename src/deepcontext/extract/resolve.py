@@ -249,7 +249,7 @@ def thing_phrase(sentence: str, owner: str | None = None) -> str | None:
 
 _COORD_RE = re.compile(
     r"(?:\b(?P<and>and|but|then)|(?P<comma>,))\s+(?P<adv>(?:(?:also|still|usually|often|sometimes|always|never|really)\s+)?)"
-    r"(?P<v>[a-z]+)(?=\s+[a-z0-9]|[.,;!]|$)"
+    r"(?P<v>[a-z]+)(?=\s+[A-Za-z0-9]|[.,;!]|$)"
 )
 _TO_VERB_RE = re.compile(r"\bto ([a-z]+)")
 _NEVER_BASE = words("is was has does goes said the a an to and or but not too as so more less")

@@ -176,7 +176,12 @@ def rewrite_first_person(sentence: str, speaker: str, *, past: bool = False) -> 
 def _agreed(m: re.Match[str], compound: bool, past: bool = False) -> bool:
     """The subject's present-tense verb took the third person (so must the verbs joined to it)."""
     verb = m.group("verb")
-    return not compound and not m.group("c") and verb is not None and _agree_verb(verb, past) != verb
+    if compound or verb is None:
+        return False
+    c = (m.group("c") or "").lower()
+    if c:  # "I'm tired and want" -> "is tired and wants"; after will / would the verbs stay
+        return c in ("m", "ve")
+    return _agree_verb(verb, past) != verb
 
 
 _MARK = "\x00"  # after a rewritten singular subject and its verb: where coordinated verbs start
