@@ -454,7 +454,8 @@ def compose(idx: list[int], texts: Sequence[str], max_chars: int = MAX_FACT_CHAR
             preds.append(p[1])
         out.append((chunk, f"{subject} {'; '.join(preds)}." if len(preds) > 1 else _ended(f"{subject} {preds[0]}")))
         return out
-    chunk, sents = [], []
+    chunk = []
+    sents: list[str] = []
     for k, t in zip(idx, texts, strict=True):
         if chunk and sum(len(x) + 1 for x in sents) + len(t) > max_chars:
             out.append((chunk, join_sentences(sents)))
