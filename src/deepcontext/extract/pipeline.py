@@ -125,13 +125,15 @@ _ASSIST_SINCE_RE = re.compile(r"^(?:since|as|because|given\s+that)\s+(you(?:'re|
 # "it's ok, I'm taking ibuprofen": a reaction before the fact
 _OK_LEAD_RE = re.compile(r"^(?:it's|it\s+is|that's|that\s+is|all\s+good|no\s+worries)\s*(?:ok|okay|fine|alright|all\s+right)?"
                          r"(?:\s+(?:now|though))?\s*[,;:-]+\s*(?=\w)", re.IGNORECASE)
+_NAMED_BEFORE_RE = re.compile(r"\b(?:named|called)\s+$")
 _AND_WE_RE = re.compile(r"\band we ([a-z]+)\b")
 _IT_START_RE = re.compile(r"^(It|Its)\s+(?=[a-z])")
 _LEADING_PRONOUN_RE = re.compile(r"^(?:he|she|it|its|his|her|they|their)\b", re.IGNORECASE)
 # ", remind me a week before": a request riding on a fact is not part of it
 _REQUEST_TAIL_RE = re.compile(
     r"\s*(?:[,;]|\s-|\s—|\band\b)\s*(?:so\s+)?(?:please\s+|pls\s+)?(?:can\s+you\s+|could\s+you\s+)?"
-    r"(?:remind|tell|let|help|ask|ping|notify)\s+me\b.*$",
+    r"(?:remind|tell|let|help|ask|ping|notify)\s+me\b.*$"
+    r"|\s*[,;]\s*(?:so\s+)?please\s+\w.*$",
     re.IGNORECASE,
 )
 _THING_TYPES = frozenset({EntityType.ORGANIZATION, EntityType.PRODUCT, EntityType.LOCATION, EntityType.TECHNOLOGY})
@@ -478,6 +480,8 @@ class RulePipeline:
             if h.target_attributes:
                 attrs.setdefault(h.target.lower(), {}).update(h.target_attributes)
         span_names = {sp.name.lower() for sp in spans}
+        people: list[str] = []  # who a "he" / "she" in the next sentences can be
+        maybe_people: list[str] = []
         for sp in spans:
             etype = sp.type
             key = sp.name.lower()
@@ -486,6 +490,13 @@ class RulePipeline:
             a = dict(sp.attributes)
             a.update(attrs.get(key, {}))
             names.append(acc.entity(sp.name, etype, index, a))
+            named = _NAMED_BEFORE_RE.search(text, max(0, sp.start - 8), sp.start) is not None  # "a dog named Pixel"
+            if key == speaker.lower() or sp.possessive:
+                continue
+            if etype is EntityType.PERSON or named or key in forced:
+                people.append(sp.name)
+            elif etype is EntityType.OTHER and sp.name.isalpha() and key != "user":
+                maybe_people.append(sp.name)  # an unknown name: not a referent, but makes one ambiguous
         for h in hits:
             if h.target.lower() not in span_names and h.target.lower() != speaker.lower():
                 names.append(acc.entity(h.target, h.target_type or EntityType.CONCEPT, index, h.target_attributes))
@@ -512,7 +523,9 @@ class RulePipeline:
             text=fact_text, memory_type=mtype, importance=importance, confidence=confidence, entities=names,
             source_indices=[index], occurred_at=when.when if when is not None else None, metadata=metadata,
         ))
-        refs.person = _single_person(spans, speaker) or refs.person
+        people = list(dict.fromkeys(people))
+        if people:  # two people named: a "she" next is anyone's guess
+            refs.person = people[0] if len(people) == 1 and not set(maybe_people) - set(people) else None
         refs.thing = _single_thing(spans) or refs.thing
 
     def _chinese(self, msg: MessageIn, raw: str, speaker: str, known: dict[str, EntityType | None],

@@ -168,6 +168,10 @@ def rewrite_we(sentence: str, owner: str, companion: str | None = None, *, work:
     """Give "we" / "our" / "us" an owner (see the module docstring). Returns the text and the count."""
     team = is_work(sentence) if work is None else work
     count = 0
+    owner_re = re.compile(rf"\b{re.escape(owner)}\b")
+
+    def owner_before(pos: int) -> bool:
+        return owner_re.search(sentence, 0, pos) is not None
 
     def repl(m: re.Match[str]) -> str:
         nonlocal count
@@ -178,6 +182,8 @@ def rewrite_we(sentence: str, owner: str, companion: str | None = None, *, work:
         tail = m.group(0)[len(m.group("w")) + (len(c) + 1 if c else 0) :]
         count += 1
         if w in ("our", "ours"):
+            if owner_before(m.start()):  # "Maya maintains our pipeline" said by Maya: "their team's"
+                return ("their team's" if team else "their") + tail
             who = f"{owner}'s team's" if team else f"{owner}'s"
             return who + tail
         if w == "ourselves":
