@@ -490,10 +490,10 @@ class RulePipeline:
             a = dict(sp.attributes)
             a.update(attrs.get(key, {}))
             names.append(acc.entity(sp.name, etype, index, a))
-            named = _NAMED_BEFORE_RE.search(text, max(0, sp.start - 8), sp.start) is not None  # "a dog named Pixel"
+            is_named = _NAMED_BEFORE_RE.search(text, max(0, sp.start - 8), sp.start) is not None  # "a dog named Pixel"
             if key == speaker.lower() or sp.possessive:
                 continue
-            if etype is EntityType.PERSON or named or key in forced:
+            if etype is EntityType.PERSON or is_named or key in forced:
                 people.append(sp.name)
             elif etype is EntityType.OTHER and sp.name.isalpha() and key != "user":
                 maybe_people.append(sp.name)  # an unknown name: not a referent, but makes one ambiguous
