@@ -6,10 +6,13 @@ Pipeline for each user or assistant message (system and tool messages are skippe
    (:mod:`~deepcontext.extract.sentences`);
 2. drop interjections and "remember that" at the start, skip questions, greetings, thanks, reactions,
    requests to the assistant and vague "it / that" sentences (:mod:`~deepcontext.extract.facts`);
-3. rewrite first person into third person with the speaker's name, "User" when unnamed
-   ("I'm a Python developer" -> "User is a Python developer"); from an assistant, keep only what it says
-   about the user in the second person ("you prefer dark mode" -> "User prefers dark mode")
-   (:mod:`~deepcontext.extract.rewrite`); keep the sentence if it still has three content words;
+3. rewrite first person into third person with the speaker's name (the user's display name, else
+   "User") ("I'm a Python developer" -> "Ana is a Python developer"); from an assistant, keep only what
+   it says about the user in the second person ("you prefer dark mode" -> "Ana prefers dark mode")
+   (:mod:`~deepcontext.extract.rewrite`); make the fact stand alone: reported speech unwrapped, a
+   leading "he / she / it" replaced by its referent from the sentences before, "we / our" given an
+   owner, relative dates written as dates (:mod:`~deepcontext.extract.resolve`); keep the sentence if
+   it still has three content words;
 4. find entities (:mod:`~deepcontext.extract.entities`), relations (:mod:`~deepcontext.extract.relations`),
    the time it is about (:mod:`~deepcontext.extract.timeparse`), type, importance and confidence.
 

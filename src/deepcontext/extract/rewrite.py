@@ -5,7 +5,9 @@ third person, keeping the rest of the sentence verbatim.
 
 Rules: ``I`` becomes the speaker and its verb agrees (am/'m -> is, have/'ve -> has, do -> does, don't ->
 doesn't, 'll -> will, 'd -> had before a participle else would, present verbs take -s / -es / -ies; past
-forms and modals stay). Adverbs between ``I`` and the verb are skipped ("I really love" -> "loves").
+forms and modals stay; in a past-tense sentence "read", "put", "cut"... stay). Adverbs between ``I`` and
+the verb are skipped ("I really love" -> "loves"). Verbs joined to a rewritten subject by "and" agree
+too ("I live in Lisbon and work at Globex" -> "... and works at Globex").
 ``me`` -> the speaker, ``my`` / ``mine`` -> the speaker + 's, ``myself`` -> themself. In "Sarah and I
 went" the verb is already plural and stays. Roman numerals ("World War I") are left alone.
 """
