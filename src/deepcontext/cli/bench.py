@@ -1,6 +1,6 @@
-"""`deepcontext bench locomo | updates | needs | speed | reliability`: the benchmarks, with progress
-bars, a markdown table on the terminal, a JSON file and PNG plots under benchmarks/results/ (locomo,
-speed)."""
+"""`deepcontext bench locomo | updates | needs | speed | reliability | extraction`: the benchmarks, with
+progress bars, a markdown table on the terminal, a JSON file and PNG plots under benchmarks/results/
+(locomo, speed)."""
 
 from __future__ import annotations
 
