@@ -52,7 +52,7 @@ from deepcontext.extract.facts import (
     strip_lead,
     tense_of,
 )
-from deepcontext.extract.gazetteer import ORG_HEADS, ORG_SUFFIXES, STOPCAPS
+from deepcontext.extract.gazetteer import IRREGULAR_PAST, ORG_HEADS, ORG_SUFFIXES, STOPCAPS
 from deepcontext.extract.relations import RelationHit, find_relations
 from deepcontext.extract.rewrite import (
     FIRST_PERSON_RE,
@@ -573,11 +573,10 @@ def _opens_with_past_verb(text: str) -> bool:
     from deepcontext.extract.resolve import _lemmas
 
     low = first.lower()
-    lem = _lemmas()
-    for lemma in lem.getAllLemmas(low, upos="VERB").get("VERB", ()):
-        if lemma != low and low in lem.getInflection(lemma, tag="VBD") and not lem.getAllLemmas(low, upos="NOUN"):
-            return True
-    return False
+    if low not in IRREGULAR_PAST and not low.endswith("ed"):
+        return False
+    lemmas = _lemmas().getAllLemmas(low)
+    return "NOUN" not in lemmas and any(lemma != low for lemma in lemmas.get("VERB", ()))
 
 
 def _join_lists(sents: list[Sentence]) -> list[Sentence]:
