@@ -5,11 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deepcontext import DeepContext, ValidationError
-
-
-async def _entity_names(ctx: DeepContext, user: str) -> set[str]:
-    records = [r async for r in ctx.export(user)]
-    return {r["name"] for r in records if r.get("type") == "entity" or r.get("kind") == "entity"}
+from deepcontext.errors import EntityNotFoundError
 
 
 async def test_set_user_names_the_user_in_memories_and_merges_the_entity(ctx: DeepContext) -> None:
@@ -28,7 +24,7 @@ async def test_set_user_names_the_user_in_memories_and_merges_the_entity(ctx: De
     hood = await ctx.get_entity_graph("ana", "Ana")
     names = {h["entity"] for h in hood}
     assert {"Lisbon", "Jo"} <= names
-    with pytest.raises(Exception):
+    with pytest.raises(EntityNotFoundError):
         await ctx.get_entity_graph("ana", "User")
     # another user is untouched
     await ctx.add([{"role": "user", "content": "I live in Madrid and love football."}], user_id="bo")
@@ -51,7 +47,7 @@ async def test_renaming_twice_keeps_one_node(ctx: DeepContext) -> None:
     await ctx.add([{"role": "user", "content": "I moved to Berlin in 2020."}], user_id="u")
     hood = {h["entity"] for h in await ctx.get_entity_graph("u", "Samuel")}
     assert "Berlin" in hood
-    with pytest.raises(Exception):
+    with pytest.raises(EntityNotFoundError):
         await ctx.get_entity_graph("u", "Sam")
 
 
