@@ -109,7 +109,7 @@ def write_time(sentence: str, m: TimeMention) -> str:
     phrase = absolute_time(m)
     before = sentence[: m.start]
     if _DET_BEFORE_RE.search(before):  # "the whole Saturday" stays a noun phrase: its date follows it
-        return sentence[:end] + f" ({phrase.split(' ')[-1]})" + sentence[end:]
+        return sentence[:end] + f" ({phrase.split(' ', 1)[1]})" + sentence[end:]
     if m.since or _PREP_BEFORE_RE.search(before):  # "since last year" -> "since 2024", not "since in 2024"
         phrase = phrase.split(" ", 1)[1]
     out = before + phrase + sentence[end:]
