@@ -54,6 +54,11 @@ def texts(res: ExtractionResult) -> list[str]:
         ("I like to read and write short stories.", "Sam likes to read and write short stories."),
         ("I used to live and work in Paris.", "Sam used to live and work in Paris."),
         ("Jo and I live in Porto and work at Acme.", "Jo and Sam live in Porto and work at Acme."),
+        ("I am happy I could share my notes and help out.", "Sam is happy Sam could share Sam's notes and help out."),
+        ("I love sci-fi movies, they are a great escape and get my mind going.",
+         "Sam loves sci-fi movies, they are a great escape and get Sam's mind going."),
+        ("I have some things with sentimental value, like my grandmother's bowl.",
+         "Sam has some things with sentimental value, like Sam's grandmother's bowl."),
         # past forms that look like the base
         ("The best book I read last year was Dune.", "The best book Sam read in 2024 was Dune."),
         # contractions and modals

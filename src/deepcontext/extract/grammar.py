@@ -32,6 +32,8 @@ _POSS_RE = re.compile(r"'s's\b")
 _ARTICLE_RE = re.compile(r"\ba\s+(?![Uu]ni|[Uu]s[eu]|[Oo]ne|[Ee]u|[Uu]r)[aeiouAEIOU][a-z]")
 _SPACING_RE = re.compile(r"\S {2,}\S|\s[,.;:!?](?:\s|$)")
 _TO_VERB_RE = re.compile(r"\bto ([a-z]+)\b")
+_NEW_CLAUSE_RE = re.compile(r"\b(?:can|could|will|would|should|may|might|must|did|didn't|don't|doesn't)\s|"
+                            r",\s+(?:they|it|we|you|he|she|i)\b|\s-\s")
 
 _PRONOUN_START_RE = re.compile(r"^(?:he|she|it|they|his|her|its|their|them|him|this|these|those)\b", re.IGNORECASE)
 _WE_RE = re.compile(r"(?<![\w'-])(?:we|us|our|ours|ourselves)(?![\w'-])", re.IGNORECASE)
@@ -75,8 +77,9 @@ def _agreement(text: str) -> list[str]:
         vz, v = m.group("vz"), m.group("v")
         if vz.endswith("ss") or not is_base_verb(vz[:-1]) and not is_base_verb(vz[:-2]) and vz != "has" and vz != "is":
             continue
-        if not is_base_verb(v) or v in _MODAL_LIKE or _TO_VERB_RE.search(m.group("mid")):
-            continue
+        mid = m.group("mid")
+        if not is_base_verb(v) or v in _MODAL_LIKE or _TO_VERB_RE.search(mid) or _NEW_CLAUSE_RE.search(mid):
+            continue  # "could share and help", "movies, they are ... and get": another verb's partner
         if not m.group("after").strip() or m.group("after").strip()[:1] in ".;,!":
             from deepcontext.extract.resolve import _lemmas
 

@@ -254,10 +254,11 @@ def thing_phrase(sentence: str, owner: str | None = None) -> str | None:
 # --- verbs joined by "and" ----------------------------------------------------------------------------
 
 _COORD_RE = re.compile(
-    r"(?:\b(?P<and>and|but|then)|(?P<comma>,))\s+(?P<adv>(?:(?:also|still|usually|often|sometimes|always|never|really)\s+)?)"
+    r"\b(?P<and>and|but|then)\s+(?P<adv>(?:(?:also|still|usually|often|sometimes|always|never|really)\s+)?)"
     r"(?P<v>[a-z]+)(?=\s+[A-Za-z0-9]|[.,;!]|$)"
 )
 _TO_VERB_RE = re.compile(r"\bto ([a-z]+)")
+_MODAL_RE = re.compile(r"\b(?:can|could|will|would|shall|should|may|might|must|did|didn't|don't|doesn't|won't|can't)\s")
 _NEVER_BASE = words("is was has does goes said the a an to and or but not too as so more less")
 
 
@@ -278,28 +279,31 @@ def is_base_verb(word: str) -> bool:
 
 def agree_coordinated(text: str, subject_end: int) -> str:
     """Verbs after ``subject_end`` joined to a singular subject's verb by "and" / "but" / "then" take the
-    third person ("lives in Lisbon and work at Globex" -> "and works at Globex"), up to the next clause."""
+    third person ("lives in Lisbon and work at Globex" -> "and works at Globex"), up to the next clause
+    (a new subject, a modal or an infinitive ends it)."""
     from deepcontext.extract.rewrite import third_person
 
     end = len(text)
-    for stop in (". ", "; ", " because ", " when ", " while ", " that ", " who ", " if "):
+    for stop in (". ", "; ", " because ", " when ", " while ", " that ", " who ", " if ", " - ", ", they", ", it",
+                 ", we", ", you", ", he", ", she", ", i "):
         k = text.find(stop, subject_end)
         if k != -1:
             end = min(end, k)
     region = text[subject_end:end]
-    if " and " not in region and " but " not in region and " then " not in region and ", " not in region:
+    if " and " not in region and " but " not in region and " then " not in region:
         return text
 
     def repl(m: re.Match[str]) -> str:
         v = m.group("v")
-        # a list ("cook, clean and shop") or the end ("a cat and dog."): a word that can be a noun stays
+        # a list ("tea, cake and cook") or the end ("a cat and dog."): a word that can be a noun stays
         tail = m.string[m.end() :]
-        listed = m.group("comma") or tail.startswith(" and ") or not tail[:2].strip(" ").isalnum()
+        listed = tail.startswith(" and ") or not tail[:2].strip(" ").isalnum()
         if not is_base_verb(v) or (listed and "NOUN" in _lemmas().getAllLemmas(v)):
             return m.group(0)
         if any(is_base_verb(t) for t in _TO_VERB_RE.findall(m.string, 0, m.start())):
             return m.group(0)  # "likes to read and write books": an infinitive's second verb
-        joiner = f"{m.group('and')} " if m.group("and") else ", "
-        return f"{joiner}{m.group('adv')}{third_person(v)}"
+        if _MODAL_RE.search(m.string, 0, m.start()):
+            return m.group(0)  # "is happy Jo could share and help": the modal's verbs
+        return f"{m.group('and')} {m.group('adv')}{third_person(v)}"
 
     return text[:subject_end] + _COORD_RE.sub(repl, region) + text[end:]
