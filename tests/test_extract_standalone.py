@@ -194,14 +194,14 @@ def test_the_labelled_set_scores_the_extractor(tmp_path) -> None:
     assert (small.facts, small.memories, small.recall, small.precision) == (1, 1, 0.0, 0.0)
 
 
-def test_a_pronoun_takes_the_last_person_named_and_requests_are_cut() -> None:
+def test_a_pronoun_takes_the_last_person_named_and_instructions_stay() -> None:
     res = extract("My sister Lena lives in Berlin and works as a nurse.",
                   "I have a dog named Pixel. He is a very energetic border collie.",
                   "Maya maintains our event pipeline.",
                   "I am allergic to peanuts, so please never suggest recipes with peanut butter.", user_name="Maya")
     assert texts(res) == ["Maya's sister Lena lives in Berlin and works as a nurse.", "Maya has a dog named Pixel.",
                           "Pixel is a very energetic border collie.", "Maya maintains their team's event pipeline.",
-                          "Maya is allergic to peanuts."]
+                          "Maya is allergic to peanuts, so please never suggest recipes with peanut butter."]
     # two people named: "she" is anyone's guess, so no memory
     assert texts(extract("I met Sarah and Jo at the gym.", "She is a personal trainer.")) == [
         "User met Sarah and Jo at the gym."]

@@ -436,7 +436,7 @@ def extraction(
     from deepcontext.bench.extraction import load_gold, run_extraction
     from deepcontext.bench.report import machine, markdown_table, save_json
     from deepcontext.errors import ValidationError
-    from deepcontext.extract.resolve import is_base_verb
+    from deepcontext.extract.verbs import is_base_verb
     from deepcontext.extract.rules import RuleExtractor
 
     if data is not None and not data.exists():

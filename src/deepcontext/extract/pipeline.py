@@ -63,7 +63,6 @@ from deepcontext.extract.rewrite import (
 )
 from deepcontext.extract.resolve import (
     absolute_time_zh,
-    is_base_verb,
     reported_speech,
     rewrite_we,
     thing_phrase,
@@ -72,6 +71,7 @@ from deepcontext.extract.resolve import (
 )
 from deepcontext.extract.sentences import Sentence, clean_text, is_foreign, split_sentences
 from deepcontext.extract.timeparse import TimeMention, resolve_time
+from deepcontext.extract.verbs import is_base_verb, lexicon
 from deepcontext.types import EntityType, MemoryType
 
 __all__ = ["RulePipeline"]
@@ -135,8 +135,7 @@ _LEADING_PRONOUN_RE = re.compile(r"^(?:he|she|it|its|his|her|they|their)\b", re.
 # ", remind me a week before": a request riding on a fact is not part of it
 _REQUEST_TAIL_RE = re.compile(
     r"\s*(?:[,;]|\s-|\s—|\band\b)\s*(?:so\s+)?(?:please\s+|pls\s+)?(?:can\s+you\s+|could\s+you\s+)?"
-    r"(?:remind|tell|let|help|ask|ping|notify)\s+me\b.*$"
-    r"|\s*[,;]\s*(?:so\s+)?please\s+\w.*$",
+    r"(?:remind|tell|let|help|ask|ping|notify)\s+me\b.*$",
     re.IGNORECASE,
 )
 _THING_TYPES = frozenset({EntityType.ORGANIZATION, EntityType.PRODUCT, EntityType.LOCATION, EntityType.TECHNOLOGY})
@@ -570,12 +569,10 @@ def _opens_with_past_verb(text: str) -> bool:
     first = text.split(" ", 1)[0]
     if not first[:1].isupper() or not first[1:].islower() or len(first) < 3:
         return False
-    from deepcontext.extract.resolve import _lemmas
-
     low = first.lower()
     if low not in IRREGULAR_PAST and not low.endswith("ed"):
         return False
-    lemmas = _lemmas().getAllLemmas(low)
+    lemmas = lexicon().getAllLemmas(low)
     return "NOUN" not in lemmas and any(lemma != low for lemma in lemmas.get("VERB", ()))
 
 

@@ -9,28 +9,20 @@
   turn names with them ("Sam and Jo went to Porto") or "and others"; "our" outside work is the speaker's.
 - :func:`thing_phrase` is the last thing a sentence talks about ("Maya maintains our event pipeline"
   -> "the event pipeline"), for an "It ..." that follows.
-- :func:`agree_coordinated` makes a verb joined by "and" to a rewritten subject agree ("Ana lives in
-  Lisbon and work at Globex" -> "... and works at Globex"); whether a word is a verb's base form comes
-  from lemminflect's lexicon (a package with its data inside, loaded on first use).
 """
 
 from __future__ import annotations
 
-import functools
 import re
 from datetime import datetime
-from typing import Any
 
 from deepcontext.extract.gazetteer import words
 from deepcontext.extract.timeparse import TimeMention
+from deepcontext.extract.verbs import is_base_verb, third_person
 
 __all__ = [
     "absolute_time",
     "absolute_time_zh",
-    "with_year",
-    "write_time",
-    "agree_coordinated",
-    "is_base_verb",
     "reported_speech",
     "rewrite_we",
     "thing_phrase",
@@ -203,8 +195,6 @@ def rewrite_we(sentence: str, owner: str, companion: str | None = None, *, work:
         if low in _PLURAL_AGREE:
             new = _PLURAL_AGREE[low]
         elif is_base_verb(low) and low not in ("can", "will", "would", "should", "could", "may", "might", "must"):
-            from deepcontext.extract.rewrite import third_person
-
             new = third_person(low)
         else:
             new = low
@@ -249,61 +239,3 @@ def thing_phrase(sentence: str, owner: str | None = None) -> str | None:
         else:
             best = f"the {noun}"
     return best
-
-
-# --- verbs joined by "and" ----------------------------------------------------------------------------
-
-_COORD_RE = re.compile(
-    r"\b(?P<and>and|but|then)\s+(?P<adv>(?:(?:also|still|usually|often|sometimes|always|never|really)\s+)?)"
-    r"(?P<v>[a-z]+)(?=\s+[A-Za-z0-9]|[.,;!]|$)"
-)
-_TO_VERB_RE = re.compile(r"\bto ([a-z]+)")
-_MODAL_RE = re.compile(r"\b(?:can|could|will|would|shall|should|may|might|must|did|didn't|don't|doesn't|won't|can't)\s")
-_NEVER_BASE = words("is was has does goes said the a an to and or but not too as so more less")
-
-
-@functools.cache
-def _lemmas() -> Any:
-    import lemminflect
-
-    return lemminflect
-
-
-def is_base_verb(word: str) -> bool:
-    """``word`` is a verb's base form in lemminflect's lexicon ("work", "sing"; not "pears")."""
-    if word in _NEVER_BASE or not word.isalpha():
-        return False
-    lemmas = _lemmas().getAllLemmas(word, upos="VERB").get("VERB", ())
-    return word in lemmas
-
-
-def agree_coordinated(text: str, subject_end: int) -> str:
-    """Verbs after ``subject_end`` joined to a singular subject's verb by "and" / "but" / "then" take the
-    third person ("lives in Lisbon and work at Globex" -> "and works at Globex"), up to the next clause
-    (a new subject, a modal or an infinitive ends it)."""
-    from deepcontext.extract.rewrite import third_person
-
-    end = len(text)
-    for stop in (". ", "; ", " because ", " when ", " while ", " that ", " who ", " if ", " - ", ", they", ", it",
-                 ", we", ", you", ", he", ", she", ", i "):
-        k = text.find(stop, subject_end)
-        if k != -1:
-            end = min(end, k)
-    region = text[subject_end:end]
-    if " and " not in region and " but " not in region and " then " not in region:
-        return text
-
-    def repl(m: re.Match[str]) -> str:
-        v = m.group("v")
-        # a list ("tea, cake and cook") or the end ("a cat and dog."): a word that can be a noun stays
-        tail = m.string[m.end() :]
-        listed = tail.startswith(" and ") or not tail[:2].strip(" ").isalnum()
-        if not is_base_verb(v) or (listed and "NOUN" in _lemmas().getAllLemmas(v)):
-            return m.group(0)
-        if any(is_base_verb(t) for t in _TO_VERB_RE.findall(m.string, 0, m.start())):
-            return m.group(0)  # "likes to read and write books": an infinitive's second verb
-        if _MODAL_RE.search(m.string, 0, m.start()):
-            return m.group(0)  # "is happy Jo could share and help": the modal's verbs
-        return f"{m.group('and')} {m.group('adv')}{third_person(v)}"
-
-    return text[:subject_end] + _COORD_RE.sub(repl, region) + text[end:]

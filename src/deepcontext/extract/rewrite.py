@@ -22,6 +22,8 @@ from deepcontext.extract.gazetteer import (
     IRREGULAR_PAST,
     words,
 )
+from deepcontext.extract.verbs import AGREE as _AGREE
+from deepcontext.extract.verbs import agree_coordinated, is_base_verb, third_person
 
 __all__ = ["FIRST_PERSON_RE", "SECOND_PERSON_RE", "WE_RE", "rewrite_first_person", "rewrite_second_person",
            "third_person"]
@@ -61,10 +63,6 @@ _MODALS = words(
     """can could will would shall should may might must can't couldn't won't wouldn't shouldn't mustn't
     didn't wasn't weren't hadn't cannot ought used"""
 )
-_AGREE = {
-    "am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't",
-    "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't", "ain't": "isn't", "be": "is", "go": "goes",
-}
 _NOT_VERBS = words(
     """and or but too alone myself yourself personally here there both all as is was has does said
     the a an to of in on at for with from"""
@@ -88,22 +86,6 @@ _CLAUSE_BEFORE = re.compile(
 )
 
 
-def third_person(verb: str) -> str:
-    """``love`` -> ``loves``, ``watch`` -> ``watches``, ``study`` -> ``studies``, ``have`` -> ``has``."""
-    low = verb.lower()
-    if low in _AGREE:
-        out = _AGREE[low]
-    elif low.endswith(("s", "sh", "ch", "x", "z", "o")):
-        out = low + "es"
-    elif len(low) > 2 and low.endswith("y") and low[-2] not in "aeiou":
-        out = low[:-1] + "ies"
-    else:
-        out = low + "s"
-    if len(verb) > 1 and verb.isupper():
-        return out.upper()
-    return out.capitalize() if verb[:1].isupper() else out
-
-
 def _is_participle(word: str) -> bool:
     w = word.lower()
     return w in IRREGULAR_PARTICIPLES or (w.endswith("ed") and len(w) > 3) or w == "better"
@@ -120,8 +102,6 @@ def _agree_verb(verb: str, past: bool = False) -> str:
     if low.endswith("ing") or not low.isalpha():
         return verb
     if low.endswith("ed"):
-        from deepcontext.extract.resolve import is_base_verb
-
         if not is_base_verb(low):  # "need", "feed", "succeed" are present tense
             return verb
     return third_person(verb)
@@ -193,8 +173,6 @@ def _agree_marked(text: str) -> str:
     """Coordinated verbs of each marked subject agree with it; the marks go."""
     if _MARK not in text:
         return text
-    from deepcontext.extract.resolve import agree_coordinated
-
     while (k := text.rfind(_MARK)) != -1:
         text = text[:k] + text[k + 1 :]
         text = agree_coordinated(text, k)
