@@ -1,6 +1,6 @@
-"""`deepcontext bench locomo | updates | needs | speed | reliability`: the benchmarks, with progress
-bars, a markdown table on the terminal, a JSON file and PNG plots under benchmarks/results/ (locomo,
-speed)."""
+"""`deepcontext bench locomo | updates | needs | speed | reliability | extraction`: the benchmarks, with
+progress bars, a markdown table on the terminal, a JSON file and PNG plots under benchmarks/results/
+(locomo, speed)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from typing import Any
 import typer
 
 from deepcontext.cli.app import app
-from deepcontext.cli.common import console, database_url, fail, state
+from deepcontext.cli.common import console, database_url, fail, print_json, state
 
 bench = typer.Typer(
-    help="Benchmarks: retrieval quality on LoCoMo, knowledge updates, implicit needs, speed at scale, reliability.",
+    help="Benchmarks: retrieval quality on LoCoMo, knowledge updates, implicit needs, speed at scale, reliability, "
+    "extraction quality.",
     no_args_is_help=True,
 )
 app.add_typer(bench, name="bench")
@@ -419,3 +420,53 @@ def reliability(
     bad = sum(o.failed + o.lost + o.leaked + o.server_errors + o.timeouts for o in outcomes)
     if bad:
         raise typer.Exit(1)
+
+
+
+
+@bench.command()
+def extraction(
+    data: Path = typer.Option(None, "--data", help="Labelled set, JSONL (default: the set shipped with deepcontext)"),
+    show: int = typer.Option(10, "--show", min=0, help="Misses listed per kind (extra, missed, unresolved, grammar)"),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON"),
+    out: Path = typer.Option(None, "--out", help="Also save the JSON report into this folder"),
+) -> None:
+    """Offline extraction against a labelled set: per-fact precision and recall, memories with an
+    unresolved pronoun or relative date, grammar defects."""
+    from deepcontext.bench.extraction import load_gold, run_extraction
+    from deepcontext.bench.report import machine, markdown_table, save_json
+    from deepcontext.errors import ValidationError
+    from deepcontext.extract.verbs import is_base_verb
+    from deepcontext.extract.rules import RuleExtractor
+
+    if data is not None and not data.exists():
+        fail(f"labelled set not found: {data}")
+    try:
+        gold = load_gold(data)
+    except ValidationError as exc:
+        fail(str(exc))
+    extractor = RuleExtractor()
+    extractor.prepare()
+    is_base_verb("work")  # load the inflection lexicon before the clock starts
+    report = run_extraction(extractor, gold).as_dict()
+    if out is not None:
+        report["machine"] = machine()
+        save_json(report, out, "extraction")
+    if json_out:
+        print_json(report)
+        return
+    c = console()
+    c.print(f"extraction: {report['conversations']} conversations, {report['turns']} turns, {report['facts']} facts, "
+            f"{report['memories']} memories in {report['seconds']:.2f} s")
+    c.print(markdown_table(
+        ["precision", "recall", "unresolved pronouns", "unresolved dates", "grammar defects"],
+        [[report["precision"], report["recall"], report["unresolved_pronouns"], report["unresolved_dates"], report["grammar_defects"]]],
+    ))
+    c.print()
+    c.print(markdown_table(["topic", "facts", "memories", "precision", "recall"],
+                           [[t, v["facts"], v["memories"], v["precision"], v["recall"]] for t, v in report["by_topic"].items()]))
+    for kind, items in report["misses"].items():
+        if items and show:
+            c.print(f"\n{kind} ({len(items)}):")
+            for line in items[:show]:
+                c.print(f"  {line}", markup=False, highlight=False)

@@ -422,6 +422,16 @@ class Store(ABC):
     @abstractmethod
     def sources(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[Provenance]]: ...
 
+    # --- the user's display name ----------------------------------------------------------------
+    @abstractmethod
+    def user_name(self, user_id: str) -> str | None:
+        """The display name set for the user, else the first name on the user's own turns, else None."""
+
+    @abstractmethod
+    def set_user_name(self, user_id: str, name: str, now: datetime) -> None:
+        """Set the display name. One transaction: the entity of the name used until now (a former
+        display name, or "User") becomes the entity of ``name`` (merged into it if it exists)."""
+
     # --- key/value (deepcq tiers and other per-user state) -------------------------------------
     @abstractmethod
     def kv_get(self, user_id: str, namespace: str, key: str) -> Any | None: ...
