@@ -83,6 +83,12 @@ def test_same_value() -> None:
         ("I've been vegetarian since I was a teenager.", "diet"),
         ("Please always answer me in Spanish from now on.", "instruction"),
         ("Call me Sasha, nobody uses my full name.", "instruction"),
+        # any language or unit system, not only the ones a labelled case names
+        ("User wants the recipes in German.", "instruction"),
+        ("Tom prefers weather reports in Fahrenheit.", "instruction"),
+        ("User likes distances in imperial units.", "instruction"),
+        ("My back has been sore for weeks, no lifting for me.", "constraint"),
+        ("I scraped my knee on the pavement.", None),  # a body part alone is no constraint
         ("I use a wheelchair, so stairs are a problem for me.", "constraint"),
         ("I meditate for twenty minutes every evening.", "habit"),
         ("I really prefer window seats on planes.", "preference"),
