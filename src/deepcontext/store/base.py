@@ -304,8 +304,9 @@ class Store(ABC):
     def superseded_versions(
         self, user_id: str, memory_ids: Sequence[int], filters: MemoryFilters, now: datetime
     ) -> list[tuple[int, int]]:
-        """The superseded memories matching ``filters`` (their statuses aside) that these memories, or memories citing the same
-        turns, replaced (one step back): ``(superseded id, one of memory_ids)`` pairs, newest first."""
+        """The superseded memories matching ``filters`` (their statuses aside) that these memories, or
+        memories citing the same turns, replaced (one step back): ``(superseded id, one of memory_ids)``
+        pairs, newest first."""
 
     @abstractmethod
     def find_active_by_metadata_keys(self, user_id: str, keys: Sequence[str], now: datetime, *, limit: int = 50) -> list[Memory]:
