@@ -149,3 +149,14 @@ async def test_include_superseded_keeps_the_search_filters(sqlite_ctx: DeepConte
         found = await ctx.search(q, user_id="ana", include_superseded=True, **kw)  # type: ignore[arg-type]
         assert first(found.results, "Porto") is not None, kw
         assert first(found.results, "Madrid") is None, (kw, [r.text for r in found.results])
+
+
+@pytest.mark.parametrize("name", ['Jo"e', "Jo\\e"])
+async def test_a_speaker_name_with_quotes_still_supersedes(ctx: DeepContext, name: str) -> None:
+    # the slot's key names the speaker and is looked up as a JSON path
+    await ctx.add([{"role": "user", "name": name, "content": "I live in Madrid."}], user_id="ana", timestamp=T0)
+    out = await ctx.add([{"role": "user", "name": name, "content": "I moved to Porto last month."}], user_id="ana",
+                        timestamp=T0 + timedelta(days=30))  # fmt: skip
+    assert out.memories_replaced == 1
+    madrid = next(m for t, m in (await facts(ctx)).items() if "Madrid" in t)
+    assert madrid.status is MemoryStatus.SUPERSEDED

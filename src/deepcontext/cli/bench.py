@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -288,7 +288,7 @@ def _labelled(data: Path | None, default: Path, settings: list[str]) -> tuple[Pa
     return path, extra, c
 
 
-def _with_progress(label: str, run: Callable[[Any], Awaitable[T]]) -> T:
+def _with_progress(label: str, run: Callable[[Any], Coroutine[Any, Any, T]]) -> T:
     """``run(progress callback)`` under a transient progress bar on stderr."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
