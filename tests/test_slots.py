@@ -116,3 +116,16 @@ def test_standing_kinds(text: str, kind: str | None) -> None:
 )
 def test_requests_for_the_user(query: str, is_request: bool) -> None:
     assert is_request_for_user(query) is is_request
+
+
+def test_a_question_finds_the_slot_whatever_the_subject_length() -> None:
+    from deepcontext.retrieve.asked import asked_slot
+    from deepcontext.services.updates import SLOTS_KEY, slot_metadata
+
+    def keys(fact: str) -> str:
+        return str(slot_metadata(find_slots(fact, "User"))[SLOTS_KEY])
+
+    asked = asked_slot("Where does Mary Jones work?")
+    assert asked is not None and asked.matches(keys("Mary Jones works at Globex as a nurse."))
+    asked = asked_slot("Where does Sister live?")
+    assert asked is not None and not asked.matches(keys("User's sister lives in Berlin."))  # another subject
