@@ -111,3 +111,12 @@ async def test_speaker_names_are_text_not_patterns(tmp_path: Any, name: str) -> 
         page = await ctx.list("u", tier=["short_term", "long_term"])
         assert out.memory_ids and all("\\\\" not in m.text for m in page.memories)
         assert any(m.text.startswith(f"{name} is") for m in page.memories), [m.text for m in page.memories]
+
+
+async def test_import_holds_metadata_to_the_add_limits(ctx: DeepContext) -> None:
+    await ctx.add(MSG, user_id="u")
+    records = [r async for r in ctx.export("u")]
+    big = [dict(r, metadata={"x": "a" * 1_000_000}) if r["record"] == "memories" else r for r in records]
+    with pytest.raises(ValidationError):
+        await ctx.import_records(big, user_id="v")
+    assert "v" not in await ctx.users()
