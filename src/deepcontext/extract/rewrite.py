@@ -183,8 +183,9 @@ def _drop_self_naming(text: str, speaker: str) -> str:
     """A speaker introducing themself under the name already known: "I'm Maya, a data engineer"
     spoken by Maya reads "Maya is a data engineer", not "Maya is Maya, a data engineer"."""
     s = re.escape(speaker)
-    text = re.sub(rf"\b{s}(?: is|'s name is) {s}(?: and| ,)? {s}\b", speaker, text)  # "... and Maya lives"
-    text = re.sub(rf"\b{s} is {s}, ", f"{speaker} is ", text)  # "Maya is Maya, a ..."
+    # replacements as functions: a name is text, not a template ("\\1" in it is no group reference)
+    text = re.sub(rf"\b{s}(?: is|'s name is) {s}(?: and| ,)? {s}\b", lambda _: speaker, text)  # "... and Maya lives"
+    text = re.sub(rf"\b{s} is {s}, ", lambda _: f"{speaker} is ", text)  # "Maya is Maya, a ..."
     return text
 
 

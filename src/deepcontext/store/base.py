@@ -301,9 +301,12 @@ class Store(ABC):
         """Active, unexpired memories with these content hashes: hash -> memory id."""
 
     @abstractmethod
-    def superseded_versions(self, user_id: str, memory_ids: Sequence[int]) -> list[tuple[int, int]]:
-        """The superseded memories that these memories, or memories citing the same turns, replaced
-        (one step back): ``(superseded id, one of memory_ids)`` pairs, newest first."""
+    def superseded_versions(
+        self, user_id: str, memory_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, int]]:
+        """The superseded memories matching ``filters`` (their statuses aside) that these memories, or
+        memories citing the same turns, replaced (one step back): ``(superseded id, one of memory_ids)``
+        pairs, newest first."""
 
     @abstractmethod
     def find_active_by_metadata_keys(self, user_id: str, keys: Sequence[str], now: datetime, *, limit: int = 50) -> list[Memory]:

@@ -13,6 +13,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -581,7 +582,9 @@ class SQLStore(AddWriter, Store):
         memories = self.get_memories(user_id, ids)
         return memories, total, (_encode_cursor(ids[-1]) if more and ids else None)
 
-    def superseded_versions(self, user_id: str, memory_ids: Sequence[int]) -> list[tuple[int, int]]:
+    def superseded_versions(
+        self, user_id: str, memory_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, int]]:
         if not memory_ids:
             return []
         mt, ms = self.t.memories, self.t.memory_sources
@@ -592,7 +595,7 @@ class SQLStore(AddWriter, Store):
             .join(here, and_(here.c.turn_id == newer.c.turn_id, here.c.user_id == user_id))
             .where(
                 mt.c.user_id == user_id,
-                mt.c.status == MemoryStatus.SUPERSEDED.value,
+                *self._filter_clause(replace(filters, statuses=(MemoryStatus.SUPERSEDED,)), now),
                 here.c.memory_id.in_(list(dict.fromkeys(memory_ids))),
             )
             .order_by(mt.c.id.desc())
