@@ -83,7 +83,7 @@ def test_first_person_rewrite_unnamed_and_named() -> None:
         ("I really love hiking and I also play guitar.", "Caroline really loves hiking and Caroline also plays guitar."),
         ("I study marine biology at UCSD.", "Caroline studies marine biology at UCSD."),
         ("I watch Netflix every evening.", "Caroline watches Netflix every evening."),
-        ("I'll start my new job at Stripe next Monday.", "Caroline will start Caroline's new job at Stripe next Monday."),
+        ("I'll start my new job at Stripe next Monday.", "Caroline will start Caroline's new job at Stripe on 2023-05-15."),
         ("I'd never been to Asia before this trip.", "Caroline had never been to Asia before this trip."),
         ("My wife and I are moving to Denver.", "Caroline's wife and Caroline are moving to Denver."),
         ("When I was a kid, I lived in Ohio.", "When Caroline was a kid, Caroline lived in Ohio."),
@@ -200,7 +200,7 @@ def test_tag_question_keeps_the_statement() -> None:
 
 
 def test_leading_interjections_are_dropped() -> None:
-    assert texts(one("Haha yeah, so I moved to Berlin last month.", "Ana")) == ["Ana moved to Berlin last month."]
+    assert texts(one("Haha yeah, so I moved to Berlin last month.", "Ana")) == ["Ana moved to Berlin in April 2023."]
     assert texts(one("Thanks! By the way, I adopted a cat called Luna.", "Ana")) == ["Ana adopted a cat called Luna."]
 
 
@@ -553,7 +553,7 @@ def test_batch_source_indices_and_dedup() -> None:
     )
     facts = {f.text: f.source_indices for f in res.facts}
     assert facts["Caroline is a Python developer at Acme Corp."] == [0, 4]
-    assert facts["Yesterday Caroline went hiking with Caroline's sister Sarah."] == [2]
+    assert facts["On 2023-05-09 Caroline went hiking with Caroline's sister Sarah."] == [2]
     assert facts["Sarah lives in Denver with her dog."] == [5]
     by_name = {e.name: e for e in res.entities}
     assert by_name["Caroline"].source_indices == [0, 2, 4]
@@ -590,7 +590,7 @@ def test_assistant_uses_the_users_name_from_the_batch() -> None:
 
 def test_chinese_first_person_becomes_a_fact_with_the_speaker() -> None:
     res = one("我是一名Python开发者，昨天我去了北京。你呢？", "小明")
-    assert texts(res) == ["小明是一名Python开发者，昨天小明去了北京。"]
+    assert texts(res) == ["小明是一名Python开发者，2023年5月9日小明去了北京。"]
     fact = res.facts[0]
     assert fact.memory_type is MemoryType.EPISODIC
     assert fact.occurred_at == datetime(2023, 5, 9, tzinfo=UTC)
@@ -628,7 +628,7 @@ def test_very_long_message() -> None:
     long = sentence * 140  # ~10k characters
     assert len(long) > 10_000
     res = one(long)
-    assert texts(res) == ["User went to the farmers market with User's sister Sarah and we bought tomatoes."]
+    assert texts(res) == ["User went to the farmers market with User's sister Sarah and bought tomatoes."]
     assert res.facts[0].source_indices == [0]
     # one 10k-character run-on sentence is not a memory
     res = one("word " * 2500)
@@ -718,7 +718,7 @@ def test_present_perfect_states_are_semantic_events_are_episodic() -> None:
 
 def test_object_me_before_subject_i_reads_well() -> None:
     res = one("My boss Jennifer told me I'm getting promoted next month.", "Ana")
-    assert texts(res) == ["Ana's boss Jennifer told Ana that Ana is getting promoted next month."]
+    assert texts(res) == ["Ana's boss Jennifer told Ana that Ana is getting promoted in June 2023."]
     assert set(ents(res)) == {"Ana", "Jennifer"}
     assert ("Jennifer", "manager_of", "Ana") in rels(res)
 

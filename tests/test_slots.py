@@ -83,6 +83,12 @@ def test_same_value() -> None:
         ("I've been vegetarian since I was a teenager.", "diet"),
         ("Please always answer me in Spanish from now on.", "instruction"),
         ("Call me Sasha, nobody uses my full name.", "instruction"),
+        # any language or unit system, not only the ones a labelled case names
+        ("User wants the recipes in German.", "instruction"),
+        ("Tom prefers weather reports in Fahrenheit.", "instruction"),
+        ("User likes distances in imperial units.", "instruction"),
+        ("My back has been sore for weeks, no lifting for me.", "constraint"),
+        ("I scraped my knee on the pavement.", None),  # a body part alone is no constraint
         ("I use a wheelchair, so stairs are a problem for me.", "constraint"),
         ("I meditate for twenty minutes every evening.", "habit"),
         ("I really prefer window seats on planes.", "preference"),
@@ -110,3 +116,16 @@ def test_standing_kinds(text: str, kind: str | None) -> None:
 )
 def test_requests_for_the_user(query: str, is_request: bool) -> None:
     assert is_request_for_user(query) is is_request
+
+
+def test_a_question_finds_the_slot_whatever_the_subject_length() -> None:
+    from deepcontext.retrieve.asked import asked_slot
+    from deepcontext.services.updates import SLOTS_KEY, slot_metadata
+
+    def keys(fact: str) -> str:
+        return str(slot_metadata(find_slots(fact, "User"))[SLOTS_KEY])
+
+    asked = asked_slot("Where does Mary Jones work?")
+    assert asked is not None and asked.matches(keys("Mary Jones works at Globex as a nurse."))
+    asked = asked_slot("Where does Sister live?")
+    assert asked is not None and not asked.matches(keys("User's sister lives in Berlin."))  # another subject

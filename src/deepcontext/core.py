@@ -36,6 +36,7 @@ from deepcontext.services.validation import (
     check_json,
     check_limit,
     check_text,
+    check_user_name,
     expiry,
     parse_filters,
     parse_messages,
@@ -655,6 +656,24 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         self._check()
         user_id = check_id(user_id, "user_id")
         return await self._db(self.store.delete_user, user_id)
+
+    async def set_user(self, user_id: str, *, name: str) -> None:
+        """Set the user's display name: what memories call the user ("Ana lives in Lisbon", not "User
+        lives in Lisbon"). The user's entity keeps one node: the one of the former name (or of "User")
+        is renamed, or merged into the entity of ``name``. One transaction."""
+        self._check()
+        assert self._ingest is not None
+        user_id = check_id(user_id, "user_id")
+        name = check_user_name(name)
+        await self._db(self.store.set_user_name, user_id, name, self.clock.now())
+        self._ingest.name_changed(user_id, name)
+
+    async def get_user(self, user_id: str) -> dict[str, Any]:
+        """The user's profile: ``{"user_id": ..., "name": display name or None}``."""
+        self._check()
+        assert self._ingest is not None
+        user_id = check_id(user_id, "user_id")
+        return {"user_id": user_id, "name": await self._ingest.user_name(user_id)}
 
     async def users(self) -> builtins.list[str]:
         self._check()

@@ -134,3 +134,29 @@ async def test_a_consolidated_fact_is_superseded_too(sqlite_ctx: DeepContext) ->
     assert long_term and all(m.metadata.get("slots") == "user|residence" for m in long_term)
     await ctx.add([{"role": "user", "content": "I moved to Porto."}], user_id="ana", timestamp=T0 + timedelta(days=30))
     assert [(await ctx.get(m.id, "ana")).status for m in long_term] == [MemoryStatus.SUPERSEDED] * len(long_term)
+
+
+async def test_include_superseded_keeps_the_search_filters(sqlite_ctx: DeepContext) -> None:
+    ctx = sqlite_ctx
+    await ctx.add([{"role": "user", "content": "I live in Madrid."}], user_id="ana", conversation_id="home", timestamp=T0,
+                  metadata={"team": "red"})  # fmt: skip
+    await ctx.add([{"role": "user", "content": "I moved to Porto last month."}], user_id="ana", conversation_id="later",
+                  timestamp=T0 + timedelta(days=30), metadata={"team": "blue"})  # fmt: skip
+    q = "Where does the user live?"
+    everything = await ctx.search(q, user_id="ana", include_superseded=True)
+    assert first(everything.results, "Madrid") is not None and first(everything.results, "Porto") is not None
+    for kw in ({"conversation_id": "later"}, {"metadata": {"team": "blue"}}, {"after": T0 + timedelta(days=1)}):
+        found = await ctx.search(q, user_id="ana", include_superseded=True, **kw)  # type: ignore[arg-type]
+        assert first(found.results, "Porto") is not None, kw
+        assert first(found.results, "Madrid") is None, (kw, [r.text for r in found.results])
+
+
+@pytest.mark.parametrize("name", ['Jo"e', "Jo\\e"])
+async def test_a_speaker_name_with_quotes_still_supersedes(ctx: DeepContext, name: str) -> None:
+    # the slot's key names the speaker and is looked up as a JSON path
+    await ctx.add([{"role": "user", "name": name, "content": "I live in Madrid."}], user_id="ana", timestamp=T0)
+    out = await ctx.add([{"role": "user", "name": name, "content": "I moved to Porto last month."}], user_id="ana",
+                        timestamp=T0 + timedelta(days=30))  # fmt: skip
+    assert out.memories_replaced == 1
+    madrid = next(m for t, m in (await facts(ctx)).items() if "Madrid" in t)
+    assert madrid.status is MemoryStatus.SUPERSEDED

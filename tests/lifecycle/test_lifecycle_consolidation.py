@@ -231,3 +231,83 @@ async def test_a_source_changed_during_the_llm_call_skips_the_group(
     fake_openai.script(Reply.json({"facts": [{"text": "Maya's dog Pixel loves Cascais and Nazaré", "sources": [0, 1]}]}))
     r = await ctx.consolidate("u")
     assert r["groups"] == 1 and r["memories_consolidated"] == 2
+
+
+WEEK = [
+    ("On 2025-03-04 Maya went to Madrid and met an old friend.", ["Maya", "Madrid"]),
+    ("On 2025-03-06 Maya went to Porto and cleaned the garage.", ["Maya", "Porto"]),
+    ("On 2025-03-08 Maya went to Madrid and tried a new recipe.", ["Maya", "Madrid"]),
+    ("On 2025-03-09 Maya went to Seville and bought a guitar.", ["Maya", "Seville"]),
+    ("On 2025-03-11 Maya went to Porto and painted the fence.", ["Maya", "Porto"]),
+    ("On 2025-03-12 Maya went to Lyon and visited a museum.", ["Maya", "Lyon"]),
+]
+
+
+async def test_offline_consolidation_keeps_unrelated_episodes_apart(make_ctx: Callable[..., Any], clock: ManualClock) -> None:
+    """Episodes that read alike but are about different places are never one memory; the ones about
+    one place become one sentence about its subject, each date kept, citing its sources."""
+    ctx = await make_ctx(consolidation_similarity_threshold=0.3, consolidation_promote_importance=0.9)
+    ids = []
+    for content, entities in WEEK:
+        ids.append(await say(ctx, "u", content, type="episodic", entities=entities, importance=0.5))
+        clock.advance(days=1)
+    r = await ctx.consolidate("u")
+    assert r["groups"] == 2 and r["memories_consolidated"] == 4
+    page = await ctx.list("u", tier="long_term", limit=100)
+    by_text = {m.text: m for m in page.memories}
+    assert set(by_text) == {
+        "Maya went to Madrid and met an old friend (2025-03-04); went to Madrid and tried a new recipe (2025-03-08).",
+        "Maya went to Porto and cleaned the garage (2025-03-06); went to Porto and painted the fence (2025-03-11).",
+    }
+    for m in by_text.values():
+        assert len(m.text) <= 300 and len(m.consolidated_from) == 2
+        assert len({w for w in ("Madrid", "Porto", "Seville", "Lyon") if w in m.text}) == 1
+    madrid = next(m for t, m in by_text.items() if "Madrid" in t)
+    assert madrid.consolidated_from == [ids[0], ids[2]]
+    # Seville and Lyon: alone, still short-term
+    assert {(await ctx.get(i, "u")).tier for i in (ids[3], ids[5])} == {MemoryTier.SHORT_TERM}
+
+
+async def test_offline_consolidation_lists_what_is_said_of_one_subject(make_ctx: Callable[..., Any], clock: ManualClock) -> None:
+    ctx = await make_ctx(consolidation_similarity_threshold=0.99)
+    facts = [("Jo works at Initech as a designer.", ["Jo", "Initech"]), ("Jo lives in Porto.", ["Jo", "Porto"]),
+             ("Jo likes green tea.", ["Jo"]), ("Jo plays the cello in an orchestra.", ["Jo"])]
+    for content, entities in facts:
+        await say(ctx, "u", content, entities=entities)
+        clock.advance(days=1)
+    await ctx.consolidate("u")
+    [lt] = (await ctx.list("u", tier="long_term", limit=10)).memories
+    assert lt.text == "Jo works at Initech as a designer; lives in Porto; likes green tea; plays the cello in an orchestra."
+
+
+async def test_offline_consolidation_cuts_a_long_group(make_ctx: Callable[..., Any], clock: ManualClock) -> None:
+    ctx = await make_ctx(consolidation_similarity_threshold=0.99)
+    for i in range(8):
+        await say(ctx, "u", f"Jo visited the Prado museum with a friend from school number {i} and stayed for the whole afternoon.",
+                  entities=["Jo", "Prado"])
+        clock.advance(days=1)
+    await ctx.consolidate("u")
+    lts = (await ctx.list("u", tier="long_term", limit=10)).memories
+    assert len(lts) >= 3 and all(len(m.text) <= 300 for m in lts)
+    assert sorted(i for m in lts for i in m.consolidated_from) == sorted(
+        m.id for m in (await ctx.list("u", tier="short_term", include_inactive=True, limit=100)).memories
+    )
+
+
+async def test_llm_consolidation_asks_for_concise_facts_and_refuses_a_diary(
+    make_ctx: Callable[..., Any], clock: ManualClock, fake_openai: FakeOpenAI
+) -> None:
+    writer = await make_ctx()
+    a, b, c, d = await pixel_story(writer, clock)
+    ctx = await make_ctx(**llm_settings(fake_openai))
+    diary = " ".join(["Maya adopted a dog named Pixel, a border collie who loves the beach at Cascais."] * 6)
+    fake_openai.script(Reply.json({"facts": [{"text": diary, "sources": [0, 1, 2]}]}))
+    r = await ctx.consolidate("u")
+    assert r["method"] == "llm" and r["memories_consolidated"] == 3
+    [req] = fake_openai.chat_requests
+    system = req.messages[0]["content"]
+    assert "at most 300 characters" in system and "Never put unrelated events into one fact" in system
+    lts = (await ctx.list("u", tier="long_term", limit=10)).memories
+    assert lts and all(len(m.text) <= 300 for m in lts)
+    assert sorted(i for m in lts for i in m.consolidated_from) == [a, b, c]
+    assert {m.text for m in lts} == {"Maya adopted a dog named Pixel. Pixel is a border collie. Pixel loves the beach at Cascais."}

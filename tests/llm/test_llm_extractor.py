@@ -121,7 +121,8 @@ async def test_the_prompt_carries_times_indices_and_the_language_rule(
     fake_openai.script(Reply.json({"facts": []}))
     earlier = MessageIn(index=-1, role="assistant", content="Welcome back!", said_at=SAID - timedelta(days=1))
     await LLMExtractor(make_router()).extract(
-        CONVERSATION, ctx(recent_messages=[earlier], summary="Ana talks about her move.", known_entities=["Acme"])
+        CONVERSATION, ctx(recent_messages=[earlier], summary="Ana talks about her move.", known_entities=["Acme"],
+                          user_name="Ana")
     )
     [req] = fake_openai.chat_requests
     system, user = req.messages[0]["content"], req.messages[1]["content"]
@@ -131,6 +132,7 @@ async def test_the_prompt_carries_times_indices_and_the_language_rule(
     assert "Earlier messages (context only, do not cite):" in user and "Welcome back!" in user
     assert "[-1]" not in user
     assert "Ana talks about her move." in user and "Entities already known: Acme" in user
+    assert "The user's name is Ana" in user  # the display name, for turns without a name
     assert req.body["response_format"]["json_schema"]["name"] == "ExtractionAnswer"
 
 

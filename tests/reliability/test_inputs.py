@@ -101,3 +101,22 @@ async def test_export_is_strict_json_and_import_refuses_nan(ctx: DeepContext) ->
     with pytest.raises(ValidationError):
         await ctx.import_records(bad, user_id="v")
     assert "v" not in await ctx.users()
+
+
+@pytest.mark.parametrize("name", ["Jo\\e", "Jo\\1", "A\\g<0>"])
+async def test_speaker_names_are_text_not_patterns(tmp_path: Any, name: str) -> None:
+    # a name is spliced into the extraction's substitutions: a backslash in it is a character
+    async with DeepContext(database_url=f"sqlite:///{tmp_path}/m.db", embedder=HashEmbedder(64)) as ctx:
+        out = await ctx.add([{"role": "user", "name": name, "content": f"I'm {name}, a data engineer."}], user_id="u")
+        page = await ctx.list("u", tier=["short_term", "long_term"])
+        assert out.memory_ids and all("\\\\" not in m.text for m in page.memories)
+        assert any(m.text.startswith(f"{name} is") for m in page.memories), [m.text for m in page.memories]
+
+
+async def test_import_holds_metadata_to_the_add_limits(ctx: DeepContext) -> None:
+    await ctx.add(MSG, user_id="u")
+    records = [r async for r in ctx.export("u")]
+    big = [dict(r, metadata={"x": "a" * 1_000_000}) if r["record"] == "memories" else r for r in records]
+    with pytest.raises(ValidationError):
+        await ctx.import_records(big, user_id="v")
+    assert "v" not in await ctx.users()

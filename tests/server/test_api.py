@@ -361,3 +361,18 @@ async def test_v1_search_include_superseded(api: Api) -> None:
         old = [x for x in everything if x["superseded_by"] is not None]
         assert len(old) == 1 and "Madrid" in old[0]["text"]
         assert_problem(await c.post("/v1/search", json={**body, "include_superseded": "sometimes"}), 422)
+
+
+async def test_users_display_name(api: Api) -> None:
+    async with api.client(api.key("acme")) as c:
+        assert (await c.get("/v1/users/kim")).json() == {"user_id": "kim", "name": None}
+        r = await c.put("/v1/users/kim", json={"name": "Kim"})
+        assert r.status_code == 200, r.text
+        assert r.json() == {"user_id": "kim", "name": "Kim"}
+        r = await c.post("/v1/memories", json={"messages": [{"role": "user", "content": "I live in Oslo and work at Equinor."}],
+                                              "user_id": "kim"})
+        assert r.status_code in (200, 201), r.text
+        texts = [m["text"] for m in (await c.get("/v1/memories", params={"user_id": "kim"})).json()["memories"]]
+        assert "Kim lives in Oslo and works at Equinor." in texts
+        assert_problem(await c.put("/v1/users/kim", json={"name": ""}), 422)
+        assert_problem(await c.put("/v1/users/kim", json={"name": "Kim", "age": 3}), 422)

@@ -1,21 +1,25 @@
-"""`deepcontext bench locomo | updates | needs | speed | reliability`: the benchmarks, with progress
-bars, a markdown table on the terminal, a JSON file and PNG plots under benchmarks/results/ (locomo,
-speed)."""
+"""`deepcontext bench locomo | updates | needs | speed | reliability | extraction`: the benchmarks, with
+progress bars, a markdown table on the terminal, a JSON file and PNG plots under benchmarks/results/
+(locomo, speed)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import typer
 
 from deepcontext.cli.app import app
-from deepcontext.cli.common import console, database_url, fail, state
+from deepcontext.cli.common import console, database_url, fail, print_json, state
+
+T = TypeVar("T")
 
 bench = typer.Typer(
-    help="Benchmarks: retrieval quality on LoCoMo, knowledge updates, implicit needs, speed at scale, reliability.",
+    help="Benchmarks: retrieval quality on LoCoMo, knowledge updates, implicit needs, speed at scale, reliability, "
+    "extraction quality.",
     no_args_is_help=True,
 )
 app.add_typer(bench, name="bench")
@@ -311,6 +315,27 @@ def _cv_table(ranks: dict[tuple[float, ...], list[int | None]], names: list[str]
     return rows, round(100 * cv, 1), chosen
 
 
+def _labelled(data: Path | None, default: Path, settings: list[str]) -> tuple[Path, dict[str, Any], Any]:
+    """A labelled-case benchmark's cases file, settings and console (printing any setting it changes)."""
+    path = data or default
+    if not path.exists():
+        fail(f"labelled cases not found: {path} (give --data)")
+    extra = _settings(settings)
+    c = console()
+    if extra:
+        c.print(f"settings changed for this run: {extra}")
+    return path, extra, c
+
+
+def _with_progress(label: str, run: Callable[[Any], Coroutine[Any, Any, T]]) -> T:
+    """``run(progress callback)`` under a transient progress bar on stderr."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console(stderr=True), transient=True) as progress:
+        return asyncio.run(run(_progress_cb(progress, progress.add_task(label, total=None))))
+
+
 @bench.command()
 def updates(
     data: Path = typer.Option(None, "--data", help="Labelled cases, JSON lines (default benchmarks/data/updates.jsonl)"),
@@ -323,21 +348,11 @@ def updates(
 ) -> None:
     """Knowledge updates: per labelled case whether the older memory was superseded, precision and
     recall of supersession, and whether the current value ranks above the old one."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     from deepcontext.bench.report import markdown_table
     from deepcontext.bench.updates import DEFAULT_UPDATES, run_updates, sweep_updates
 
-    path = data or DEFAULT_UPDATES
-    if not path.exists():
-        fail(f"labelled cases not found: {path} (give --data)")
-    extra = _settings(settings)
-    c = console()
-    if extra:
-        c.print(f"settings changed for this run: {extra}")
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
-        task = progress.add_task("cases", total=None)
-        report = asyncio.run(run_updates(path, filler=filler, db_url=database_url(db), settings=extra, progress=_progress_cb(progress, task)))
+    path, extra, c = _labelled(data, DEFAULT_UPDATES, settings)
+    report = _with_progress("cases", lambda cb: run_updates(path, filler=filler, db_url=database_url(db), settings=extra, progress=cb))
     rows = [
         [r.case.id, r.case.kind, r.case.attribute, "yes" if r.superseded else "no", "ok" if r.correct else "WRONG",
          r.current_rank if r.case.kind == "update" else "", r.old_rank if r.case.kind == "update" else ""]
@@ -352,9 +367,9 @@ def updates(
     )
     if cv:
         grid = [{"outdated_factor": f, "slot_boost": b} for f in (0.25, 0.5, 0.75, 1.0) for b in (0.0, 0.25, 0.5, 1.0)]
-        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), console=console(stderr=True), transient=True) as progress:
-            task = progress.add_task("cross-validation", total=None)
-            ranks = asyncio.run(sweep_updates(path, grid, filler=filler, settings={**extra, "track_access": False}, progress=_progress_cb(progress, task)))
+        ranks = _with_progress(
+            "cross-validation", lambda cb: sweep_updates(path, grid, filler=filler, settings={**extra, "track_access": False}, progress=cb)
+        )
         rows2, score, chosen = _cv_table(ranks, ["outdated_factor", "slot_boost"], 1)
         c.print(markdown_table(["outdated_factor", "slot_boost", "current value first %"], rows2))
         c.print(f"5-fold cross-validated: {score} % (choices per fold: {chosen})")
@@ -370,30 +385,20 @@ def needs(
 ) -> None:
     """Implicit needs: per labelled case the rank of the standing fact (allergy, diet, preference,
     habit, constraint, instruction) for a request that needs it; share in the top 1 / 3 / 10."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     from deepcontext.bench.needs import DEFAULT_NEEDS, run_needs, sweep_needs
     from deepcontext.bench.report import markdown_table
 
-    path = data or DEFAULT_NEEDS
-    if not path.exists():
-        fail(f"labelled cases not found: {path} (give --data)")
-    extra = _settings(settings)
-    c = console()
-    if extra:
-        c.print(f"settings changed for this run: {extra}")
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
-        task = progress.add_task("cases", total=None)
-        report = asyncio.run(run_needs(path, filler=filler, db_url=database_url(db), settings=extra, progress=_progress_cb(progress, task)))
+    path, extra, c = _labelled(data, DEFAULT_NEEDS, settings)
+    report = _with_progress("cases", lambda cb: run_needs(path, filler=filler, db_url=database_url(db), settings=extra, progress=cb))
     rows = [[r.case.id, r.case.kind, r.case.question, r.rank or "-", r.top[:60]] for r in report.results]
     c.print(markdown_table(["case", "kind", "question", "rank", "first result"], rows))
     m = report.metrics()
     c.print(f"\n{len(report.results)} cases: top 1 {100 * m['top_1']:.1f} %, top 3 {100 * m['top_3']:.1f} %, top 10 {100 * m['top_10']:.1f} %")
     if cv:
         grid = [{"profile_weight": w, "profile_hard_bonus": b} for w in (0.0, 0.3, 0.6, 0.9, 1.2) for b in (0.0, 0.1, 0.2, 0.4)]
-        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), console=console(stderr=True), transient=True) as progress:
-            task = progress.add_task("cross-validation", total=None)
-            ranks = asyncio.run(sweep_needs(path, grid, filler=filler, settings={**extra, "track_access": False}, progress=_progress_cb(progress, task)))
+        ranks = _with_progress(
+            "cross-validation", lambda cb: sweep_needs(path, grid, filler=filler, settings={**extra, "track_access": False}, progress=cb)
+        )
         rows2, score, chosen = _cv_table(ranks, ["profile_weight", "profile_hard_bonus"], 3)
         c.print(markdown_table(["profile_weight", "profile_hard_bonus", "top 3 %"], rows2))
         c.print(f"5-fold cross-validated top 3: {score} % (choices per fold: {chosen})")
@@ -457,3 +462,53 @@ def reliability(
     bad = sum(o.failed + o.lost + o.leaked + o.server_errors + o.timeouts for o in outcomes)
     if bad:
         raise typer.Exit(1)
+
+
+
+
+@bench.command()
+def extraction(
+    data: Path = typer.Option(None, "--data", help="Labelled set, JSONL (default: the set shipped with deepcontext)"),
+    show: int = typer.Option(10, "--show", min=0, help="Misses listed per kind (extra, missed, unresolved, grammar)"),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON"),
+    out: Path = typer.Option(None, "--out", help="Also save the JSON report into this folder"),
+) -> None:
+    """Offline extraction against a labelled set: per-fact precision and recall, memories with an
+    unresolved pronoun or relative date, grammar defects."""
+    from deepcontext.bench.extraction import load_gold, run_extraction
+    from deepcontext.bench.report import machine, markdown_table, save_json
+    from deepcontext.errors import ValidationError
+    from deepcontext.extract.verbs import is_base_verb
+    from deepcontext.extract.rules import RuleExtractor
+
+    if data is not None and not data.exists():
+        fail(f"labelled set not found: {data}")
+    try:
+        gold = load_gold(data)
+    except ValidationError as exc:
+        fail(str(exc))
+    extractor = RuleExtractor()
+    extractor.prepare()
+    is_base_verb("work")  # load the inflection lexicon before the clock starts
+    report = run_extraction(extractor, gold).as_dict()
+    if out is not None:
+        report["machine"] = machine()
+        save_json(report, out, "extraction")
+    if json_out:
+        print_json(report)
+        return
+    c = console()
+    c.print(f"extraction: {report['conversations']} conversations, {report['turns']} turns, {report['facts']} facts, "
+            f"{report['memories']} memories in {report['seconds']:.2f} s")
+    c.print(markdown_table(
+        ["precision", "recall", "unresolved pronouns", "unresolved dates", "grammar defects"],
+        [[report["precision"], report["recall"], report["unresolved_pronouns"], report["unresolved_dates"], report["grammar_defects"]]],
+    ))
+    c.print()
+    c.print(markdown_table(["topic", "facts", "memories", "precision", "recall"],
+                           [[t, v["facts"], v["memories"], v["precision"], v["recall"]] for t, v in report["by_topic"].items()]))
+    for kind, items in report["misses"].items():
+        if items and show:
+            c.print(f"\n{kind} ({len(items)}):")
+            for line in items[:show]:
+                c.print(f"  {line}", markup=False, highlight=False)

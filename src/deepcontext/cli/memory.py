@@ -1,4 +1,4 @@
-"""Memory commands: add, search, list, get, history, delete, graph, export, import, users, stats."""
+"""Memory commands: add, search, list, get, history, delete, graph, export, import, users, set-user, stats."""
 
 from __future__ import annotations
 
@@ -62,6 +62,9 @@ def add(
     conversation: str = typer.Option("default", "--conversation", "-c", help="Conversation id"),
     timestamp: str = typer.Option(None, "--timestamp", help="When the messages were said (ISO 8601)"),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON"),
+    user_name: str = typer.Option(
+        None, "--user-name", help="The user's display name, used in memories instead of 'User' (kept for later adds)"
+    ),
 ) -> None:
     """Store messages and the memories derived from them."""
     batches = _read_batches(path, conversation, timestamp)
@@ -69,6 +72,8 @@ def add(
     async def body(ctx: Any) -> list[Any]:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+        if user_name is not None:
+            await ctx.set_user(user, name=user_name)
         # long inputs go in chunks (each one add, one transaction): within max_messages_per_add,
         # and small enough for the progress bar to move
         size = max(1, min(ctx.settings.max_messages_per_add, ADD_CHUNK))
@@ -336,6 +341,16 @@ def users() -> None:
         print(u)
     if not names:
         console(stderr=True).print("no users in this database", markup=False)
+
+
+@app.command("set-user")
+def set_user(
+    user: str = USER,
+    name: str = typer.Option(..., "--name", help="Display name used in memories instead of 'User'"),
+) -> None:
+    """Set a user's display name (the user's entity keeps one node under the new name)."""
+    run(lambda ctx: ctx.set_user(user, name=name))
+    console().print(f"user {user!r} is now called {name!r} in memories")
 
 
 @app.command()

@@ -57,6 +57,7 @@ class ExtractionContext:
     recent_messages: list[MessageIn] = field(default_factory=list)  # earlier turns, oldest first
     summary: str | None = None  # the conversation's running summary, if any
     known_entities: list[str] = field(default_factory=list)
+    user_name: str | None = None  # the user's display name: what memories call an unnamed user
 
 
 class ExtractedFact(BaseModel):
@@ -113,6 +114,11 @@ class Extractor(ABC):
     @abstractmethod
     async def extract(self, messages: list[MessageIn], context: ExtractionContext) -> ExtractionResult:
         """Extract facts, entities and relationships from ``messages``."""
+
+    def wants_context(self, messages: list[MessageIn]) -> bool:
+        """Whether the conversation's last turns are needed to read ``messages`` (e.g. a pronoun
+        whose referent was named before)."""
+        return False
 
 
 # --- classification: what to do with a candidate when similar memories exist ----------------------

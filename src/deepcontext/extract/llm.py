@@ -290,6 +290,8 @@ class LLMExtractor(Extractor):
         self, window: list[MessageIn], earlier: list[MessageIn], context: ExtractionContext
     ) -> list[dict[str, str]]:
         parts = [f"Current time: {prompts.format_time(context.now)}"]
+        if context.user_name:
+            parts.append(f"The user's name is {context.user_name}: facts about an unnamed user turn call them {context.user_name}.")
         if context.summary:
             parts.append(f"Summary of the conversation so far:\n{context.summary}")
         if context.known_entities:

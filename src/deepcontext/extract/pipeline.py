@@ -6,10 +6,13 @@ Pipeline for each user or assistant message (system and tool messages are skippe
    (:mod:`~deepcontext.extract.sentences`);
 2. drop interjections and "remember that" at the start, skip questions, greetings, thanks, reactions,
    requests to the assistant and vague "it / that" sentences (:mod:`~deepcontext.extract.facts`);
-3. rewrite first person into third person with the speaker's name, "User" when unnamed
-   ("I'm a Python developer" -> "User is a Python developer"); from an assistant, keep only what it says
-   about the user in the second person ("you prefer dark mode" -> "User prefers dark mode")
-   (:mod:`~deepcontext.extract.rewrite`); keep the sentence if it still has three content words;
+3. rewrite first person into third person with the speaker's name (the user's display name, else
+   "User") ("I'm a Python developer" -> "Ana is a Python developer"); from an assistant, keep only what
+   it says about the user in the second person ("you prefer dark mode" -> "Ana prefers dark mode")
+   (:mod:`~deepcontext.extract.rewrite`); make the fact stand alone: reported speech unwrapped, a
+   leading "he / she / it" replaced by its referent from the sentences before, "we / our" given an
+   owner, relative dates written as dates (:mod:`~deepcontext.extract.resolve`); keep the sentence if
+   it still has three content words;
 4. find entities (:mod:`~deepcontext.extract.entities`), relations (:mod:`~deepcontext.extract.relations`),
    the time it is about (:mod:`~deepcontext.extract.timeparse`), type, importance and confidence.
 
@@ -49,7 +52,7 @@ from deepcontext.extract.facts import (
     strip_lead,
     tense_of,
 )
-from deepcontext.extract.gazetteer import ORG_HEADS, ORG_SUFFIXES, STOPCAPS
+from deepcontext.extract.gazetteer import IRREGULAR_PAST, ORG_HEADS, ORG_SUFFIXES, STOPCAPS
 from deepcontext.extract.relations import RelationHit, find_relations
 from deepcontext.extract.rewrite import (
     FIRST_PERSON_RE,
@@ -58,8 +61,17 @@ from deepcontext.extract.rewrite import (
     rewrite_first_person,
     rewrite_second_person,
 )
-from deepcontext.extract.sentences import clean_text, is_foreign, split_sentences
+from deepcontext.extract.resolve import (
+    absolute_time_zh,
+    reported_speech,
+    rewrite_we,
+    thing_phrase,
+    with_year,
+    write_time,
+)
+from deepcontext.extract.sentences import Sentence, clean_text, is_foreign, split_sentences
 from deepcontext.extract.timeparse import TimeMention, resolve_time
+from deepcontext.extract.verbs import is_base_verb, lexicon
 from deepcontext.types import EntityType, MemoryType
 
 __all__ = ["RulePipeline"]
@@ -109,8 +121,24 @@ _ADVICE_RE = re.compile(
     r"|\b(?:sounds?|seems?|looks?)\b",
     re.IGNORECASE,
 )
-_PRONOUN_START_RE = re.compile(r"^(?P<p>He|She|he|she)\s+|^(?P<poss>His|Her|his|her)\s+(?=[a-z])")
-_WE_START_RE = re.compile(r"^(?:we|our|us)\b", re.IGNORECASE)
+_PRONOUN_START_RE = re.compile(r"^(?P<p>He|She|he|she)(?P<c>'s)?\s+|^(?P<poss>His|Her|his|her)\s+(?=[a-z])")
+_WE_CONTRACTION_RE = re.compile(r"(?<![\w'-])[Ww]e'(?:re|ve|ll|d)\b")
+_NEG_LIKE_RE = re.compile(r"\b(?:doesn't|does\s+not|never)\s+(?:really\s+)?(?:like|love|enjoy|eat|drink|want)\b")
+_ASSIST_SINCE_RE = re.compile(r"^(?:since|as|because|given\s+that)\s+(you(?:'re|\s)[^,?]{4,}),", re.IGNORECASE)
+# "it's ok, I'm taking ibuprofen": a reaction before the fact
+_OK_LEAD_RE = re.compile(r"^(?:it's|it\s+is|that's|that\s+is|all\s+good|no\s+worries)\s*(?:ok|okay|fine|alright|all\s+right)?"
+                         r"(?:\s+(?:now|though))?\s*[,;:-]+\s*(?=\w)", re.IGNORECASE)
+_NAMED_BEFORE_RE = re.compile(r"\b(?:named|called)\s+$")
+_AND_WE_RE = re.compile(r"\band we ([a-z]+)\b")
+_IT_START_RE = re.compile(r"^(It|Its)\s+(?=[a-z])")
+_LEADING_PRONOUN_RE = re.compile(r"^(?:he|she|it|its|his|her|they|their)\b", re.IGNORECASE)
+# ", remind me a week before": a request riding on a fact is not part of it
+_REQUEST_TAIL_RE = re.compile(
+    r"\s*(?:[,;]|\s-|\s—|\band\b)\s*(?:so\s+)?(?:please\s+|pls\s+)?(?:can\s+you\s+|could\s+you\s+)?"
+    r"(?:remind|tell|let|help|ask|ping|notify)\s+me\b.*$",
+    re.IGNORECASE,
+)
+_THING_TYPES = frozenset({EntityType.ORGANIZATION, EntityType.PRODUCT, EntityType.LOCATION, EntityType.TECHNOLOGY})
 # a date that describes the person, not an event: "born in 1990", "my birthday is on July 14"
 _RECURRING_RE = re.compile(r"\b(?:born|birthday|birthdays|anniversary|bday)\b", re.IGNORECASE)
 # what must not become a memory of its own: credentials and payment data (the verbatim turn is stored anyway)
@@ -262,7 +290,15 @@ def _user_name(messages: list[MessageIn], context: ExtractionContext, index: int
     for m in reversed(context.recent_messages):
         if m.role == "user" and m.name:
             return m.name
-    return "User"
+    return context.user_name or "User"
+
+
+@dataclass(slots=True)
+class _Refs:
+    """What a pronoun can point to: the last single person named and the last thing talked about."""
+
+    person: str | None = None
+    thing: str | None = None
 
 
 class RulePipeline:
@@ -280,83 +316,124 @@ class RulePipeline:
         for m in messages:
             if m.name:
                 base_known[m.name.lower()] = EntityType.PERSON
+        refs = _Refs()
+        if context.recent_messages and messages and _LEADING_PRONOUN_RE.match(messages[0].content.lstrip()):
+            self._learn_refs(context.recent_messages[-3:], base_known, refs)
         for pos, msg in enumerate(messages):
             if msg.role not in ("user", "assistant") or not msg.content or msg.content.isspace():
                 continue
             if msg.role == "assistant" and not self.assistant_facts:
                 continue
             if msg.role == "user":
-                speaker = msg.name or "User"
+                speaker = msg.name or context.user_name or "User"
             else:
                 speaker = _user_name(messages, context, pos)
             known = {**base_known, **acc.learned}
             known[speaker.lower()] = EntityType.PERSON
-            self._message(msg, speaker, known, acc)
+            self._message(msg, speaker, known, acc, refs)
         return acc.result()
+
+    def _learn_refs(self, earlier: list[MessageIn], known: dict[str, EntityType | None], refs: _Refs) -> None:
+        """Referents from turns before the batch (only read when the batch opens with a pronoun)."""
+        for m in earlier:
+            if m.role not in ("user", "assistant") or not m.content:
+                continue
+            for sent in split_sentences(clean_text(m.content)):
+                if sent.text.isascii():
+                    spans = find_entities(sent.text, dict(known))
+                    refs.person = _single_person(spans, m.name or "") or refs.person
+                    refs.thing = thing_phrase(sent.text, m.name) or _single_thing(spans) or refs.thing
 
     # --- one message ---------------------------------------------------------------------------------------
 
-    def _message(self, msg: MessageIn, speaker: str, known: dict[str, EntityType | None], acc: _Acc) -> None:
-        prev_person: str | None = None
-        for sent in split_sentences(clean_text(msg.content)):
+    def _message(self, msg: MessageIn, speaker: str, known: dict[str, EntityType | None], acc: _Acc,
+                 refs: _Refs) -> None:
+        for sent in _join_lists(split_sentences(clean_text(msg.content))):
             raw = sent.text
             if len(raw) > self.max_sentence_chars or len(raw) < 6:
-                prev_person = None
                 continue
             if not raw.isascii() and _cjk()[0].search(raw):
                 self._chinese(msg, raw, speaker, known, acc)
-                prev_person = None
                 continue
-            prev_person = self._sentence(msg, raw, sent.list_item, speaker, known, acc, prev_person)
+            self._sentence(msg, raw, sent.list_item, speaker, known, acc, refs)
 
     def _sentence(self, msg: MessageIn, raw: str, list_item: bool, speaker: str,
-                  known: dict[str, EntityType | None], acc: _Acc, prev_person: str | None) -> str | None:
+                  known: dict[str, EntityType | None], acc: _Acc, refs: _Refs) -> None:
         s, remember = strip_lead(raw)
-        if len(s) < 6 or is_question(s) or s.endswith(":") or _SECRET_RE.search(s):
-            return None
+        thing_before = refs.thing
+        if len(s) >= 6 and s.isascii():
+            refs.thing = thing_phrase(s, speaker) or refs.thing  # even a question introduces a thing
         from_assistant = msg.role == "assistant"
-        we = prefix_we = False
+        if from_assistant and is_question(s) and (c := _ASSIST_SINCE_RE.match(s)) is not None:
+            s = c.group(1) + "."  # "Since you're vegetarian, how about ...?": the premise is a fact
+        if len(s) < 6 or is_question(s) or s.endswith(":") or _SECRET_RE.search(s):
+            return
+        s = _OK_LEAD_RE.sub("", _REQUEST_TAIL_RE.sub("", s))
+        if len(s) < 6:
+            return
+        reporter: str | None = None
+        we = False
+        we_owner = speaker
         if from_assistant:
             s = _ASSIST_PREFIX_RE.sub("", s, count=1)
             s = _ASSIST_CLAUSE_CUT_RE.sub("", s)
             if not _ASSIST_SUBJECT_RE.match(s) or _ADVICE_RE.search(s) or FIRST_PERSON_RE.search(s):
-                return None
+                return
             if is_skippable(s, role="assistant") or is_foreign(s):
-                return None
+                return
             text, changes = rewrite_second_person(s, speaker)
             if not changes:
-                return None
+                return
             procedural = False
             about_speaker = True
         else:
             if is_skippable(s, role="user"):
-                return None
+                return
+            quoted_by: str | None = None
+            rep = reported_speech(s)
+            if rep is not None:  # "Maya said: we are moving ..." -> what Maya said, as a fact
+                who, s, quoted = rep
+                reporter = _owned(who, speaker)
+                if quoted:
+                    quoted_by = reporter
+                elif (p := _PRONOUN_START_RE.match(s)) is not None:
+                    s = _name_pronoun(s, p, reporter)
             if starts_with_third_pronoun(s):
                 p = _PRONOUN_START_RE.match(s)
-                if prev_person is None or p is None:
-                    return None
-                s = (prev_person + " " + s[p.end() :]) if p.group("p") else (prev_person + "'s " + s[p.end() :])
+                if refs.person is None or p is None:
+                    return
+                s = _name_pronoun(s, p, refs.person)
+            elif (t := _IT_START_RE.match(s)) is not None:  # "It runs on Kafka": the thing named before
+                if thing_before is None:
+                    return
+                s = (thing_before + "'s " if t.group(1).lower() == "its" else thing_before + " ") + s[t.end() :]
             if is_foreign(s):
-                return None
+                return
             procedural = is_procedural(s, list_item=list_item)
-            text, changes = rewrite_first_person(s, speaker)
-            about_speaker = changes > 0
+            past = tense_of(s) == "past"
+            if quoted_by is not None:
+                s, _ = rewrite_first_person(s, quoted_by, past=past)
+                s = rewrite_second_person(s, speaker)[0] if SECOND_PERSON_RE.search(s) else s
+            text, changes = rewrite_first_person(s, speaker, past=past)
+            if not changes and quoted_by is None and not procedural and _opens_with_past_verb(text):
+                text, changes = f"{speaker} {text[0].lower()}{text[1:]}", 1  # "Spent Saturday painting" said by Tess
+            about_speaker = changes > 0 or quoted_by is not None
             if not about_speaker and not procedural and SECOND_PERSON_RE.search(s):
-                return None  # about whoever the speaker talks to ("So cool you found a group"): unresolvable
-            if WE_RE.search(s) and not procedural:
+                return  # about whoever the speaker talks to ("So cool you found a group"): unresolvable
+            if (WE_RE.search(text) or _WE_CONTRACTION_RE.search(text)) and not procedural:
                 we = True  # "we" includes the speaker: relations with "we" as subject are theirs
                 about_speaker = True
-                # told as theirs ("User said: we ...") unless the sentence already names them
-                prefix_we = changes == 0 or bool(_WE_START_RE.match(s))
-        words_said = content_word_count(text) + (1 if procedural else 0)  # an imperative has no subject
+                we_owner = quoted_by or speaker
+        # an imperative has no subject; "doesn't like" says as much as "likes"
+        words_said = content_word_count(text) + (1 if procedural else 0) + (1 if _NEG_LIKE_RE.search(text) else 0)
         # one word short is still a fact when it is about identity, health or family: "I'm vegetarian"
         if words_said < self.min_content_words and (
             words_said < self.min_content_words - 1 or importance_of(s, remember=remember) < 0.6
         ):
-            return None
+            return
         low = text.lower()
         if low.rstrip(". ") in (f"{speaker.lower()} is {speaker.lower()}", f"{speaker.lower()}'s name is {speaker.lower()}"):
-            return None
+            return
 
         spans = find_entities(text, known)
         if spans:
@@ -365,6 +442,19 @@ class RulePipeline:
         tense = tense_of(s)
         hits = find_relations(text, spans, words, we_subject=speaker if we else None, future=tense == "future")
         when: TimeMention | None = resolve_time(s, msg.said_at, tense)
+        if when is not None:
+            when = with_year(s, when, msg.said_at)
+        if we:  # after the relations, which read "we" as the speaker
+            if text.startswith(we_owner + " "):  # "Sam went ... with Jo and we bought" -> "... and bought"
+                text = _AND_WE_RE.sub(lambda m: m.group(0) if is_base_verb(m.group(1)) else f"and {m.group(1)}", text)
+            with_whom = _single_person(spans, we_owner) or refs.person
+            text, _ = rewrite_we(text, we_owner, with_whom if with_whom not in (speaker, we_owner) else None)
+        if when is not None and not when.explicit:
+            # the memory says the date, not "yesterday"; the same words in the rewritten text
+            w2 = resolve_time(text, msg.said_at, tense)
+            w2 = with_year(text, w2, msg.said_at) if w2 is not None else None
+            if w2 is not None and w2.text == when.text:
+                text = write_time(text, w2)
         if procedural:
             mtype = MemoryType.PROCEDURAL
         elif when is not None and not when.since and not _RECURRING_RE.search(s) or is_episodic_action(s):
@@ -372,11 +462,9 @@ class RulePipeline:
         else:
             mtype = MemoryType.SEMANTIC
 
-        if we and prefix_we:
-            text = f"{speaker} said: {text[0].lower() + text[1:] if _WE_START_RE.match(text) else text}"
         fact_text = _finish(text)
         if not fact_text:
-            return None
+            return
         index = msg.index
 
         # entities: the speaker first when the fact is about them, then mentions, then relation targets
@@ -394,6 +482,8 @@ class RulePipeline:
             if h.target_attributes:
                 attrs.setdefault(h.target.lower(), {}).update(h.target_attributes)
         span_names = {sp.name.lower() for sp in spans}
+        people: list[str] = []  # who a "he" / "she" in the next sentences can be
+        maybe_people: list[str] = []
         for sp in spans:
             etype = sp.type
             key = sp.name.lower()
@@ -402,6 +492,13 @@ class RulePipeline:
             a = dict(sp.attributes)
             a.update(attrs.get(key, {}))
             names.append(acc.entity(sp.name, etype, index, a))
+            is_named = _NAMED_BEFORE_RE.search(text, max(0, sp.start - 8), sp.start) is not None  # "a dog named Pixel"
+            if key == speaker.lower() or sp.possessive:
+                continue
+            if etype is EntityType.PERSON or is_named or key in forced:
+                people.append(sp.name)
+            elif etype is EntityType.OTHER and sp.name.isalpha() and key != "user":
+                maybe_people.append(sp.name)  # an unknown name: not a referent, but makes one ambiguous
         for h in hits:
             if h.target.lower() not in span_names and h.target.lower() != speaker.lower():
                 names.append(acc.entity(h.target, h.target_type or EntityType.CONCEPT, index, h.target_attributes))
@@ -422,11 +519,16 @@ class RulePipeline:
             metadata["time_granularity"] = when.granularity
         if hedged:
             metadata["hedged"] = True
+        if reporter is not None:
+            metadata["reported_by"] = reporter
         acc.fact(ExtractedFact(
             text=fact_text, memory_type=mtype, importance=importance, confidence=confidence, entities=names,
             source_indices=[index], occurred_at=when.when if when is not None else None, metadata=metadata,
         ))
-        return _single_person(spans, speaker)
+        people = list(dict.fromkeys(people))
+        if people:  # two people named: a "she" next is anyone's guess
+            refs.person = people[0] if len(people) == 1 and not set(maybe_people) - set(people) else None
+        refs.thing = _single_thing(spans) or refs.thing
 
     def _chinese(self, msg: MessageIn, raw: str, speaker: str, known: dict[str, EntityType | None],
                  acc: _Acc) -> None:
@@ -451,11 +553,78 @@ class RulePipeline:
         if when is not None:
             metadata["time_expression"] = when.text
             metadata["time_granularity"] = when.granularity
+        if when is not None and not when.explicit and when.text in text and (zh := absolute_time_zh(when)):
+            k = text.find(when.text)
+            sep = " " if k > 0 and text[k - 1].isascii() and text[k - 1].isalpha() else ""
+            text = text[:k] + sep + zh + text[k + len(when.text) :]  # the memory says the date, not 昨天
         text = text.rstrip("。！!. ") + "。"
         acc.fact(ExtractedFact(
             text=text, memory_type=mtype, importance=0.5, confidence=0.8, entities=list(dict.fromkeys(names)),
             source_indices=[index], occurred_at=when.when if when is not None else None, metadata=metadata,
         ))
+
+
+def _opens_with_past_verb(text: str) -> bool:
+    """A sentence without its subject, opening with a past-tense verb ("Spent the day painting")."""
+    first = text.split(" ", 1)[0]
+    if not first[:1].isupper() or not first[1:].islower() or len(first) < 3:
+        return False
+    low = first.lower()
+    if low not in IRREGULAR_PAST and not low.endswith("ed"):
+        return False
+    lemmas = lexicon().getAllLemmas(low)
+    return "NOUN" not in lemmas and any(lemma != low for lemma in lemmas.get("VERB", ()))
+
+
+def _join_lists(sents: list[Sentence]) -> list[Sentence]:
+    """A header ending with ":" and the short, non-imperative items listed under it become one
+    sentence ("Things I keep at home: oat milk, dark chocolate, green tea"); steps stay apart."""
+    if len(sents) < 3 or not any(x.text.endswith(":") for x in sents):
+        return sents
+    out: list[Sentence] = []
+    i = 0
+    while i < len(sents):
+        head = sents[i]
+        items: list[str] = []
+        j = i + 1
+        if head.text.endswith(":") and not head.list_item:
+            while j < len(sents) and sents[j].list_item:
+                t = sents[j].text.rstrip(" .;,")
+                if len(t.split()) > 5 or is_procedural(t, list_item=True):
+                    break
+                items.append(t)
+                j += 1
+        if len(items) >= 2 and j == i + 1 + len(items):
+            out.append(Sentence(f"{head.text.rstrip(' :')}: {', '.join(items)}."))
+            i = j
+            continue
+        out.append(head)
+        i += 1
+    return out
+
+
+def _single_thing(spans: list[EntitySpan]) -> str | None:
+    """The one named organisation, product or place a sentence mentions, if exactly one."""
+    cands = [sp.name for sp in spans if sp.type in _THING_TYPES and not sp.possessive]
+    return cands[0] if len(cands) == 1 else None
+
+
+def _owned(who: str, speaker: str) -> str:
+    """A reporter as a name: "my boss" said by Sam -> "Sam's boss"."""
+    first, _, rest = who.partition(" ")
+    return f"{speaker}'s {rest}" if first.lower() in ("my", "our") and rest else who
+
+
+def _name_pronoun(s: str, p: re.Match[str], name: str) -> str:
+    """"She starts ..." -> "Jo starts ...", "She's a beagle" -> "Jo is a beagle", "Her boss ..." ->
+    "Jo's boss ..."."""
+    rest = s[p.end() :]
+    if p.group("p") is None:
+        return name + "'s " + rest
+    if p.group("c"):  # "she's been" is "has been", else "is"
+        aux = "has" if rest.startswith(("been ", "got ", "had ")) or rest.split(" ", 1)[0].endswith("ed") else "is"
+        return f"{name} {aux} {rest}"
+    return name + " " + rest
 
 
 def _single_person(spans: list[EntitySpan], speaker: str) -> str | None:

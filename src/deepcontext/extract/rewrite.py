@@ -5,7 +5,9 @@ third person, keeping the rest of the sentence verbatim.
 
 Rules: ``I`` becomes the speaker and its verb agrees (am/'m -> is, have/'ve -> has, do -> does, don't ->
 doesn't, 'll -> will, 'd -> had before a participle else would, present verbs take -s / -es / -ies; past
-forms and modals stay). Adverbs between ``I`` and the verb are skipped ("I really love" -> "loves").
+forms and modals stay; in a past-tense sentence "read", "put", "cut"... stay). Adverbs between ``I`` and
+the verb are skipped ("I really love" -> "loves"). Verbs joined to a rewritten subject by "and" agree
+too ("I live in Lisbon and work at Globex" -> "... and works at Globex").
 ``me`` -> the speaker, ``my`` / ``mine`` -> the speaker + 's, ``myself`` -> themself. In "Sarah and I
 went" the verb is already plural and stays. Roman numerals ("World War I") are left alone.
 """
@@ -20,6 +22,8 @@ from deepcontext.extract.gazetteer import (
     IRREGULAR_PAST,
     words,
 )
+from deepcontext.extract.verbs import AGREE as _AGREE
+from deepcontext.extract.verbs import agree_coordinated, is_base_verb, third_person
 
 __all__ = ["FIRST_PERSON_RE", "SECOND_PERSON_RE", "WE_RE", "rewrite_first_person", "rewrite_second_person",
            "third_person"]
@@ -59,10 +63,6 @@ _MODALS = words(
     """can could will would shall should may might must can't couldn't won't wouldn't shouldn't mustn't
     didn't wasn't weren't hadn't cannot ought used"""
 )
-_AGREE = {
-    "am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't",
-    "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't", "ain't": "isn't", "be": "is", "go": "goes",
-}
 _NOT_VERBS = words(
     """and or but too alone myself yourself personally here there both all as is was has does said
     the a an to of in on at for with from"""
@@ -86,39 +86,32 @@ _CLAUSE_BEFORE = re.compile(
 )
 
 
-def third_person(verb: str) -> str:
-    """``love`` -> ``loves``, ``watch`` -> ``watches``, ``study`` -> ``studies``, ``have`` -> ``has``."""
-    low = verb.lower()
-    if low in _AGREE:
-        out = _AGREE[low]
-    elif low.endswith(("s", "sh", "ch", "x", "z", "o")):
-        out = low + "es"
-    elif len(low) > 2 and low.endswith("y") and low[-2] not in "aeiou":
-        out = low[:-1] + "ies"
-    else:
-        out = low + "s"
-    if len(verb) > 1 and verb.isupper():
-        return out.upper()
-    return out.capitalize() if verb[:1].isupper() else out
-
-
 def _is_participle(word: str) -> bool:
     w = word.lower()
     return w in IRREGULAR_PARTICIPLES or (w.endswith("ed") and len(w) > 3) or w == "better"
 
 
-def _agree_verb(verb: str) -> str:
+def _agree_verb(verb: str, past: bool = False) -> str:
     low = verb.lower()
     if low in _AGREE:
         return _AGREE[low] if verb[:1].islower() else _AGREE[low].capitalize()
     if low in _MODALS or low in IRREGULAR_PAST or low in _NOT_VERBS or low.endswith("n't"):
         return verb
-    if low.endswith(("ed", "ing")) or not low.isalpha():
+    if past and low in _SAME_IN_PAST:
+        return verb  # "the book I read last year": "read" is the past here
+    if low.endswith("ing") or not low.isalpha():
         return verb
+    if low.endswith("ed"):
+        if not is_base_verb(low):  # "need", "feed", "succeed" are present tense
+            return verb
     return third_person(verb)
 
 
-def _subject(name: str, contraction: str | None, adv: str, verb: str | None, compound: bool) -> str:
+# verbs whose past is their base form: in a past-tense sentence they stay as said
+_SAME_IN_PAST = words("read put cut set hit let quit spread cost hurt shut bet burst cast")
+
+
+def _subject(name: str, contraction: str | None, adv: str, verb: str | None, compound: bool, past: bool = False) -> str:
     c = (contraction or "").lower()
     tail = f" {verb}" if verb else ""
     if compound:  # "Sarah and I are" -> "Sarah and Caroline are"
@@ -130,11 +123,12 @@ def _subject(name: str, contraction: str | None, adv: str, verb: str | None, com
         return f"{name} {aux}{adv}{tail}"
     if verb is None:
         return f"{name}{adv}"
-    return f"{name}{adv} {_agree_verb(verb)}"
+    return f"{name}{adv} {_agree_verb(verb, past)}"
 
 
-def rewrite_first_person(sentence: str, speaker: str) -> tuple[str, int]:
-    """Replace I / me / my / mine / myself by ``speaker``. Returns the text and the number of changes."""
+def rewrite_first_person(sentence: str, speaker: str, *, past: bool = False) -> tuple[str, int]:
+    """Replace I / me / my / mine / myself by ``speaker``. Returns the text and the number of changes.
+    ``past``: the sentence is in the past tense (a verb whose past is its base form stays)."""
     count = 0
 
     def repl(m: re.Match[str]) -> str:
@@ -144,7 +138,8 @@ def rewrite_first_person(sentence: str, speaker: str) -> tuple[str, int]:
                 return m.group(0)
             compound = bool(_COMPOUND_BEFORE.search(sentence, max(0, m.start() - 40), m.start()))
             count += 1
-            return _subject(speaker, m.group("c"), m.group("adv") or "", m.group("verb"), compound)
+            out = _subject(speaker, m.group("c"), m.group("adv") or "", m.group("verb"), compound, past)
+            return out + _MARK if _agreed(m, compound, past) else out
         count += 1
         if m.group("me"):
             if _ME_THEN_I_RE.match(sentence, m.end()):
@@ -154,18 +149,43 @@ def rewrite_first_person(sentence: str, speaker: str) -> tuple[str, int]:
             return f"{speaker}'s"
         return "themself"
 
-    out = _FP_RE.sub(repl, sentence)
+    out = _agree_marked(_FP_RE.sub(repl, sentence))
     if count:
         out = _drop_self_naming(out, speaker)
     return out, count
+
+
+def _agreed(m: re.Match[str], compound: bool, past: bool = False) -> bool:
+    """The subject's present-tense verb took the third person (so must the verbs joined to it)."""
+    verb = m.group("verb")
+    if compound or verb is None:
+        return False
+    c = (m.group("c") or "").lower()
+    if c:  # "I'm tired and want" -> "is tired and wants"; after will / would the verbs stay
+        return c in ("m", "ve")
+    return _agree_verb(verb, past) != verb
+
+
+_MARK = "\x00"  # after a rewritten singular subject and its verb: where coordinated verbs start
+
+
+def _agree_marked(text: str) -> str:
+    """Coordinated verbs of each marked subject agree with it; the marks go."""
+    if _MARK not in text:
+        return text
+    while (k := text.rfind(_MARK)) != -1:
+        text = text[:k] + text[k + 1 :]
+        text = agree_coordinated(text, k)
+    return text
 
 
 def _drop_self_naming(text: str, speaker: str) -> str:
     """A speaker introducing themself under the name already known: "I'm Maya, a data engineer"
     spoken by Maya reads "Maya is a data engineer", not "Maya is Maya, a data engineer"."""
     s = re.escape(speaker)
-    text = re.sub(rf"\b{s}(?: is|'s name is) {s}(?: and| ,)? {s}\b", speaker, text)  # "... and Maya lives"
-    text = re.sub(rf"\b{s} is {s}, ", f"{speaker} is ", text)  # "Maya is Maya, a ..."
+    # replacements as functions: a name is text, not a template ("\\1" in it is no group reference)
+    text = re.sub(rf"\b{s}(?: is|'s name is) {s}(?: and| ,)? {s}\b", lambda _: speaker, text)  # "... and Maya lives"
+    text = re.sub(rf"\b{s} is {s}, ", lambda _: f"{speaker} is ", text)  # "Maya is Maya, a ..."
     return text
 
 
@@ -182,10 +202,11 @@ def rewrite_second_person(sentence: str, user: str) -> tuple[str, int]:
                 rest = m.group(0)[len(m.group("you")) :]
                 return user + rest
             compound = bool(_COMPOUND_BEFORE.search(sentence, max(0, m.start() - 40), m.start()))
-            return _subject(user, m.group("c"), m.group("adv") or "", m.group("verb"), compound)
+            out = _subject(user, m.group("c"), m.group("adv") or "", m.group("verb"), compound)
+            return out + _MARK if _agreed(m, compound) else out
         if m.group("your") or m.group("yours"):
             return f"{user}'s"
         return "themself"
 
-    out = _SP_RE.sub(repl, sentence)
+    out = _agree_marked(_SP_RE.sub(repl, sentence))
     return out, count

@@ -17,6 +17,7 @@ Importing this module is cheap: the patterns are compiled when the pipeline is f
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["RuleExtractor"]
 
 _LOCK = threading.Lock()
+_PRONOUN_FIRST_RE = re.compile(r"(?:he|she|it|its|his|her|they|their)\b", re.IGNORECASE)
 
 
 class RuleExtractor(Extractor):
@@ -80,6 +82,10 @@ class RuleExtractor(Extractor):
         if len(messages) >= self.thread_threshold or sum(len(m.content or "") for m in messages) > 20_000:
             return await asyncio.to_thread(self.extract_sync, messages, context)
         return self.extract_sync(messages, context)
+
+    def wants_context(self, messages: list[MessageIn]) -> bool:
+        """True when the batch opens with a pronoun ("She starts on Monday"): its referent is earlier."""
+        return bool(messages) and bool(_PRONOUN_FIRST_RE.match(messages[0].content.lstrip()))
 
     def extract_sync(self, messages: list[MessageIn], context: ExtractionContext) -> ExtractionResult:
         """Extract facts, entities and relationships from ``messages``: pure CPU work, no I/O."""

@@ -24,6 +24,9 @@ from deepcontext.extract.gazetteer import KIN
 __all__ = ["Slot", "find_slots", "same_value"]
 
 
+_NOT_IN_PATHS = str.maketrans("", "", '"\\')
+
+
 @dataclass(frozen=True, slots=True)
 class Slot:
     """One single-valued fact: ``subject``'s ``attribute`` is ``value`` (or stopped being, ``ended``)."""
@@ -36,8 +39,9 @@ class Slot:
 
     @property
     def key(self) -> str:
-        """What two facts must share to be about the same slot."""
-        return f"{self.subject}|{self.attribute}"
+        """What two facts must share to be about the same slot (without ``"`` and ``\\``: the key is a
+        metadata key, looked up as a JSON path, whose labels cannot hold them)."""
+        return f"{self.subject}|{self.attribute}".translate(_NOT_IN_PATHS)
 
 
 _W = r"[\w'&.+-]+"

@@ -12,12 +12,22 @@ from __future__ import annotations
 
 import re
 
+from deepcontext.extract.gazetteer import LANGUAGES
+
 __all__ = ["STANDING_KEY", "is_request_for_user", "standing_kind"]
 
 #: metadata key of a standing memory; its value is the kind
 STANDING_KEY = "standing"
 
 _ME = r"(?:i|me|my|i'm|i've|i'd|user|user's|\w+'s)"
+#: what a standing instruction asks answers to be given in: any language or unit system
+_IN_FORMS = "|".join(
+    sorted(
+        (re.escape(w.lower()) for w in (*LANGUAGES, "celsius", "fahrenheit", "kelvin", "metric", "imperial")),
+        key=len,
+        reverse=True,
+    )
+)
 _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("allergy", re.compile(
         r"\b(?:allerg\w*|intoleran\w*|celiac|coeliac|epipen|anaphyla\w*|reacts?\s+badly\s+to|sensitive\s+to|"
@@ -31,12 +41,12 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         rf"\b(?:(?:please|always|never|don't|do\s+not)\s+(?:\w+\s+){{0,3}}?(?:answer|reply|respond|write|talk|speak|"
         rf"call|schedule|book|remind|use|give|send|keep|email|text|suggest|recommend|mention|ask)|call\s+{_ME}\b|"
         rf"from\s+now\s+on|when\s+you\s+(?:\w+\s+){{0,3}}?\w+\s*,\s*(?:please\s+)?(?:give|use|tell|show|send|write|keep|add)|keep\s+(?:your|the)\s+answers|(?:answers|replies)\s+(?:short|brief|in)|"
-        rf"(?:wants?|likes?|prefers?)\s+(?:\w+\s+){{0,2}}(?:emailed|in\s+(?:celsius|metric|spanish|french|english)))\b",
+        rf"(?:wants?|likes?|prefers?)\s+(?:\w+\s+){{0,2}}(?:emailed|in\s+(?:{_IN_FORMS})))\b",
         re.IGNORECASE)),
     ("constraint", re.compile(
         r"\b(?:wheelchair|crutches|budget|afford|terrified|afraid|phobia|fear\s+of|scared\s+of|seasick|"
         r"motion\s+sick|carsick|airsick|(?:bad|injured|broken|weak|sore)\s+(?:knee|back|hip|ankle|wrist|shoulder)|"
-        r"knee|surgery|injur\w*|(?:doesn't|don't|does\s+not|do\s+not)\s+(?:have|own)\s+a\s+(?:car|driving|licen)|"
+        r"(?:knee|back|hip|ankle|wrist|shoulder)s?\s+(?:is|are|has\s+been|have\s+been)\s+(?:bad|injured|broken|weak|sore)|surgery|injur\w*|(?:doesn't|don't|does\s+not|do\s+not)\s+(?:have|own)\s+a\s+(?:car|driving|licen)|"
         r"driving\s+licen[cs]e|night\s+shifts?|toddler|newborn|pregnan\w*|disabilit\w*|blind|deaf|hearing\s+aid|"
         r"mobility|(?:can't|cannot)\s+(?:walk|climb|drive|swim|sit|lift))\b", re.IGNORECASE)),
     ("habit", re.compile(

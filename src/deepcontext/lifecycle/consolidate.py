@@ -28,7 +28,7 @@ chronological order; every statement involved in a contradiction becomes a fact 
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import combinations
@@ -49,6 +49,8 @@ __all__ = [
     "extractive_merge",
     "features",
     "group_memories",
+    "MAX_FACT_CHARS",
+    "compose",
     "join_sentences",
 ]
 
@@ -57,6 +59,8 @@ _NEGATIONS = frozenset("not no never nothing none nobody nowhere neither nor can
 #: words that date a statement without changing what it says ("Maya lives in Porto now")
 _TIME_WORDS = frozenset("now currently still anymore today nowadays lately recently actually".split())
 _END = ".!?。！？…"
+#: what one consolidated memory may hold: a sentence or a short list, not a diary
+MAX_FACT_CHARS = 300
 
 
 class UnionFind:
@@ -119,12 +123,13 @@ def group_memories(
     hubs: Collection[int] = (),
     hub_fraction: float | None = None,
     block: int = 512,
+    type_similarity: Mapping[str, float] | None = None,
 ) -> list[list[int]]:
     """Connected components (indices into ``items``) of memories of the same type sharing an entity
     other than the ``hubs``, or at least ``similarity`` cosine apart. With ``hub_fraction``, an entity
     mentioned by more than that fraction of a type's memories (and more than three) is a hub too.
     Singletons included; each group is in chronological order; groups above ``max_group`` are cut
-    into consecutive chunks."""
+    into consecutive chunks. ``type_similarity`` overrides ``similarity`` per memory type."""
     if max_group < 2:
         raise ValidationError("max_group must be >= 2", field="max_group")
     uf = UnionFind(len(items))
@@ -144,11 +149,12 @@ def group_memories(
             for other in members[1:]:
                 uf.union(members[0], other)
         with_vec = [i for i in idx if items[i].vector is not None]
+        threshold = (type_similarity or {}).get(items[idx[0]].memory_type, similarity) if idx else similarity
         if len(with_vec) > 1:
             m = _normalised([items[i].vector for i in with_vec])  # type: ignore[misc]
             for start in range(0, len(with_vec), block):
                 sims = m[start : start + block] @ m.T
-                rows, cols = np.nonzero(sims >= similarity)
+                rows, cols = np.nonzero(sims >= threshold)
                 for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
                     a = start + r
                     if a < c:
@@ -325,10 +331,12 @@ def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float:
     return float(np.dot(a, b) / (na * nb))
 
 
-def extractive_merge(statements: Sequence[Statement], *, dedup_threshold: float = 0.95) -> list[Fact]:
+def extractive_merge(statements: Sequence[Statement], *, dedup_threshold: float = 0.95,
+                     hub_names: Collection[str] = (), max_chars: int = MAX_FACT_CHARS) -> list[Fact]:
     """Merge statements offline (see the module docstring). Every input is covered by exactly one
-    output fact; outputs are: the merged fact (if any statement contradicts nothing), then each
-    contradicting statement on its own, oldest first."""
+    output fact; outputs are: the composed facts (statements that contradict nothing, one per topic),
+    then each contradicting statement on its own, oldest first. ``hub_names``: the speakers' names,
+    which alone do not make two statements about the same thing."""
     n = len(statements)
     if n == 0:
         return []
@@ -363,12 +371,100 @@ def extractive_merge(statements: Sequence[Statement], *, dedup_threshold: float 
     chrono = sorted(kept, key=lambda k: (_ts(statements[k]), k))
     out: list[Fact] = []
     main = [k for k in chrono if k not in apart]
-    if main:
-        out.append(
-            Fact(
-                text=join_sentences([statements[k].text for k in main]) if len(main) > 1 else statements[main[0]].text,
-                sources=sorted(i for k in main for i in covers[k]),
-            )
-        )
+    for topic in _topics(main, statements, hub_names):
+        for part, text in compose(topic, [statements[k].text for k in topic], max_chars):
+            out.append(Fact(text=text, sources=sorted(i for k in part for i in covers[k])))
     out.extend(Fact(text=statements[k].text, sources=sorted(covers[k])) for k in chrono if k in apart)
     return out
+
+
+def _topics(idx: list[int], statements: Sequence[Statement], hub_names: Collection[str]) -> list[list[int]]:
+    """``idx`` split by what the statements are about: two join when they name a common entity other
+    than the speakers (names read from the statements' entities, else from their capitalised words),
+    or when neither names one."""
+    hubs = {h.lower() for h in hub_names} | {"user", "assistant"}
+    keys: list[set[str]] = []
+    for k in idx:
+        st = statements[k]
+        if st.names:
+            names = {n.lower() for n in st.names}
+        else:
+            names = {w.lower() for w in _CAPS.findall(st.text) if w.lower() not in STOPWORDS and w.lower() not in _MONTHS}
+        # a statement naming nothing but the speakers came into the group by its meaning: it stays
+        # with the others like it
+        keys.append((names - hubs) or {""})
+    uf = UnionFind(len(idx))
+    seen: dict[str, int] = {}
+    for pos, ks in enumerate(keys):
+        for key in ks:
+            if key in seen:
+                uf.union(seen[key], pos)
+            else:
+                seen[key] = pos
+    return [[idx[p] for p in g] for g in uf.groups()]
+
+
+_CAPS = re.compile(r"\b[A-Z][\w-]+")
+_MONTHS = frozenset("january february march april may june july august september october november december".split())
+# a date the extractor put first ("On 2025-03-09 Maya ..."): kept, moved after the predicate
+_LEAD_DATE = re.compile(
+    r"^(?P<d>(?:On|In|Since)\s+(?:the\s+(?:week(?:end)?|morning|afternoon|evening|night)\s+of\s+)?"
+    r"(?:\d{4}-\d\d-\d\d|(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+    r"\s+\d{4}|\d{4}))\s*,?\s+(?P<rest>.+)$"
+)
+_SUBJECT = re.compile(r"^(?P<s>[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?(?:'s\s+[a-z]+)?)\s+(?P<p>[a-z].*)$")
+
+
+def _split_subject(text: str) -> tuple[str, str] | None:
+    """``("Maya", "works at Acme (2025-03-09)")`` for "On 2025-03-09 Maya works at Acme.", else None."""
+    t = " ".join(text.split()).rstrip(" .")
+    date = ""
+    m = _LEAD_DATE.match(t)
+    if m:
+        date, t = m.group("d"), m.group("rest")
+    s = _SUBJECT.match(t)
+    if s is None or any(ch in _END for ch in s.group("p")):
+        return None
+    pred = s.group("p")
+    if date:
+        pred += f" ({date.split(' ', 1)[1] if date.split(' ', 1)[0] in ('On', 'In') else date.lower()})"
+    return s.group("s"), pred
+
+
+def compose(idx: list[int], texts: Sequence[str], max_chars: int = MAX_FACT_CHARS) -> list[tuple[list[int], str]]:
+    """Statements about one thing as few texts as read well: one statement as it is; statements with
+    one subject as one sentence listing what is said of it ("Maya works at Acme; lives in Lisbon;
+    likes tea."); others as consecutive sentences. A text longer than ``max_chars`` is cut into
+    several, statement by statement. Returns ``(the positions of idx covered, text)``."""
+    if len(idx) == 1:
+        return [(list(idx), texts[0])]
+    parts = [_split_subject(t) for t in texts]
+    subjects = {p[0] for p in parts if p is not None}
+    out: list[tuple[list[int], str]] = []
+    if len(subjects) == 1 and all(p is not None for p in parts):
+        subject = subjects.pop()
+        chunk: list[int] = []
+        preds: list[str] = []
+        for k, p in zip(idx, parts, strict=True):
+            assert p is not None
+            if chunk and len(subject) + sum(len(x) + 2 for x in preds) + len(p[1]) + 2 > max_chars:
+                out.append((chunk, f"{subject} {'; '.join(preds)}."))
+                chunk, preds = [], []
+            chunk.append(k)
+            preds.append(p[1])
+        out.append((chunk, f"{subject} {'; '.join(preds)}." if len(preds) > 1 else _ended(f"{subject} {preds[0]}")))
+        return out
+    chunk = []
+    sents: list[str] = []
+    for k, t in zip(idx, texts, strict=True):
+        if chunk and sum(len(x) + 1 for x in sents) + len(t) > max_chars:
+            out.append((chunk, join_sentences(sents)))
+            chunk, sents = [], []
+        chunk.append(k)
+        sents.append(t)
+    out.append((chunk, join_sentences(sents) if len(sents) > 1 else sents[0]))
+    return out
+
+
+def _ended(t: str) -> str:
+    return t if t and t[-1] in _END else t + "."

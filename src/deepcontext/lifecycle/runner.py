@@ -22,7 +22,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -33,6 +33,7 @@ import numpy as np
 from deepcontext.errors import ConfigurationError, LLMError
 from deepcontext.lifecycle.cleanup import cleanup
 from deepcontext.lifecycle.consolidate import (
+    MAX_FACT_CHARS,
     Fact,
     GroupItem,
     Statement,
@@ -68,6 +69,8 @@ REL_TOLERANCE = 0.005
 MAX_CANDIDATES = 5_000
 #: statements merged into one long-term memory at most
 MAX_GROUP = 12
+#: an LLM's merged fact may run this far past MAX_FACT_CHARS before its sources are composed offline
+LLM_SLACK_CHARS = 100
 #: a lone memory accessed this often moves to long-term
 PROMOTE_ACCESSES = 3
 #: importance bonus per extra source of a merged memory (repetition strengthens)
@@ -294,20 +297,24 @@ class LifecycleRunner:
             for c in cands
         ]
         hubs = set(await self._db(sql.speaker_entity_ids, self.store, user_id)) if cands else set()
-        # grouping, offline merging and planning the writes are CPU work: off the event loop
+        # grouping, offline merging and planning the writes are CPU work: off the event loop.
+        # Episodes join by what they share (a person, a place, a project), not by reading alike:
+        # "went to Madrid" and "went to Porto" are two trips; only near-duplicates join without an entity
+        sim = self.settings.consolidation_similarity_threshold
         groups = await asyncio.to_thread(
             group_memories,
             items,
-            similarity=self.settings.consolidation_similarity_threshold,
+            similarity=sim,
             max_group=MAX_GROUP,
             hubs=hubs,
+            type_similarity={"episodic": max(sim, self.settings.dedup_threshold)},
         )
         multi = [[cands[i] for i in g] for g in groups if len(g) > 1]
         alone = [cands[g[0]] for g in groups if len(g) == 1]
         if self.llm is None:
-            merged = await asyncio.to_thread(lambda: [(self._extractive(m), "extractive") for m in multi])
+            merged = await asyncio.to_thread(lambda: [(self._extractive(m, hubs), "extractive") for m in multi])
         else:
-            merged = list(await asyncio.gather(*(self._merge(members, report) for members in multi)))
+            merged = list(await asyncio.gather(*(self._merge(members, report, hubs) for members in multi)))
 
         def plan() -> list[sql.GroupWrite]:
             writes = [self._group_write(members, facts, method) for members, (facts, method) in zip(multi, merged, strict=True)]
@@ -346,7 +353,8 @@ class LifecycleRunner:
             now,
         )
 
-    async def _merge(self, members: Sequence[sql.CandidateRow], report: LifecycleReport) -> tuple[list[Fact], str]:
+    async def _merge(self, members: Sequence[sql.CandidateRow], report: LifecycleReport,
+                     hubs: Collection[int] = ()) -> tuple[list[Fact], str]:
         """Facts for one group: the LLM's merge when configured (falling back to the offline merger
         when it fails), else the extractive merge."""
         if self.llm is not None:
@@ -354,18 +362,28 @@ class LifecycleRunner:
 
             try:
                 out = await merge_memories(self.llm, [m.text for m in members], timeout=self.settings.llm_timeout)
-                return [Fact(text=f.text, sources=list(f.sources)) for f in out], "llm"
+                facts: list[Fact] = []
+                for f in out:
+                    if len(f.text) <= MAX_FACT_CHARS + LLM_SLACK_CHARS or len(f.sources) < 2:
+                        facts.append(Fact(text=f.text, sources=list(f.sources)))
+                        continue
+                    # a diary, not a memory: its sources merged offline instead
+                    log.info("LLM merge gave %d characters; composing its %d sources offline", len(f.text), len(f.sources))
+                    sub = self._extractive([members[i] for i in f.sources], hubs)
+                    facts.extend(Fact(text=x.text, sources=[f.sources[i] for i in x.sources]) for x in sub)
+                return facts, "llm"
             except LLMError as exc:
                 log.warning("LLM merge failed (%s); merging %d memories offline", exc, len(members))
                 report.llm_fallbacks += 1
-        return await asyncio.to_thread(self._extractive, members), "extractive"
+        return await asyncio.to_thread(self._extractive, members, hubs), "extractive"
 
-    def _extractive(self, members: Sequence[sql.CandidateRow]) -> list[Fact]:
+    def _extractive(self, members: Sequence[sql.CandidateRow], hubs: Collection[int] = ()) -> list[Fact]:
         statements = [
             Statement(text=m.text, when=m.when, importance=m.base_importance, vector=m.embedding, names=m.entity_names)
             for m in members
         ]
-        return extractive_merge(statements, dedup_threshold=self.settings.dedup_threshold)
+        hub_names = {n for m in members for e, n in zip(m.entity_ids, m.entity_names, strict=False) if e in hubs}
+        return extractive_merge(statements, dedup_threshold=self.settings.dedup_threshold, hub_names=hub_names)
 
     def _group_write(self, members: Sequence[sql.CandidateRow], facts: list[Fact], method: str) -> sql.GroupWrite:
         writes: list[sql.FactWrite] = []

@@ -138,6 +138,11 @@ MERGE_SYSTEM = """You consolidate the memories an AI assistant keeps about one u
 Merge the numbered memories into as few self-contained facts as possible without losing any detail (names, \
 numbers, dates, places, conditions). Each output fact lists in sources the numbers of the memories it covers.
 - Memories that repeat or refine each other become one fact.
+- Group by what the memories are about (one person, one project, one place, one habit). Never put unrelated \
+events into one fact: a trip to Madrid and a trip to Porto are two facts.
+- Write each fact as one concise sentence, or a short list for one subject ("Maya works at Acme; lives in \
+Lisbon; likes green tea."), at most 300 characters. Keep every date as the memories give it; name people \
+and things instead of using pronouns.
 - Memories that contradict each other are NOT merged: keep each one as its own fact citing its own number. \
 Never invent a compromise or an average between them.
 - Do not add anything that the memories do not say.

@@ -36,6 +36,9 @@ _QUESTIONS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(
     )
 )
 _USER_WORDS = frozenset({"the user", "user", "i", "you"})
+#: one "subject|attribute" of a memory's space-separated slot keys (a subject may hold spaces:
+#: "user's sister|residence"; an attribute never does)
+_KEY_RE = re.compile(r"\s*([^|]+)\|(\S+)")
 
 
 class AskedSlot:
@@ -49,8 +52,7 @@ class AskedSlot:
 
     def matches(self, keys: str) -> bool:
         """Whether a memory's slot keys ("maya|employer maya|job") hold one of the asked facts."""
-        for key in keys.split():
-            subject, _, attribute = key.rpartition("|")
+        for subject, attribute in _KEY_RE.findall(keys):
             if attribute in self.attributes and (self.subject is None or subject == self.subject):
                 return True
         return False

@@ -65,7 +65,7 @@ def add_superseded(
     after: dict[int, int] = {}  # superseded id -> the result it follows (its newer version, or a memory of the same turn)
     newer = [h.memory.id for h in hits]
     for _ in range(_MAX_VERSIONS):  # versions back from the hits: the one each replaced, and so on
-        pairs = store.superseded_versions(user_id, newer)
+        pairs = store.superseded_versions(user_id, newer, filters, now)
         for old, new in pairs:
             after.setdefault(old, new)
         newer = [old for old, _ in pairs]

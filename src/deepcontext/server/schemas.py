@@ -259,6 +259,17 @@ class UserList(BaseModel):
     users: list[str]
 
 
+class UserProfileIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="Display name used in memory text instead of 'User'", min_length=1, max_length=100)
+
+
+class UserProfile(BaseModel):
+    user_id: str
+    name: str | None = Field(default=None, description="Display name; null while none is set or seen on the user's turns")
+
+
 class UserDeleted(BaseModel):
     user_id: str
     deleted: dict[str, int]

@@ -30,6 +30,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -66,6 +67,7 @@ from deepcontext.store.base import (
     RelationUpsert,
     Store,
 )
+from deepcontext.store.ttlcache import TTLCache
 from deepcontext.text import STOPWORDS, content_hash, entity_norm, word_tokens
 from deepcontext.types import (
     AddResponse,
@@ -81,6 +83,8 @@ __all__ = ["Candidate", "IngestService", "offline_decision", "turn_importance", 
 log = logging.getLogger("deepcontext.ingest")
 
 _NEIGHBOURS = 5
+#: earlier turns read for an offline extraction whose batch opens with a pronoun ("She ...")
+_REFERENT_TURNS = 3
 #: how often an add is planned before a conflict with concurrent writers is reported
 _PLAN_ATTEMPTS = 3
 #: classifier actions that change an existing memory (at most one fact of an add may change a memory)
@@ -140,9 +144,11 @@ def _merge_near_duplicates(facts: list[Candidate], threshold: float) -> tuple[li
     return [c for c, k in zip(facts, kept, strict=True) if k], int((~kept).sum())
 
 
-def turn_memory_text(msg: MessageIn) -> str:
-    """How a message reads as a memory of its own: ``Speaker: content``."""
-    return f"{msg.speaker}: {msg.content.strip()}"
+def turn_memory_text(msg: MessageIn, user_name: str | None = None) -> str:
+    """How a message reads as a memory of its own: ``Speaker: content`` (an unnamed user's turn
+    under the user's display name when there is one)."""
+    speaker = msg.name or (user_name if msg.role == "user" and user_name else msg.speaker)
+    return f"{speaker}: {msg.content.strip()}"
 
 
 def turn_importance(msg: MessageIn) -> float:
@@ -207,6 +213,24 @@ class IngestService:
         self.offline_fallback = offline_fallback
         #: earlier turns of the conversation (and its summary) shown to the extractor; 0: none
         self.context_turns = context_turns
+        # display names (see user_name); a name set by another process is seen within the minute
+        self._names: TTLCache[str] = TTLCache(60.0, max_entries=10_000)
+
+    async def user_name(self, user_id: str, msgs: Sequence[MessageIn] = ()) -> str | None:
+        """The user's display name: the one set, else the first name on the user's turns (stored, or
+        in ``msgs``), else None."""
+        name = self._names.get(user_id)
+        if name is None:
+            name = await self._db(self.store.user_name, user_id) or ""
+            self._names.put(user_id, name)
+        if not name:
+            name = next((m.name for m in msgs if m.role == "user" and m.name), "") or ""
+            if name:
+                self._names.put(user_id, name)
+        return name or None
+
+    def name_changed(self, user_id: str, name: str) -> None:
+        self._names.put(user_id, name)
 
     async def _db(self, fn: Any, *args: Any, **kwargs: Any) -> Any:
         return await asyncio.to_thread(fn, *args, **kwargs)
@@ -226,9 +250,12 @@ class IngestService:
     ) -> AddResponse:
         context = ExtractionContext(user_id=user_id, conversation_id=conversation_id, now=now)
         extractor, classifier = self.extractor, self.classifier
+        context.user_name = await self.user_name(user_id, msgs)
         if infer:
             if self.context_turns > 0:
                 await self._load_context(context)
+            elif msgs and extractor.wants_context(msgs):
+                await self._load_context(context, _REFERENT_TURNS)
             try:
                 result = await extractor.extract(msgs, context)
             except LLMError as exc:
@@ -241,7 +268,7 @@ class IngestService:
             result = ExtractionResult()
         result = self._sane(result, len(msgs))
         for attempt in range(1, _PLAN_ATTEMPTS + 1):
-            candidates = await asyncio.to_thread(self._candidates, msgs, result, metadata)
+            candidates = await asyncio.to_thread(self._candidates, msgs, result, metadata, context.user_name)
             plan = AddPlan(user_id=user_id, conversation_id=conversation_id, now=now, actor=actor)
             plan.turns = [
                 NewTurn(
@@ -297,6 +324,7 @@ class IngestService:
         metadata = dict(metadata or {})
         context = ExtractionContext(user_id=user_id, conversation_id=conversation_id, now=now)
         extractor, classifier = self.extractor, self.classifier
+        context.user_name = await self.user_name(user_id, msgs)
         if self.context_turns > 0:  # earlier turns only: the ones derived here are stored already
             await self._load_context(context)
             context.recent_messages = [
@@ -312,7 +340,7 @@ class IngestService:
             result = await extractor.extract(msgs, context)
         result = self._sane(result, len(msgs))
         for attempt in range(1, _PLAN_ATTEMPTS + 1):
-            candidates = await asyncio.to_thread(self._candidates, msgs, result, metadata)
+            candidates = await asyncio.to_thread(self._candidates, msgs, result, metadata, context.user_name)
             plan = AddPlan(user_id=user_id, conversation_id=conversation_id, now=now, actor=actor)
             counts = await self._plan_memories(
                 plan, candidates, context, expires_at, conversation_id, source=extractor.name, classifier=classifier
@@ -340,12 +368,12 @@ class IngestService:
             return response
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _load_context(self, context: ExtractionContext) -> None:
+    async def _load_context(self, context: ExtractionContext, turns_wanted: int | None = None) -> None:
         """Fill the context with the conversation's summary and its last turns (before this add)."""
         from deepcontext.store.summaries import load_context
 
         summary, turns = await self._db(
-            load_context, self.store, context.user_id, context.conversation_id, self.context_turns
+            load_context, self.store, context.user_id, context.conversation_id, turns_wanted or self.context_turns
         )
         context.summary = summary
         context.recent_messages = [
@@ -373,7 +401,8 @@ class IngestService:
             facts.append(f.model_copy(update={"source_indices": src}))
         return ExtractionResult(facts=facts, entities=result.entities, relationships=result.relationships)
 
-    def _candidates(self, msgs: list[MessageIn], result: ExtractionResult, metadata: dict[str, Any]) -> list[Candidate]:
+    def _candidates(self, msgs: list[MessageIn], result: ExtractionResult, metadata: dict[str, Any],
+                    user_name: str | None = None) -> list[Candidate]:
         out: list[Candidate] = []
         by_msg: dict[int, list[str]] = {}
         for e in result.entities:
@@ -386,7 +415,7 @@ class IngestService:
                 kind = standing_kind(m.content) if m.role == "user" else None
                 out.append(
                     Candidate(
-                        text=turn_memory_text(m),
+                        text=turn_memory_text(m, user_name),
                         memory_type=MemoryType.EPISODIC,
                         tier=MemoryTier.WORKING,
                         importance=turn_importance(m),

@@ -24,7 +24,7 @@ from sqlalchemy import JSON
 
 from deepcontext.embed.base import Embedder
 from deepcontext.errors import ValidationError
-from deepcontext.services.validation import _check_json
+from deepcontext.services.validation import _check_json, check_json
 from deepcontext.store.schema import is_time_column, is_vector_column
 from deepcontext.store.base import Store
 
@@ -88,6 +88,8 @@ def _from_json(store: Any, table: str, rec: Mapping[str, Any]) -> dict[str, Any]
             v = datetime.fromisoformat(v)
         elif v is not None and is_vector_column(col):
             v = np.frombuffer(base64.b64decode(v), dtype=np.float32)
+        elif k == "metadata":  # as an add takes it: the same size and depth limits
+            check_json(v, f"{table}.{k}")
         elif isinstance(col.type, JSON):
             _check_json(v, f"{table}.{k}")
         out[k] = v

@@ -23,6 +23,7 @@ __all__ = [
     "check_id",
     "check_limit",
     "check_text",
+    "check_user_name",
     "parse_filters",
     "parse_messages",
     "parse_time",
@@ -32,6 +33,21 @@ ROLES = ("user", "assistant", "system", "tool")
 #: metadata: nesting levels, and characters of its JSON form
 MAX_JSON_DEPTH = 20
 MAX_METADATA_CHARS = 65_536
+
+
+def check_user_name(value: Any) -> str:
+    """A display name: a non-empty string of at most 100 characters, one line, no control characters."""
+    if not isinstance(value, str):
+        raise ValidationError(f"name must be a string, got {type(value).__name__}", field="name")
+    name = " ".join(value.split())
+    if not name:
+        raise ValidationError("name must not be empty", field="name")
+    if len(name) > 100:
+        raise ValidationError("name must be at most 100 characters", field="name")
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise ValidationError("name must not contain control characters", field="name")
+    _check_encodable(name, "name")
+    return name
 
 
 def check_text(value: Any, field: str, max_chars: int) -> str:

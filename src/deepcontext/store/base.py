@@ -303,9 +303,12 @@ class Store(ABC):
         """Active, unexpired memories with these content hashes: hash -> memory id."""
 
     @abstractmethod
-    def superseded_versions(self, user_id: str, memory_ids: Sequence[int]) -> list[tuple[int, int]]:
-        """The superseded memories that these memories, or memories citing the same turns, replaced
-        (one step back): ``(superseded id, one of memory_ids)`` pairs, newest first."""
+    def superseded_versions(
+        self, user_id: str, memory_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, int]]:
+        """The superseded memories matching ``filters`` (their statuses aside) that these memories, or
+        memories citing the same turns, replaced (one step back): ``(superseded id, one of memory_ids)``
+        pairs, newest first."""
 
     @abstractmethod
     def find_active_by_metadata_keys(self, user_id: str, keys: Sequence[str], now: datetime, *, limit: int = 50) -> list[Memory]:
@@ -423,6 +426,16 @@ class Store(ABC):
 
     @abstractmethod
     def sources(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[Provenance]]: ...
+
+    # --- the user's display name ----------------------------------------------------------------
+    @abstractmethod
+    def user_name(self, user_id: str) -> str | None:
+        """The display name set for the user, else the first name on the user's own turns, else None."""
+
+    @abstractmethod
+    def set_user_name(self, user_id: str, name: str, now: datetime) -> None:
+        """Set the display name. One transaction: the entity of the name used until now (a former
+        display name, or "User") becomes the entity of ``name`` (merged into it if it exists)."""
 
     # --- key/value (deepcq tiers and other per-user state) -------------------------------------
     @abstractmethod

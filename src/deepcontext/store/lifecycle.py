@@ -102,6 +102,10 @@ def speaker_entity_ids(store: SQLStore, user_id: str) -> list[int]:
     et = store.t.entities
     with store._read() as conn:
         names = store._speaker_names(conn, user_id)
+    display = store.user_name(user_id)
+    if display:
+        names.add(display)
+    with store._read() as conn:
         norms = sorted({entity_norm(n) for n in names | {"User", "Assistant"}} - {""})
         return [int(r[0]) for r in conn.execute(select(et.c.id).where(et.c.user_id == user_id, et.c.norm_name.in_(norms)))]
 

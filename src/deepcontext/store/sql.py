@@ -13,6 +13,7 @@ import secrets
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -56,6 +57,9 @@ _NO_LIMIT = 2**62
 def _chunks(seq: Sequence[Any], n: int = 500) -> Iterator[Sequence[Any]]:
     for i in range(0, len(seq), n):
         yield seq[i : i + n]
+
+
+_USER_NS, _PROFILE = "user", "profile"  # the kv row of the user's display name
 
 
 class SQLStore(AddWriter, Store):
@@ -578,7 +582,9 @@ class SQLStore(AddWriter, Store):
         memories = self.get_memories(user_id, ids)
         return memories, total, (_encode_cursor(ids[-1]) if more and ids else None)
 
-    def superseded_versions(self, user_id: str, memory_ids: Sequence[int]) -> list[tuple[int, int]]:
+    def superseded_versions(
+        self, user_id: str, memory_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, int]]:
         if not memory_ids:
             return []
         mt, ms = self.t.memories, self.t.memory_sources
@@ -589,7 +595,7 @@ class SQLStore(AddWriter, Store):
             .join(here, and_(here.c.turn_id == newer.c.turn_id, here.c.user_id == user_id))
             .where(
                 mt.c.user_id == user_id,
-                mt.c.status == MemoryStatus.SUPERSEDED.value,
+                *self._filter_clause(replace(filters, statuses=(MemoryStatus.SUPERSEDED,)), now),
                 here.c.memory_id.in_(list(dict.fromkeys(memory_ids))),
             )
             .order_by(mt.c.id.desc())
@@ -1045,6 +1051,69 @@ class SQLStore(AddWriter, Store):
     # ------------------------------------------------------------------------------------------
     # kv
     # ------------------------------------------------------------------------------------------
+    def user_name(self, user_id: str) -> str | None:
+        kv, tt = self.t.kv, self.t.turns
+        with self._read() as conn:
+            row = conn.execute(
+                select(kv.c.value).where(kv.c.user_id == user_id, kv.c.namespace == _USER_NS, kv.c.key == _PROFILE)
+            ).first()
+            if row is not None and isinstance(row[0], dict) and row[0].get("name"):
+                return str(row[0]["name"])
+            first = conn.execute(
+                select(tt.c.name)
+                .where(tt.c.user_id == user_id, tt.c.role == "user", tt.c.name.is_not(None))
+                .order_by(tt.c.id)
+                .limit(1)
+            ).first()
+        return None if first is None else str(first[0])
+
+    def set_user_name(self, user_id: str, name: str, now: datetime) -> None:
+        from deepcontext.text import entity_norm
+
+        kv, et, me, rt = self.t.kv, self.t.entities, self.t.memory_entities, self.t.relations
+        with self._write() as conn:
+            self._lock_user(conn, user_id)
+            row = conn.execute(
+                select(kv.c.value).where(kv.c.user_id == user_id, kv.c.namespace == _USER_NS, kv.c.key == _PROFILE)
+            ).first()
+            old = row[0].get("name") if row is not None and isinstance(row[0], dict) else None
+            stmt = self._upsert(kv).values(user_id=user_id, namespace=_USER_NS, key=_PROFILE, value={"name": name}, updated_at=now)
+            conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=[kv.c.user_id, kv.c.namespace, kv.c.key],
+                    set_={"value": stmt.excluded.value, "updated_at": now},
+                )
+            )
+            new_norm = entity_norm(name)
+            for former in dict.fromkeys([old or "", "User"]):
+                norm = entity_norm(former)
+                if not norm or norm == new_norm:
+                    continue
+                src = conn.execute(select(et.c.id, et.c.mention_count).where(et.c.user_id == user_id, et.c.norm_name == norm)).first()
+                if src is None:
+                    continue
+                dst = conn.execute(select(et.c.id).where(et.c.user_id == user_id, et.c.norm_name == new_norm)).first()
+                if dst is None:  # one node, renamed
+                    conn.execute(update(et).where(et.c.id == src[0]).values(name=name, norm_name=new_norm, last_seen_at=now))
+                    continue
+                a, b = int(src[0]), int(dst[0])
+                linked = select(me.c.memory_id).where(me.c.entity_id == b)
+                conn.execute(update(me).where(me.c.entity_id == a, me.c.memory_id.not_in(linked)).values(entity_id=b))
+                for col, other in ((rt.c.source_id, rt.c.target_id), (rt.c.target_id, rt.c.source_id)):
+                    rows = conn.execute(select(rt.c.id, other, rt.c.relation).where(rt.c.user_id == user_id, col == a)).all()
+                    for rid, other_id, relation in rows:
+                        pair = (b, other_id) if col is rt.c.source_id else (other_id, b)
+                        taken = conn.execute(
+                            select(rt.c.id).where(rt.c.user_id == user_id, rt.c.source_id == pair[0],
+                                                  rt.c.relation == relation, rt.c.target_id == pair[1])
+                        ).first()
+                        if taken is None and pair[0] != pair[1]:
+                            conn.execute(update(rt).where(rt.c.id == rid).values({col.name: b}))
+                conn.execute(update(et).where(et.c.id == b).values(mention_count=et.c.mention_count + int(src[1]), last_seen_at=now))
+                conn.execute(delete(et).where(et.c.id == a))  # its leftover links go with it (cascade)
+            self._bump_user(conn, user_id, now)
+        self._forget_user_caches(user_id)
+
     def kv_get(self, user_id: str, namespace: str, key: str) -> Any | None:
         kv = self.t.kv
         with self._read() as conn:

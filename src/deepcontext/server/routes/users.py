@@ -1,4 +1,4 @@
-"""/v1/users: the users an API key sees, their row counts, and deleting everything of one."""
+"""/v1/users: the users an API key sees, their display names, row counts, and deleting everything of one."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from fastapi import Path as PathParam
 
 from deepcontext.server.auth import Ctx, ReadScope, WriteScope
 from deepcontext.server.problems import PROBLEM_RESPONSES
-from deepcontext.server.schemas import UserDeleted, UserId, UserList
+from deepcontext.server.schemas import UserDeleted, UserId, UserList, UserProfile, UserProfileIn
 
 __all__ = ["router"]
 
@@ -28,6 +28,21 @@ async def list_users(scope: ReadScope, ctx: Ctx) -> UserList:
 async def user_stats(user_id: UserPath, scope: ReadScope, ctx: Ctx) -> dict[str, int]:
     """Rows of the user per table."""
     return await ctx.stats(scope.user(user_id))
+
+
+@router.get("/{user_id}", response_model=UserProfile)
+async def get_user(user_id: UserPath, scope: ReadScope, ctx: Ctx) -> UserProfile:
+    """The user's profile: the display name memories use (null while none is known)."""
+    profile = await ctx.get_user(scope.user(user_id))
+    return UserProfile(user_id=user_id, name=profile["name"])
+
+
+@router.put("/{user_id}", response_model=UserProfile)
+async def set_user(user_id: UserPath, body: UserProfileIn, scope: WriteScope, ctx: Ctx) -> UserProfile:
+    """Set the user's display name: memories say "Ana lives in Lisbon", not "User lives in Lisbon"."""
+    await ctx.set_user(scope.user(user_id), name=body.name)
+    profile = await ctx.get_user(scope.user(user_id))
+    return UserProfile(user_id=user_id, name=profile["name"])
 
 
 @router.delete("/{user_id}", response_model=UserDeleted)
