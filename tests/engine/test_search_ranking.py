@@ -42,8 +42,11 @@ def test_spread_shares_neighbour_and_conversation_relevance() -> None:
     # b answers a: it gains half of a's score; x is the next turn id but another conversation
     out = spread(scores, turn_of, conv_of, before=0.5, after=0.25)
     assert out["b"] == pytest.approx(0.2 + 0.5 * 1.0)
-    assert out["a"] == pytest.approx(1.0 + 0.25 * 0.2)
+    assert out["a"] == pytest.approx(1.0)  # a weaker neighbour lends nothing
     assert out["c"] == pytest.approx(0.5) and out["x"] == pytest.approx(0.6)
+    # borrowed relevance lifts a turn up to its lender, never past it
+    close = spread({"a": 1.0, "b": 0.9}, {"a": 10, "b": 11}, {"a": "s1", "b": "s1"}, before=0.5)
+    assert close["b"] == pytest.approx(1.0) and close["a"] == pytest.approx(1.0)
     # the session term is the same for every candidate of a conversation: it reorders across them only
     out = spread(scores, turn_of, conv_of, session=1.0, session_top=2)
     assert out["b"] - 0.2 == pytest.approx(out["c"] - 0.5) == pytest.approx(1.5)
@@ -58,14 +61,17 @@ async def test_spread_settings_in_a_search(ctx: DeepContext) -> None:
     await ctx.add(CHAT, user_id="maya", conversation_id="c1", timestamp=SAID)
     await ctx.add([{"role": "user", "name": "Maya", "content": "Lena visited me in Lisbon last spring."}], user_id="maya", conversation_id="c2")
     plain = await ctx.search("Lena nurse Berlin", user_id="maya", limit=10, config=SearchConfig(session_weight=0.0))
-    shared = await ctx.search("Lena nurse Berlin", user_id="maya", limit=10, config=SearchConfig(session_weight=1.0, before_weight=0.5))
+    shared = await ctx.search("Lena nurse Berlin", user_id="maya", limit=10, config=SearchConfig(session_weight=1.0))
     assert {r.memory_id for r in plain.results} == {r.memory_id for r in shared.results}
-    # the matches of the conversation that matches in several places gain; the others do not
-    gain = {r.memory_id: r.rrf_score for r in shared.results}
-    for r in plain.results:
-        assert gain[r.memory_id] >= r.rrf_score
+    # the conversation that matches in several places rises past the other; nothing moves within one
+    pos = {r.memory_id: i for i, r in enumerate(shared.results)}
+    for i, r in enumerate(plain.results):
         if r.conversation_id == "c1":
-            assert gain[r.memory_id] > r.rrf_score
+            assert pos[r.memory_id] <= i
+        else:
+            assert pos[r.memory_id] >= i
+    c1 = [r.memory_id for r in plain.results if r.conversation_id == "c1"]
+    assert c1 == [r.memory_id for r in shared.results if r.conversation_id == "c1"]
 
 
 def test_query_window_resolves_the_time_a_query_names() -> None:

@@ -198,7 +198,7 @@ class Ranked:
 
 
 def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> list[Ranked]:
-    """Fuse, spread and rescore the candidates; the best ``limit`` groups, best first."""
+    """Fuse, rescore and spread the candidates; the best ``limit`` groups, best first."""
     legs, fields, sims = cands.legs, cands.fields, cands.sims
     if not any(legs.values()):
         return []
@@ -214,25 +214,14 @@ def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> 
         groups = {mid: [mid] for mid in all_ids}
         legs_g = legs
         fused = rrf(legs, weights, config.rrf_k)
-    if config.before_weight > 0 or config.after_weight > 0 or config.session_weight > 0:
-        turn_of: dict[Any, int] = {}
-        conv_of: dict[Any, str] = {}
-        for gkey, members in groups.items():
-            f = fields.get(members[0])
-            if f is not None and f.first_turn is not None and f.conversation_id is not None:
-                turn_of[gkey], conv_of[gkey] = f.first_turn, f.conversation_id
-        fused = spread(
-            fused, turn_of, conv_of,
-            before=config.before_weight, after=config.after_weight, session=config.session_weight,
-            session_top=config.session_top,
-        )  # fmt: skip
     window = query_window(cands.query, now) if config.date_boost > 0 else None
     ranks = {leg: {g: r for r, g in enumerate(ids, start=1)} for leg, ids in legs_g.items()}
     ranks["fused"] = {g: r for r, g in enumerate(sorted(fused, key=lambda g: -fused[g]), start=1)}
     own = rrf(legs, weights, config.rrf_k) if config.group_by_source else fused
     past = about_the_past(cands.query)
     asked = asked_slot(cands.query) if config.slot_boost > 0 else None
-    scored: list[tuple[float, float, int, Any]] = []
+    final: dict[Any, float] = {}
+    rep: dict[Any, int] = {}
     for gkey, fscore in fused.items():
         # the group's representative: a pinned (key) memory if there is one, else the member that
         # matched best on its own
@@ -249,7 +238,21 @@ def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> 
         )
         if window is not None and any(window.contains(fields[m].when, fields[m].occurred_at) for m in members):
             score *= 1.0 + config.date_boost
-        scored.append((score, fscore, mid, gkey))
+        final[gkey], rep[gkey] = score, mid
+    if config.before_weight > 0 or config.after_weight > 0 or config.session_weight > 0:
+        # spread on the final scores, so a neighbour's boosts cannot lift a borrower past its lender
+        turn_of: dict[Any, int] = {}
+        conv_of: dict[Any, str] = {}
+        for gkey in final:
+            f = fields.get(groups[gkey][0])
+            if f is not None and f.first_turn is not None and f.conversation_id is not None:
+                turn_of[gkey], conv_of[gkey] = f.first_turn, f.conversation_id
+        final = spread(
+            final, turn_of, conv_of,
+            before=config.before_weight, after=config.after_weight, session=config.session_weight,
+            session_top=config.session_top,
+        )  # fmt: skip
+    scored = [(score, fused[g], rep[g], g) for g, score in final.items()]
     scored.sort(key=lambda x: (-x[0], -x[1], -x[2]))
     return [
         Ranked(
