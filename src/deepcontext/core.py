@@ -404,8 +404,8 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         include_superseded: bool = False,
         min_score: float | None = None,
     ) -> SearchResponse:
-        """Hybrid search (vector + keyword + graph, fused by weighted RRF, rescored by importance,
-        recency, confidence and access). Every leg honours the same filters. ``config`` is a
+        """Hybrid search (vector + keyword + graph, fused by weighted RRF, spread to neighbouring
+        turns, rescored by importance, recency and confidence). Every leg honours the same filters. ``config`` is a
         :class:`SearchConfig` or a preset name ("hybrid", "relevance", "vector", "keyword", "graph").
         Results count as accessed unless ``track_access`` is False (None: the setting).
         ``include_superseded``: also older values of facts that a later statement changed, each right

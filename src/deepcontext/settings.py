@@ -248,9 +248,9 @@ class DeepContextSettings(BaseSettings):
 
     # --- retrieval -----------------------------------------------------------------------------
     vector_weight: float = Field(default=0.6, ge=0)
-    keyword_weight: float = Field(default=0.25, ge=0)
+    keyword_weight: float = Field(default=0.6, ge=0)
     graph_weight: float = Field(default=0.15, ge=0)
-    rrf_k: int = Field(default=60, ge=1)
+    rrf_k: int = Field(default=10, ge=1)
     recency_half_life_days: float | None = Field(
         default=None, gt=0, description="Half-life of the recency factor in search; default decay_half_life_days"
     )

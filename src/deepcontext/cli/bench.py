@@ -67,6 +67,8 @@ def locomo(
     questions: int = typer.Option(None, "--questions", min=1, help="Only the first N questions of each"),
     db: str = typer.Option(None, "--db", help="Database to use (default: a temporary SQLite file)"),
     no_baselines: bool = typer.Option(False, "--no-baselines", help="Skip the baselines"),
+    no_user_view: bool = typer.Option(False, "--no-user-view", help="Skip the user-view figure (search with limit=k)"),
+    no_context: bool = typer.Option(False, "--no-context", help="Skip context recall (context() at 1000/2000/4000 tokens)"),
     out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
     settings: list[str] = SETTING,
     calibration: bool = typer.Option(
@@ -79,10 +81,11 @@ def locomo(
         False, "--refit", help="With --calibration: write the constants fitted on all conversations where search reads them"
     ),
 ) -> None:
-    """Retrieval recall@5/10/25/50 on LoCoMo, overall and per category, beside BM25, cosine and a naive hybrid."""
+    """Retrieval recall@5/10/25/50 on LoCoMo with the default settings (memory and user-view figures,
+    context recall), overall and per category, beside BM25, cosine and a naive hybrid."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from deepcontext.bench.locomo import KS, run_locomo
+    from deepcontext.bench.locomo import BUDGETS, KS, run_locomo
     from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json, save_plot
 
     given = data or os.environ.get("DEEPCONTEXT_LOCOMO")
@@ -91,6 +94,13 @@ def locomo(
         fail(f"no LoCoMo data: {GET_LOCOMO}")
     if not path.is_file():
         fail(f"LoCoMo file not found: {path}; {GET_LOCOMO}")
+    chosen = _settings(settings)
+    c = console()
+    c.print(
+        "settings changed for this run: " + ", ".join(f"{k}={v}" for k, v in chosen.items())
+        if chosen
+        else "settings: the defaults"
+    )
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
         task = progress.add_task("locomo", total=None)
         result = asyncio.run(
@@ -99,30 +109,58 @@ def locomo(
                 conversations=conversations,
                 questions=questions,
                 db_url=database_url(db),
-                settings=_settings(settings),
+                settings=chosen,
                 baselines=not no_baselines,
+                user_ks=() if no_user_view else KS,
+                budgets=() if no_context else BUDGETS,
                 progress=_progress_cb(progress, task),
                 calibration=calibration or refit,
             )
         )
     result["machine"] = machine()
-    result["settings"] = _settings(settings)
     out_dir = out or default_results_dir()
     json_path = save_json(result, out_dir, "locomo")
     systems = result["systems"]
+
+    def figs(s: dict[str, Any], key: str) -> list[Any]:
+        return [s[key][k] if s.get(key) else None for k in KS]
+
     rows = [
-        [name, s["questions"], *[s["recall"][k] for k in KS], s["turns_cited_at_10"], s["ingest_seconds"], s["search_ms_p50"], s["search_ms_p95"]]
+        [name, s["questions"], *figs(s, "recall"), *figs(s, "user_recall"), s["turns_cited_at_10"], s["ingest_seconds"], s["search_ms_p50"], s["search_ms_p95"]]
         for name, s in systems.items()
     ]
-    c = console()
     c.print(f"LoCoMo: {result['turns']} turns, {result['questions']} questions, embedder {result['embedder']}, {result['backend']}")
-    c.print(markdown_table(["system", "questions", *[f"R@{k}" for k in KS], "turns in top 10", "ingest s", "search p50 ms", "p95 ms"], rows))
+    c.print(
+        markdown_table(
+            ["system", "questions", *[f"R@{k}" for k in KS], *[f"user R@{k}" for k in KS], "turns in top 10", "ingest s",
+             "search p50 ms", "p95 ms"],
+            rows,
+        )
+    )  # fmt: skip
     if result["ratio_ours_over"]:
         c.print()
         c.print(markdown_table(["deepcontext / baseline", *[f"R@{k}" for k in KS]], [[n, *[r[k] for k in KS]] for n, r in result["ratio_ours_over"].items()]))
-    ours = systems["deepcontext"]["by_category"]
+    cat_rows = []
+    for name, s in systems.items():
+        if name not in ("deepcontext", "naive hybrid (RRF)"):
+            continue
+        for cat, v in s["by_category"].items():
+            user = [v["user"][k] for k in KS] if "user" in v else [None] * len(KS)
+            cat_rows.append([name, cat, v["n"], *[v["memory"][k] for k in KS], *user])
     c.print()
-    c.print(markdown_table(["category (deepcontext)", "n", *[f"R@{k}" for k in KS]], [[cat, v["n"], *[v[k] for k in KS]] for cat, v in ours.items()]))
+    c.print(markdown_table(["system", "category", "n", *[f"R@{k}" for k in KS], *[f"user R@{k}" for k in KS]], cat_rows))
+    ours = systems["deepcontext"]
+    if ours.get("context_recall"):
+        budgets = list(ours["context_recall"])
+        c.print()
+        sizes = result["conversation_tokens"]
+        c.print(
+            f"context recall (share of the evidence that context(question, budget_tokens=B) includes); conversations "
+            f"are {min(sizes.values())}-{max(sizes.values())} tokens (mean {sum(sizes.values()) // len(sizes)})"
+        )
+        ctx_rows = [["all", ours["questions"], *[ours["context_recall"][b] for b in budgets]]]
+        ctx_rows += [[cat, v["n"], *[v["context"][b] for b in budgets]] for cat, v in ours["by_category"].items() if "context" in v]
+        c.print(markdown_table(["category", "n", *[f"B={b}" for b in budgets]], ctx_rows))
     plot = save_plot(
         {n: (list(KS), [s["recall"][k] for k in KS]) for n, s in systems.items()},
         title="LoCoMo recall@k",

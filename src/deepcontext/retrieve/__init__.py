@@ -1,7 +1,7 @@
 """Hybrid retrieval: legs, fusion, rescoring, presets."""
 
 from deepcontext.retrieve.config import PRESETS, SearchConfig, preset
-from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf
+from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf, spread
 from deepcontext.retrieve.search import Hit, graph_leg, hybrid_search
 
 __all__ = [
@@ -15,4 +15,5 @@ __all__ = [
     "recency_factor",
     "rescore",
     "rrf",
+    "spread",
 ]

@@ -21,16 +21,31 @@ class SearchConfig(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     vector_weight: float = Field(0.6, ge=0)
-    keyword_weight: float = Field(0.25, ge=0)
+    keyword_weight: float = Field(0.6, ge=0)
     graph_weight: float = Field(0.15, ge=0)
-    rrf_k: int = Field(60, ge=1)
+    rrf_k: int = Field(10, ge=1)
     vector_k_factor: int = Field(3, ge=0)
     keyword_k_factor: int = Field(2, ge=0)
     graph_k_factor: int = Field(2, ge=0)
-    min_leg_k: int = Field(20, ge=0, description="Each enabled leg fetches at least this many")
+    # deep enough at small limits for a reply's question (or a question's reply) to be among the
+    # candidates it can lift
+    min_leg_k: int = Field(50, ge=0, description="Each enabled leg fetches at least this many")
     graph_depth: int = Field(2, ge=0, le=5)
     group_by_source: bool = Field(
         True, description="Memories citing the same turns (a turn and its facts) compete as one result"
+    )
+    before_weight: float = Field(
+        0.9, ge=0, description="Share of the score of the turn just before a candidate's turn (the question it answers) it gains"
+    )
+    after_weight: float = Field(
+        0.5, ge=0, description="Share of the score of the turn just after a candidate's turn (the reply it got) it gains"
+    )
+    session_weight: float = Field(
+        0.0, ge=0, description="Share of its conversation's best candidate scores a candidate gains"
+    )
+    session_top: int = Field(3, ge=1, description="How many of the conversation's best candidates count")
+    date_boost: float = Field(
+        3.0, ge=0, description="Score x (1 + date_boost) for memories said or dated within a time the query names"
     )
     # rescoring: final = rrf x importance x recency x confidence x access boost
     use_importance: bool = True
@@ -41,7 +56,9 @@ class SearchConfig(BaseModel):
     confidence_floor: float = Field(0.5, ge=0, le=1, description="Same for confidence")
     recency_half_life_days: float = Field(7.0, gt=0)
     recency_floor: float = Field(0.5, ge=0, le=1)
-    access_boost: float = Field(0.01, ge=0, description="Per access, up to access_cap")
+    # being returned by earlier searches is no evidence of relevance to this one: access counts
+    # strengthen a memory against decay (lifecycle), not its rank, unless asked for
+    access_boost: float = Field(0.0, ge=0, description="Rank boost per access, up to access_cap (0: none)")
     access_cap: int = Field(50, ge=0)
     profile_weight: float = Field(
         0.9, ge=0,
@@ -82,7 +99,7 @@ class SearchConfig(BaseModel):
 
 
 PRESETS: dict[str, SearchConfig] = {
-    # the seed's fusion and rescoring, with a floor under recency
+    # the default fusion and rescoring
     "hybrid": SearchConfig(),
     # pure relevance: no importance / recency / access rescoring
     "relevance": SearchConfig(use_importance=False, use_confidence=False, recency_floor=1.0, access_boost=0.0),

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from datetime import datetime
 
-__all__ = ["access_factor", "recency_factor", "rescore", "rrf"]
+__all__ = ["access_factor", "recency_factor", "rescore", "rrf", "spread"]
 
 
 def rrf(legs: Mapping[str, Sequence[int]], weights: Mapping[str, float], k: int = 60) -> dict[int, float]:
@@ -58,3 +58,48 @@ def rescore(
     if use_confidence:
         s *= confidence_floor + (1.0 - confidence_floor) * confidence
     return max(0.0, s)
+
+
+def spread(
+    scores: Mapping[Hashable, float],
+    turn_of: Mapping[Hashable, int],
+    conversation_of: Mapping[Hashable, str],
+    *,
+    before: float = 0.0,
+    after: float = 0.0,
+    session: float = 0.0,
+    session_top: int = 3,
+) -> dict[Hashable, float]:
+    """Relevance shared through the conversation: each candidate gains ``before`` x the score of the
+    candidate from the turn just before its own (the question it answers) and ``after`` x that of
+    the turn just after (the reply it got), in the same conversation, at most up to that neighbour's
+    score (the better lent share counts), and ``session`` x the sum of the ``session_top`` best scores of its
+    conversation (a conversation that matches in several places is about the question). Every
+    candidate of a conversation gains the same session term, so it reorders across conversations
+    only. Candidates missing from ``turn_of`` / ``conversation_of`` keep their score."""
+    if before <= 0 and after <= 0 and session <= 0:
+        return dict(scores)
+    by_turn = {t: g for g, t in turn_of.items() if g in scores}
+    context: dict[str, float] = {}
+    if session > 0:
+        per: dict[str, list[float]] = {}
+        for g, s in scores.items():
+            c = conversation_of.get(g)
+            if c is not None:
+                per.setdefault(c, []).append(s)
+        context = {c: sum(sorted(v, reverse=True)[:session_top]) for c, v in per.items()}
+    out: dict[Hashable, float] = {}
+    for g, s in scores.items():
+        conv = conversation_of.get(g)
+        gain = session * context.get(conv, 0.0) if conv is not None else 0.0
+        turn = turn_of.get(g)
+        if turn is not None and conv is not None:
+            lent = 0.0
+            for t, w in ((turn - 1, before), (turn + 1, after)):
+                n = by_turn.get(t) if w > 0 else None
+                if n is not None and conversation_of.get(n) == conv:
+                    # borrowed relevance lifts a turn up to its neighbour, never past it
+                    lent = max(lent, min(w * scores[n], max(0.0, scores[n] - s)))
+            gain += lent
+        out[g] = s + gain
+    return out

@@ -14,15 +14,16 @@ import numpy as np
 
 from deepcontext.retrieve.calibration import calibrate
 from deepcontext.retrieve.config import SearchConfig
-from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf
 from deepcontext.retrieve.asked import asked_slot, slot_factor
+from deepcontext.retrieve.dates import query_window
+from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf, spread
 from deepcontext.retrieve.profile import profile_leg, uses_profile, vector_pool
 from deepcontext.retrieve.supersession import about_the_past, outdated_factor
-from deepcontext.store.base import MemoryFilters, Store
+from deepcontext.store.base import MemoryFilters, RankFields, Store
 from deepcontext.text import keyword_terms, query_ngrams
 from deepcontext.types import Memory
 
-__all__ = ["HUB_SHARE", "MAX_SOURCES", "Hit", "graph_leg", "hybrid_search", "leg_k"]
+__all__ = ["HUB_SHARE", "MAX_SOURCES", "Candidates", "Hit", "Ranked", "gather", "graph_leg", "hybrid_search", "leg_k", "rank"]
 
 #: entities (matched + neighbours, by weight) whose memories the graph leg reads
 MAX_GRAPH_ENTITIES = 12
@@ -111,7 +112,18 @@ def hybrid_search(*args: Any, **kwargs: Any) -> list[Hit]:
         return _hybrid_search(*args, **kwargs)
 
 
-def _hybrid_search(
+@dataclass(slots=True)
+class Candidates:
+    """What the legs found for a query: each leg's memory ids in rank order, the fields the ranking
+    needs and the vector leg's cosines (see :func:`gather` and :func:`rank`)."""
+
+    query: str
+    legs: dict[str, list[int]]
+    fields: dict[int, RankFields]
+    sims: dict[int, float] = field(default_factory=dict)
+
+
+def gather(
     store: Store,
     user_id: str,
     query: str,
@@ -122,17 +134,14 @@ def _hybrid_search(
     config: SearchConfig,
     now: datetime,
     include_graph: bool = True,
-    links_per_memory: int = 0,
     vector_hits: Future[list[tuple[int, float]]] | None = None,
-) -> list[Hit]:
-    """``vector_hits``: the vector leg's result, computed by another thread (on a connection of its
-    own, see :attr:`Store.concurrent_vector_leg`) while this one reads the other legs; when given,
-    ``query_vector`` is not used."""
+) -> Candidates:
+    """Run the legs and read the candidates' rank fields. ``vector_hits``: the vector leg's result,
+    computed by another thread (on a connection of its own, see :attr:`Store.concurrent_vector_leg`)
+    while this one reads the other legs; when given, ``query_vector`` is not used."""
     legs: dict[str, list[int]] = {}
     sims: dict[int, float] = {}
-    weights = {"vector": config.vector_weight, "keyword": config.keyword_weight, "graph": config.graph_weight}
     profile = uses_profile(query, config.profile_weight) and config.vector_weight > 0
-    weights["profile"] = config.profile_weight
     pool: list[tuple[int, float]] = []
 
     def k_for(factor: int) -> int:
@@ -162,18 +171,42 @@ def _hybrid_search(
         legs["keyword"] = keyword
     if graph is not None:
         legs["graph"] = graph
-
     if not any(legs.values()):
-        return []
+        return Candidates(query, {}, {})
     all_ids = list(dict.fromkeys(m for ids in legs.values() for m in ids))
     if profile and len(pool) > k_vector:
         fields = store.rank_fields(user_id, list(dict.fromkeys([*all_ids, *(m for m, _ in pool[k_vector:])])))
         legs["profile"] = profile_leg(pool, fields, k_vector, config.profile_hard_bonus)
-        all_ids = list(dict.fromkeys([*all_ids, *legs["profile"]]))
     else:
         fields = store.rank_fields(user_id, all_ids)
         if profile:
             legs["profile"] = profile_leg(pool, fields, k_vector, config.profile_hard_bonus)
+    return Candidates(query, legs, fields, sims)
+
+
+@dataclass(slots=True)
+class Ranked:
+    """One result of :func:`rank`: its ranking score, fused score, representative memory, group key,
+    each leg's rank of the group and the best cosine of its members."""
+
+    score: float
+    rrf_score: float
+    memory_id: int
+    group: Any
+    legs: dict[str, int]
+    similarity: float | None = None
+
+
+def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> list[Ranked]:
+    """Fuse, rescore and spread the candidates; the best ``limit`` groups, best first."""
+    legs, fields, sims = cands.legs, cands.fields, cands.sims
+    if not any(legs.values()):
+        return []
+    weights = {
+        "vector": config.vector_weight, "keyword": config.keyword_weight, "graph": config.graph_weight,
+        "profile": config.profile_weight,
+    }  # fmt: skip
+    all_ids = list(dict.fromkeys(m for ids in legs.values() for m in ids))
     if config.group_by_source:
         first_turns = {mid: f.first_turn for mid, f in fields.items() if f.first_turn is not None}
         groups, legs_g, fused = _group_by_source(legs, first_turns, weights, config.rrf_k)
@@ -181,12 +214,14 @@ def _hybrid_search(
         groups = {mid: [mid] for mid in all_ids}
         legs_g = legs
         fused = rrf(legs, weights, config.rrf_k)
+    window = query_window(cands.query, now) if config.date_boost > 0 else None
     ranks = {leg: {g: r for r, g in enumerate(ids, start=1)} for leg, ids in legs_g.items()}
     ranks["fused"] = {g: r for r, g in enumerate(sorted(fused, key=lambda g: -fused[g]), start=1)}
     own = rrf(legs, weights, config.rrf_k) if config.group_by_source else fused
-    past = about_the_past(query)
-    asked = asked_slot(query) if config.slot_boost > 0 else None
-    scored: list[tuple[float, float, int, Any]] = []
+    past = about_the_past(cands.query)
+    asked = asked_slot(cands.query) if config.slot_boost > 0 else None
+    final: dict[Any, float] = {}
+    rep: dict[Any, int] = {}
     for gkey, fscore in fused.items():
         # the group's representative: a pinned (key) memory if there is one, else the member that
         # matched best on its own
@@ -201,27 +236,66 @@ def _hybrid_search(
             * slot_factor(fields[m], asked, config.slot_boost)
             for m in members
         )
-        scored.append((score, fscore, mid, gkey))
+        if window is not None and any(window.contains(fields[m].when, fields[m].occurred_at) for m in members):
+            score *= 1.0 + config.date_boost
+        final[gkey], rep[gkey] = score, mid
+    if config.before_weight > 0 or config.after_weight > 0 or config.session_weight > 0:
+        # spread on the final scores, so a neighbour's boosts cannot lift a borrower past its lender
+        turn_of: dict[Any, int] = {}
+        conv_of: dict[Any, str] = {}
+        for gkey in final:
+            f = fields.get(groups[gkey][0])
+            if f is not None and f.first_turn is not None and f.conversation_id is not None:
+                turn_of[gkey], conv_of[gkey] = f.first_turn, f.conversation_id
+        final = spread(
+            final, turn_of, conv_of,
+            before=config.before_weight, after=config.after_weight, session=config.session_weight,
+            session_top=config.session_top,
+        )  # fmt: skip
+    scored = [(score, fused[g], rep[g], g) for g, score in final.items()]
     scored.sort(key=lambda x: (-x[0], -x[1], -x[2]))
-    scored = scored[:limit]
-    # full memories, with details, only for what is returned
-    ids = [mid for _, _, mid, _ in scored]
-    memories, links = store.result_details(user_id, ids, max_sources=MAX_SOURCES, links_per_memory=links_per_memory)
+    return [
+        Ranked(
+            score, fscore, mid, gkey, {leg: r[gkey] for leg, r in ranks.items() if gkey in r},
+            max((sims[m] for m in groups[gkey] if m in sims), default=None),
+        )
+        for score, fscore, mid, gkey in scored[:limit]
+    ]
+
+
+def _hybrid_search(
+    store: Store,
+    user_id: str,
+    query: str,
+    query_vector: np.ndarray | Future[np.ndarray] | None,
+    *,
+    limit: int,
+    filters: MemoryFilters,
+    config: SearchConfig,
+    now: datetime,
+    include_graph: bool = True,
+    links_per_memory: int = 0,
+    vector_hits: Future[list[tuple[int, float]]] | None = None,
+) -> list[Hit]:
+    """:func:`gather`, :func:`rank`, then the full memories (with details) of what is returned."""
+    cands = gather(
+        store, user_id, query, query_vector, limit=limit, filters=filters, config=config, now=now,
+        include_graph=include_graph, vector_hits=vector_hits,
+    )  # fmt: skip
+    ranked = rank(cands, config, now, limit)
+    memories, links = store.result_details(
+        user_id, [r.memory_id for r in ranked], max_sources=MAX_SOURCES, links_per_memory=links_per_memory
+    )
     hits = []
-    for score, fscore, mid, gkey in scored:
-        mem = memories.get(mid)
+    for r in ranked:
+        mem = memories.get(r.memory_id)
         if mem is not None:
-            best = max((sims[m] for m in groups[gkey] if m in sims), default=None)
             hits.append(
                 Hit(
-                    memory=mem,
-                    score=score,
-                    rrf_score=fscore,
-                    legs={leg: r[gkey] for leg, r in ranks.items() if gkey in r},
-                    similarity=best,
-                    links=links.get(mid, []),
+                    memory=mem, score=r.score, rrf_score=r.rrf_score, legs=r.legs, similarity=r.similarity,
+                    links=links.get(r.memory_id, []),
                 )
-            )
+            )  # fmt: skip
     # last: the ranking's scores become calibrated relevance, in the same order
     return calibrate(hits)
 

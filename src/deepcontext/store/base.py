@@ -111,6 +111,8 @@ class RankFields:
     valid_to: datetime | None = None  # when what it says stopped being true (knowledge updates)
     standing: str | None = None  # the kind of standing fact it states (allergy, diet, preference...)
     slots: str | None = None  # the single-valued facts it holds: "maya|employer maya|job"
+    conversation_id: str | None = None
+    occurred_at: datetime | None = None  # when what it says happened (extracted), if known
 
 
 @dataclass(slots=True)

@@ -969,6 +969,8 @@ class SQLStore(AddWriter, Store):
                         valid_to=r.valid_to,
                         standing=r.standing,
                         slots=r.slots,
+                        conversation_id=r.conversation_id,
+                        occurred_at=r.occurred_at,
                     )
         return out
 
@@ -990,7 +992,7 @@ class SQLStore(AddWriter, Store):
         return select(
             mt.c.id, mt.c.importance, mt.c.confidence, mt.c.said_at, mt.c.created_at, mt.c.access_count,
             mt.c.status, mt.c.pinned, mt.c.valid_to, mt.c.metadata["standing"].as_string().label("standing"),
-            mt.c.metadata["slots"].as_string().label("slots"), first,
+            mt.c.metadata["slots"].as_string().label("slots"), mt.c.conversation_id, mt.c.occurred_at, first,
         ).where(self._owner(mt.c.user_id) == uid)  # fmt: skip
 
     def memory_entities(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:

@@ -132,6 +132,7 @@ _MEMORY_ENTITIES_SQL = (
 _RANK_FIELDS_SQL = (
     "SELECT m.id, m.importance, m.confidence, coalesce(m.said_at, m.created_at), m.access_count, m.status, m.pinned, "
     "m.valid_to, json_extract(m.metadata, '$.standing'), json_extract(m.metadata, '$.slots'), "
+    "m.conversation_id, m.occurred_at, "
     "(SELECT min(s.turn_id) FROM memory_sources AS s WHERE s.memory_id = m.id AND s.user_id = ?2) "
     "FROM memories AS m WHERE m.id IN (SELECT value FROM json_each(?1)) AND +m.user_id = ?2"
 )
@@ -490,7 +491,7 @@ class SQLiteStore(SQLStore):
             return out
         with self._read() as conn:
             driver = _driver(conn)
-            for mid, importance, confidence, when, access, status, pinned, valid_to, standing, slots, first in driver.execute(
+            for mid, importance, confidence, when, access, status, pinned, valid_to, standing, slots, conv, occurred, first in driver.execute(
                 _RANK_FIELDS_SQL, (json.dumps(ids), user_id)
             ):
                 out[int(mid)] = RankFields(
@@ -504,6 +505,8 @@ class SQLiteStore(SQLStore):
                     valid_to=None if valid_to is None else from_epoch(valid_to),
                     standing=standing if isinstance(standing, str) else None,
                     slots=slots if isinstance(slots, str) else None,
+                    conversation_id=conv,
+                    occurred_at=None if occurred is None else from_epoch(occurred),
                 )
         return out
 

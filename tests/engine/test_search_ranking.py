@@ -1,0 +1,105 @@
+"""Ranking rules of hybrid search, end to end on a real database: earlier searches do not lift
+what they returned; relevance spreads through the conversation; a time the query names lifts what
+was said then."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from deepcontext import DeepContext, SearchConfig
+from deepcontext.retrieve import spread
+from deepcontext.retrieve.dates import query_window
+
+CHAT = [
+    {"role": "user", "name": "Maya", "content": "I work as a data engineer at Northwind Labs in Lisbon."},
+    {"role": "assistant", "content": "Nice to meet you, Maya!"},
+    {"role": "user", "name": "Maya", "content": "My sister Lena lives in Berlin and works as a nurse."},
+    {"role": "user", "name": "Maya", "content": "On weekends I climb at the gym near the river."},
+]
+SAID = datetime(2024, 2, 3, 10, 30, tzinfo=timezone.utc)
+
+
+async def test_being_returned_does_not_lift_rank(ctx: DeepContext) -> None:
+    await ctx.add(CHAT, user_id="maya", conversation_id="c1", timestamp=SAID)
+    question = "Where does Maya's sister live?"
+    before = await ctx.search(question, user_id="maya", limit=10)
+    for _ in range(20):
+        await ctx.search("Northwind Labs data engineer", user_id="maya", limit=3)
+    await ctx.close()  # waits for the background access updates
+    await ctx.init()
+    counted = {m.id: m.access_count for m in (await ctx.list("maya", limit=100)).memories}
+    assert max(counted.values()) >= 20  # the accesses were counted
+    after = await ctx.search(question, user_id="maya", limit=10)
+    assert [(r.memory_id, r.score) for r in after.results] == [(r.memory_id, r.score) for r in before.results]
+
+
+def test_spread_shares_neighbour_and_conversation_relevance() -> None:
+    scores = {"a": 1.0, "b": 0.2, "c": 0.5, "x": 0.6}
+    turn_of = {"a": 10, "b": 11, "c": 30, "x": 12}
+    conv_of = {"a": "s1", "b": "s1", "c": "s1", "x": "s2"}
+    # b answers a: it gains half of a's score; x is the next turn id but another conversation
+    out = spread(scores, turn_of, conv_of, before=0.5, after=0.25)
+    assert out["b"] == pytest.approx(0.2 + 0.5 * 1.0)
+    assert out["a"] == pytest.approx(1.0)  # a weaker neighbour lends nothing
+    assert out["c"] == pytest.approx(0.5) and out["x"] == pytest.approx(0.6)
+    # borrowed relevance lifts a turn up to its lender, never past it
+    close = spread({"a": 1.0, "b": 0.9}, {"a": 10, "b": 11}, {"a": "s1", "b": "s1"}, before=0.5)
+    assert close["b"] == pytest.approx(1.0) and close["a"] == pytest.approx(1.0)
+    # the session term is the same for every candidate of a conversation: it reorders across them only
+    out = spread(scores, turn_of, conv_of, session=1.0, session_top=2)
+    assert out["b"] - 0.2 == pytest.approx(out["c"] - 0.5) == pytest.approx(1.5)
+    assert out["x"] == pytest.approx(0.6 + 0.6)
+    assert out["b"] > out["x"]  # lifted by its conversation's other matches
+    assert spread(scores, turn_of, conv_of) == scores
+    # a candidate without a turn or conversation keeps its score
+    assert spread({"m": 0.3, **scores}, turn_of, conv_of, before=1.0, after=1.0, session=1.0)["m"] == pytest.approx(0.3)
+
+
+async def test_spread_settings_in_a_search(ctx: DeepContext) -> None:
+    await ctx.add(CHAT, user_id="maya", conversation_id="c1", timestamp=SAID)
+    await ctx.add([{"role": "user", "name": "Maya", "content": "Lena visited me in Lisbon last spring."}], user_id="maya", conversation_id="c2")
+    plain = await ctx.search("Lena nurse Berlin", user_id="maya", limit=10, config=SearchConfig(session_weight=0.0))
+    shared = await ctx.search("Lena nurse Berlin", user_id="maya", limit=10, config=SearchConfig(session_weight=1.0))
+    assert {r.memory_id for r in plain.results} == {r.memory_id for r in shared.results}
+    # the conversation that matches in several places rises past the other; nothing moves within one
+    pos = {r.memory_id: i for i, r in enumerate(shared.results)}
+    for i, r in enumerate(plain.results):
+        if r.conversation_id == "c1":
+            assert pos[r.memory_id] <= i
+        else:
+            assert pos[r.memory_id] >= i
+    c1 = [r.memory_id for r in plain.results if r.conversation_id == "c1"]
+    assert c1 == [r.memory_id for r in shared.results if r.conversation_id == "c1"]
+
+
+def test_query_window_resolves_the_time_a_query_names() -> None:
+    now = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+    july = query_window("When did Maya go camping in July?", now)
+    assert july is not None and july.month == 7
+    # a month without a year: that month of any year
+    assert july.contains(datetime(2023, 7, 14, tzinfo=timezone.utc))
+    assert not july.contains(datetime(2023, 8, 1, tzinfo=timezone.utc), None)
+    may = query_window("What did she paint in May 2023?", now)
+    assert may is not None and may.month is None
+    assert may.contains(datetime(2023, 5, 31, 23, tzinfo=timezone.utc))
+    assert not may.contains(datetime(2024, 5, 2, tzinfo=timezone.utc))
+    week = query_window("What did I cook last week?", now)
+    assert week is not None and week.contains(datetime(2026, 11, 25, tzinfo=timezone.utc))
+    assert not week.contains(datetime(2026, 12, 1, tzinfo=timezone.utc))
+    assert query_window("Where does Maya work?", now) is None
+
+
+async def test_a_named_month_lifts_what_was_said_then(ctx: DeepContext) -> None:
+    for month, dish in ((3, "risotto"), (7, "paella"), (11, "curry")):
+        said = datetime(2024, month, 10, 19, tzinfo=timezone.utc)
+        msg = {"role": "user", "name": "Maya", "content": f"I cooked a big {dish} for my friends tonight.", "timestamp": said}
+        await ctx.add([msg], user_id="maya", conversation_id=f"m{month}", timestamp=said)
+    question = "What did Maya cook for her friends in July?"
+    dated = await ctx.search(question, user_id="maya", limit=3)
+    assert "paella" in dated.results[0].text, [r.text for r in dated.results]
+    plain = await ctx.search(question, user_id="maya", limit=3, config=SearchConfig(date_boost=0.0))
+    top = dated.results[0]
+    same = next(r for r in plain.results if r.memory_id == top.memory_id)
+    assert top.rrf_score == pytest.approx(same.rrf_score)  # the same match, lifted by its date only
