@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[2]
 N = 3000
 
@@ -107,3 +109,34 @@ def test_a_killed_import_stores_nothing_and_a_rerun_stores_everything_once(tmp_p
         assert again.returncode == 0, again.stderr
         assert f"{N} turns" in again.stdout and "turns/s" in again.stdout
     assert [c for c, _ in _turns(tmp_path)] == [json.loads(line)["content"] for line in path.read_text().splitlines()]
+
+
+async def test_pipelined_vectors_are_each_texts_own(tmp_path: Path) -> None:
+    """The bulk add embeds the next batch while it writes this one: every stored vector is still
+    what the model gives for its text alone."""
+    from deepcontext import DeepContext
+    from deepcontext.embed.minilm import MiniLMEmbedder
+
+    n = 230  # three batches, the last one short
+    lines = [
+        json.dumps({"role": "user" if i % 2 == 0 else "assistant", "name": None if i % 3 else "Ana",
+                    "content": f"Message {i}: " + "the train to Porto leaves from platform four. " * (1 + i % 5)})
+        for i in range(n)
+    ]  # fmt: skip
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    env = {k: v for k, v in _env(tmp_path).items() if k != "DEEPCONTEXT_EMBEDDER"}  # the real model
+    p = subprocess.run(_cmd(tmp_path, "add", str(path), "--user", "ana"), env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    ctx = DeepContext(database_url=f"sqlite:///{tmp_path / 'bulk.db'}")
+    await ctx.init()
+    try:
+        memories = [m for m in ctx.store.iter_memories("ana") if m.is_active]
+        stored = ctx.store.embeddings("ana", [m.id for m in memories])  # type: ignore[attr-defined]
+    finally:
+        await ctx.close()
+    assert len(memories) >= n
+    alone = MiniLMEmbedder(cache_size=0)
+    for m in memories:
+        own = alone.embed([m.text])[0]
+        assert float(np.max(np.abs(stored[m.id] - own))) < 1e-5, m.text[:60]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import json
 import sys
@@ -95,6 +97,27 @@ async def _committed(ctx: Any, user: str, conversations: list[str], source: str)
     return done
 
 
+def _turn_texts(ctx: Any, msgs: Any) -> list[str]:
+    """The texts add() will embed for these messages' own memories (none if they do not parse:
+    add() then reports the error)."""
+    from datetime import datetime, timezone
+
+    from deepcontext.errors import ValidationError
+    from deepcontext.services.ingest import turn_memory_text
+    from deepcontext.services.validation import parse_messages
+
+    if not ctx.settings.store_turn_memories:
+        return []
+    try:
+        parsed = parse_messages(
+            msgs, now=datetime.now(timezone.utc), default_time=None,
+            max_messages=ctx.settings.max_messages_per_add, max_chars=ctx.settings.max_message_chars,
+        )  # fmt: skip
+    except ValidationError:
+        return []
+    return [turn_memory_text(m) for m in parsed if m.role in ("user", "assistant")]
+
+
 @app.command()
 def add(
     path: str = typer.Argument("-", help="JSON or JSONL file of messages; '-' reads stdin"),
@@ -141,18 +164,33 @@ def add(
         columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), "eta", TimeRemainingColumn())
         position = 0
         t0 = time.perf_counter()
+        pending: list[tuple[dict[str, Any], Any, int]] = []
+        for b, msgs in chunks:
+            n = len(msgs) if isinstance(msgs, list) else 1
+            if position + n > skip:  # else stored by an earlier run
+                todo = msgs[skip - position :] if isinstance(msgs, list) and position < skip else msgs
+                pending.append((b, todo, max(position, skip)))
+            position += n
+        # the next batch's turns are embedded while this one is planned and written (the model
+        # releases the GIL); add() then finds their vectors in the embedder's cache
+        prefetch: asyncio.Future[Any] | None = None
         with Progress(*columns, console=console(stderr=True), transient=True, disable=len(chunks) < 2 or json_out) as progress:
             task = progress.add_task("messages", total=total - skip)
-            for b, msgs in chunks:
-                n = len(msgs) if isinstance(msgs, list) else 1
-                if position + n <= skip:  # stored by an earlier run
-                    position += n
-                    continue
-                todo = msgs[skip - position :] if isinstance(msgs, list) and position < skip else msgs
-                marked = _mark(todo, source, max(position, skip)) if source is not None else todo
-                out.append(await ctx.add(marked, user, b["conversation_id"], timestamp=b["timestamp"]))
+            for k, (b, todo, start) in enumerate(pending):
+                if prefetch is not None:
+                    with contextlib.suppress(Exception):  # a failing model fails the add itself, clearly
+                        await prefetch
+                nxt = _turn_texts(ctx, pending[k + 1][1]) if k + 1 < len(pending) else []
+                prefetch = asyncio.ensure_future(asyncio.to_thread(ctx.embedder.embed, nxt)) if nxt else None
+                marked = _mark(todo, source, start) if source is not None else todo
+                try:
+                    out.append(await ctx.add(marked, user, b["conversation_id"], timestamp=b["timestamp"]))
+                except BaseException:
+                    if prefetch is not None:
+                        with contextlib.suppress(BaseException):
+                            await prefetch
+                    raise
                 progress.advance(task, len(todo) if isinstance(todo, list) else 1)
-                position += n
         return out, skip, total, time.perf_counter() - t0
 
     results, skipped, total, seconds = run(body)
