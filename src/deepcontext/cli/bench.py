@@ -301,7 +301,7 @@ def speed(
         )
     series: dict[str, tuple[list[float], list[float]]] = {}
     if theirs:
-        series[f"{theirs['name']} p95"] = ([s["memories"] for s in results[0]["stages"]], [s["search_ms"]["p95"] for s in theirs["stages"]])
+        series[f"{theirs['name']} p95"] = ([s["memories"] for s in theirs["stages"]], [s["search_ms"]["p95"] for s in theirs["stages"]])
     for label, result in zip(labels, results, strict=True):
         xs = [s["memories"] for s in result["stages"]]
         prefix = f"{label} " if len(results) > 1 else ""
