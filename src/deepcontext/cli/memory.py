@@ -97,7 +97,7 @@ async def _committed(ctx: Any, user: str, conversations: list[str], source: str)
     return done
 
 
-def _turn_texts(ctx: Any, msgs: Any) -> list[str]:
+def _turn_texts(ctx: Any, msgs: Any, user_name: str | None) -> list[str]:
     """The texts add() will embed for these messages' own memories (none if they do not parse:
     add() then reports the error)."""
     from datetime import datetime, timezone
@@ -115,7 +115,7 @@ def _turn_texts(ctx: Any, msgs: Any) -> list[str]:
         )  # fmt: skip
     except ValidationError:
         return []
-    return [turn_memory_text(m) for m in parsed if m.role in ("user", "assistant")]
+    return [turn_memory_text(m, user_name) for m in parsed if m.role in ("user", "assistant")]
 
 
 @app.command()
@@ -174,13 +174,14 @@ def add(
         # the next batch's turns are embedded while this one is planned and written (the model
         # releases the GIL); add() then finds their vectors in the embedder's cache
         prefetch: asyncio.Future[Any] | None = None
+        display = (await ctx.get_user(user))["name"] if len(pending) > 1 else None
         with Progress(*columns, console=console(stderr=True), transient=True, disable=len(chunks) < 2 or json_out) as progress:
             task = progress.add_task("messages", total=total - skip)
             for k, (b, todo, start) in enumerate(pending):
                 if prefetch is not None:
                     with contextlib.suppress(Exception):  # a failing model fails the add itself, clearly
                         await prefetch
-                nxt = _turn_texts(ctx, pending[k + 1][1]) if k + 1 < len(pending) else []
+                nxt = _turn_texts(ctx, pending[k + 1][1], display) if k + 1 < len(pending) else []
                 prefetch = asyncio.ensure_future(asyncio.to_thread(ctx.embedder.embed, nxt)) if nxt else None
                 marked = _mark(todo, source, start) if source is not None else todo
                 try:
