@@ -34,7 +34,7 @@ from deepcontext.bench.baselines import BM25, cosine_rank, rrf_merge
 from deepcontext.bench.calibration import CalibrationData, calibration_report
 from deepcontext.bench.locomo_data import CATEGORIES, Conversation, load
 
-__all__ = ["BUDGETS", "KS", "Record", "SystemResult", "ingest", "run_locomo", "user_view"]
+__all__ = ["BUDGETS", "KS", "Record", "SystemResult", "ingest", "peer_ratios", "run_locomo", "user_view"]
 
 KS = (5, 10, 25, 50)
 #: context budgets (tokens) whose recall is reported
@@ -73,6 +73,7 @@ class SystemResult:
     name: str
     records: list[Record] = field(default_factory=list)
     ingest_seconds: float = 0.0
+    turns: int = 0
     search_ms: list[float] = field(default_factory=list)
     #: distinct turns cited by the top 10 (a merged memory citing many turns raises recall: shown openly)
     turns_at_10: list[int] = field(default_factory=list)
@@ -112,6 +113,8 @@ class SystemResult:
             "ingest_seconds": round(self.ingest_seconds, 3),
             "search_ms_p50": round(lat[len(lat) // 2], 3) if lat else None,
             "search_ms_p95": round(lat[int(len(lat) * 0.95)], 3) if lat else None,
+            "search_ms_p99": round(lat[int(len(lat) * 0.99)], 3) if lat else None,
+            "ingest_turns_per_s": round(self.turns / self.ingest_seconds, 1) if self.turns and self.ingest_seconds else None,
             "turns_cited_at_10": round(statistics.fmean(self.turns_at_10), 2) if self.turns_at_10 else None,
         }
 
@@ -182,6 +185,7 @@ async def _run_ours(
         sizes[conv.sample_id] = counter.count("\n".join(f"{t.speaker}: {t.text}" for t in conv.turns))
         t0 = time.perf_counter()
         dia_of = await ingest(ctx, conv, tick)
+        res.turns += len(conv.turns)
         res.ingest_seconds += time.perf_counter() - t0
         cache: dict[int, list[str]] = {}
         for q in conv.questions:
@@ -239,6 +243,53 @@ def _run_baselines(convs: list[Conversation], embed: Callable[[list[str]], np.nd
     return [kw, vec, hyb]
 
 
+def peer_ratios(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+    """Our figures over the peer's: recall@k and ingest turns/s (higher is better for us), search
+    latency percentiles (lower is better for us)."""
+
+    def ratio(a: Any, b: Any) -> float | None:
+        return round(a / b, 3) if a is not None and b else None
+
+    out: dict[str, Any] = {f"recall@{k}": ratio(ours["recall"].get(k), theirs["recall"].get(k)) for k in KS}
+    out["ingest_turns_per_s"] = ratio(ours["ingest_turns_per_s"], theirs["ingest_turns_per_s"])
+    for p in ("p50", "p95", "p99"):
+        out[f"search_ms_{p}"] = ratio(ours[f"search_ms_{p}"], theirs[f"search_ms_{p}"])
+    return out
+
+
+def _run_mem0(convs: list[Conversation], embedder: Any, tick: Callable[[str], None]) -> SystemResult:
+    """mem0 (``infer=False``) on the same sessions, one memory per turn ("speaker: text", as the
+    baselines index it), the same questions; see :mod:`deepcontext.bench.mem0_peer`."""
+    from deepcontext.bench.mem0_peer import Mem0Peer, network_guard
+
+    embedder.clear_cache()  # the baselines embedded the same "speaker: text" documents
+    with network_guard():
+        peer = Mem0Peer(embedder)
+        res = SystemResult(f"mem0 {peer.version}")
+        try:
+            for conv in convs:
+                user = f"locomo-{conv.sample_id}"
+                dia_of: dict[str, str] = {}
+                t0 = time.perf_counter()
+                for _, _, turns in conv.sessions:
+                    if not turns:
+                        continue
+                    ids = peer.add(user, [{"role": "user", "content": f"{t.speaker}: {t.text}"} for t in turns])
+                    dia_of.update(zip(ids, (t.dia_id for t in turns), strict=True))
+                    res.turns += len(turns)
+                    tick("mem0")
+                res.ingest_seconds += time.perf_counter() - t0
+                for q in conv.questions:
+                    t1 = time.perf_counter()
+                    hits = peer.search(user, q.question, max(KS))
+                    res.search_ms.append((time.perf_counter() - t1) * 1000)
+                    res.add(conv.sample_id, q.category, q.evidence, [[dia_of[h]] for h in hits if h in dia_of])
+                    tick("mem0")
+        finally:
+            peer.close()
+    return res
+
+
 async def run_locomo(
     path: str | Path,
     *,
@@ -251,11 +302,13 @@ async def run_locomo(
     budgets: Sequence[int] = BUDGETS,
     progress: Callable[[str, int], None] | None = None,
     calibration: bool = False,
+    peer: str | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark; returns a JSON-ready dict (systems, ratios, run facts). ``settings`` are
     passed to the engine as they are (none: the defaults); ``user_ks`` and ``budgets`` choose the
     user-view and context figures (empty: not measured); with ``calibration``, also how well the
-    search scores are calibrated (see :mod:`.calibration`)."""
+    search scores are calibrated (see :mod:`.calibration`); ``peer="mem0"`` adds mem0 on the same
+    turns and questions (it must be installed)."""
     convs = load(path)
     if conversations is not None:
         convs = convs[:conversations]
@@ -265,7 +318,7 @@ async def run_locomo(
     n_sessions = sum(1 for c in convs for _, _, ts in c.sessions if ts)
     n_questions = sum(len(c.questions) for c in convs)
     if progress:
-        progress("total", n_sessions + n_questions * (1 + baselines + (calibration and len(convs) > 1)))
+        progress("total", (n_sessions + n_questions) * (1 + bool(peer)) + n_questions * (baselines + (calibration and len(convs) > 1)))
 
     def tick(_: str) -> None:
         if progress:
@@ -284,6 +337,8 @@ async def run_locomo(
             systems = [ours]
             if baselines:
                 systems += _run_baselines(convs, ctx.embedder.embed, tick)
+            if peer == "mem0":
+                systems.append(_run_mem0(convs, ctx.embedder, tick))
             embedder = ctx.embedder.model_id
             backend = ctx.store.backend
         finally:
@@ -296,8 +351,11 @@ async def run_locomo(
         s.name: {k: (summaries[ours.name]["recall"][k] / v if v else None) for k, v in summaries[s.name]["recall"].items()}
         for s in systems[1:]
     }
+    peer_name = systems[-1].name if peer else None
     out: dict[str, Any] = {
         "benchmark": "locomo",
+        "peer": peer_name,
+        "ours_over_peer": peer_ratios(summaries[ours.name], summaries[peer_name]) if peer_name else None,
         "data": str(path),
         "conversations": [c.sample_id for c in convs],
         "conversation_tokens": sizes,

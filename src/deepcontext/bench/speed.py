@@ -60,10 +60,13 @@ async def run_speed(
     batch: int = 50,
     progress: Callable[[str, int], None] | None = None,
     reuse: bool = False,
+    peer: str | None = None,
 ) -> dict[str, Any]:
     """Stages at ``sizes``. ``reuse``: keep what the database already holds for the benchmark
     user (from an earlier run on the same ``db_url``) and ingest only what a stage still lacks,
-    so a stage the database already reaches measures search alone (its ingest rate is None)."""
+    so a stage the database already reaches measures search alone (its ingest rate is None).
+    ``peer="mem0"``: mem0 then ingests the same turns in the same batches, stage by stage, and
+    answers the same queries (see :mod:`deepcontext.bench.mem0_peer`)."""
     from deepcontext import DeepContext
 
     tmp = None
@@ -164,6 +167,7 @@ async def run_speed(
             )
         backend = ctx.store.backend
         embedder = ctx.embedder.model_id
+        peer_result = _run_mem0(ctx.embedder, [s["stage_turns"] for s in stages], qs, batch, progress) if peer == "mem0" else None
     finally:
         await ctx.close()
         if tmp is not None:
@@ -176,4 +180,65 @@ async def run_speed(
         "batch": batch,
         "cpus": os.cpu_count(),
         "stages": stages,
+        "peer": peer_result,
+        "ours_over_peer": [
+            {
+                "turns": theirs["turns_total"],
+                "ingest_turns_per_s": round(ours["ingest_turns_per_s"] / theirs["ingest_turns_per_s"], 3)
+                if ours["ingest_turns_per_s"] and theirs["ingest_turns_per_s"]
+                else None,
+                **{f"search_ms_{p}": round(ours["search_ms"][p] / theirs["search_ms"][p], 3) for p in ("p50", "p95", "p99")},
+            }
+            for ours, theirs in zip(stages, peer_result["stages"], strict=True)
+        ]
+        if peer_result
+        else None,
     }
+
+
+def _run_mem0(
+    embedder: Any, stage_turns: list[int], qs: list[str], batch: int, progress: Callable[[str, int], None] | None
+) -> dict[str, Any]:
+    """mem0 on the same synthetic turns as our stages (one memory per turn), the same queries."""
+    from deepcontext.bench.mem0_peer import Mem0Peer, network_guard
+
+    embedder.clear_cache()
+    turns = SyntheticChat(seed=42).turns(10**9)
+    stages: list[dict[str, Any]] = []
+    total = 0
+    with network_guard():
+        peer = Mem0Peer(embedder)
+        try:
+            if progress:
+                progress("total", sum(stage_turns))
+                progress("set", 0)
+            for n in stage_turns:
+                t0 = time.perf_counter()
+                done = 0
+                while done < n:
+                    msgs = []
+                    for _ in range(min(batch, n - done)):
+                        role, name, text = next(turns)
+                        msgs.append({"role": role, "content": f"{name}: {text}" if name else text})
+                    peer.add(USER, msgs)
+                    done += len(msgs)
+                    if progress:
+                        progress("advance", len(msgs))
+                ingest_s = time.perf_counter() - t0
+                total += n
+                for q in qs[:20]:
+                    peer.search(USER, q, 10)
+                lat = [peer.timed_search(USER, q, 10)[1] for q in qs]
+                stages.append(
+                    {
+                        "turns_total": total,
+                        "memories": total,
+                        "ingest_seconds": round(ingest_s, 3),
+                        "ingest_turns_per_s": round(n / ingest_s, 1) if n else None,
+                        "search_ms": {"p50": _pct(lat, 50), "p95": _pct(lat, 95), "p99": _pct(lat, 99), "mean": statistics.fmean(lat)},
+                        "peak_rss_mb": round(_rss_mb(), 1),
+                    }
+                )
+        finally:
+            peer.close()
+    return {"name": f"mem0 {peer.version}", "hybrid": peer.hybrid, "stages": stages}

@@ -45,6 +45,25 @@ def _progress_cb(progress: Any, task: Any) -> Any:
     return cb
 
 
+PEER = typer.Option(
+    None,
+    "--peer",
+    help="Also run another memory layer on the same data in the same process: mem0 (its open-source Memory, infer=False, "
+    "our embedder, its local vector store; needs `pip install mem0ai`, pinned in the bench extra; network access is refused)",
+)
+
+
+def _check_peer(peer: str | None) -> None:
+    if peer is None:
+        return
+    if peer != "mem0":
+        fail(f"--peer: unknown peer {peer!r} (known: mem0)")
+    from deepcontext.bench.mem0_peer import NOT_INSTALLED, mem0_version
+
+    if mem0_version() is None:
+        fail(NOT_INSTALLED)
+
+
 SETTING = typer.Option(None, "--set", help="A setting for the run, KEY=VALUE (repeatable), e.g. --set auto_consolidate=false")
 
 
@@ -80,6 +99,7 @@ def locomo(
     refit: bool = typer.Option(
         False, "--refit", help="With --calibration: write the constants fitted on all conversations where search reads them"
     ),
+    peer: str = PEER,
 ) -> None:
     """Retrieval recall@5/10/25/50 on LoCoMo with the default settings (memory and user-view figures,
     context recall), overall and per category, beside BM25, cosine and a naive hybrid."""
@@ -88,6 +108,7 @@ def locomo(
     from deepcontext.bench.locomo import BUDGETS, KS, run_locomo
     from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json, save_plot
 
+    _check_peer(peer)
     given = data or os.environ.get("DEEPCONTEXT_LOCOMO")
     path = Path(given or DEFAULT_LOCOMO).expanduser()
     if not given and not path.is_file():
@@ -115,6 +136,7 @@ def locomo(
                 budgets=() if no_context else BUDGETS,
                 progress=_progress_cb(progress, task),
                 calibration=calibration or refit,
+                peer=peer,
             )
         )
     result["machine"] = machine()
@@ -126,17 +148,22 @@ def locomo(
         return [s[key][k] if s.get(key) else None for k in KS]
 
     rows = [
-        [name, s["questions"], *figs(s, "recall"), *figs(s, "user_recall"), s["turns_cited_at_10"], s["ingest_seconds"], s["search_ms_p50"], s["search_ms_p95"]]
+        [name, s["questions"], *figs(s, "recall"), *figs(s, "user_recall"), s["turns_cited_at_10"], s["ingest_seconds"],
+         s["ingest_turns_per_s"], s["search_ms_p50"], s["search_ms_p95"], s["search_ms_p99"]]
         for name, s in systems.items()
-    ]
+    ]  # fmt: skip
     c.print(f"LoCoMo: {result['turns']} turns, {result['questions']} questions, embedder {result['embedder']}, {result['backend']}")
     c.print(
         markdown_table(
             ["system", "questions", *[f"R@{k}" for k in KS], *[f"user R@{k}" for k in KS], "turns in top 10", "ingest s",
-             "search p50 ms", "p95 ms"],
+             "turns/s", "search p50 ms", "p95 ms", "p99 ms"],
             rows,
         )
     )  # fmt: skip
+    if result["ours_over_peer"]:
+        c.print()
+        r = result["ours_over_peer"]
+        c.print(markdown_table([f"deepcontext / {result['peer']}", *r], [["ratio", *r.values()]]))
     if result["ratio_ours_over"]:
         c.print()
         c.print(markdown_table(["deepcontext / baseline", *[f"R@{k}" for k in KS]], [[n, *[r[k] for k in KS]] for n, r in result["ratio_ours_over"].items()]))
@@ -234,9 +261,11 @@ def speed(
         False, "--reuse", help="Keep what --db already holds from an earlier run; stages it reaches measure search only"
     ),
     settings: list[str] = SETTING,
+    peer: str = PEER,
 ) -> None:
     """Ingest throughput and search latency p50/p95/p99 at growing sizes, beside brute force; with
     several --db, one after another and side by side in one table and one plot."""
+    _check_peer(peer)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json, save_plot
@@ -258,7 +287,10 @@ def speed(
         with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
             task = progress.add_task("memories", total=None)
             result = asyncio.run(
-                run_speed(sizes=size_list, db_url=url, settings=_settings(settings), queries=queries, progress=_progress_cb(progress, task), reuse=reuse)
+                run_speed(
+                    sizes=size_list, db_url=url, settings=_settings(settings), queries=queries,
+                    progress=_progress_cb(progress, task), reuse=reuse, peer=peer if url == urls[0] else None,
+                )  # fmt: skip
             )
         result["machine"] = machine()
         result["settings"] = _settings(settings)
@@ -284,7 +316,26 @@ def speed(
             rows,
         )
     )  # fmt: skip
+    theirs = results[0]["peer"]
+    if theirs:
+        c.print()
+        c.print(
+            markdown_table(
+                ["system", "turns", "ingest turns/s", "search p50 ms", "p95", "p99", "peak RSS MB"],
+                [[theirs["name"], s["turns_total"], s["ingest_turns_per_s"], s["search_ms"]["p50"], s["search_ms"]["p95"], s["search_ms"]["p99"], s["peak_rss_mb"]]
+                 for s in theirs["stages"]],
+            )
+        )  # fmt: skip
+        c.print()
+        c.print(
+            markdown_table(
+                [f"deepcontext / {theirs['name']}", "ingest turns/s", "search p50", "p95", "p99"],
+                [[r["turns"], r["ingest_turns_per_s"], r["search_ms_p50"], r["search_ms_p95"], r["search_ms_p99"]] for r in results[0]["ours_over_peer"]],
+            )
+        )
     series: dict[str, tuple[list[float], list[float]]] = {}
+    if theirs:
+        series[f"{theirs['name']} p95"] = ([s["memories"] for s in theirs["stages"]], [s["search_ms"]["p95"] for s in theirs["stages"]])
     for label, result in zip(labels, results, strict=True):
         xs = [s["memories"] for s in result["stages"]]
         prefix = f"{label} " if len(results) > 1 else ""

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import hashlib
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +19,10 @@ from deepcontext.cli.app import app
 USER = typer.Option(..., "--user", "-u", help="The user whose memories to use")
 #: messages per add() when a file holds more (progress shows between chunks)
 ADD_CHUNK = 100
+#: the turn metadata key that records a message's place in a bulk input (what resuming reads)
+IMPORT_KEY = "import"
+#: recent turns per conversation read to find where an interrupted input stopped
+RESUME_SCAN = 1000
 
 
 def _read_batches(path: str, conversation: str, timestamp: str | None) -> list[dict[str, Any]]:
@@ -55,6 +63,61 @@ def _read_batches(path: str, conversation: str, timestamp: str | None) -> list[d
     return batches
 
 
+def _source_key(path: str, batches: list[dict[str, Any]]) -> str:
+    """What identifies one input across runs: a digest of its messages (the same file read again,
+    or a copy of it, has the same key; an edited one has another)."""
+    body = json.dumps(batches, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
+
+
+def _mark(msgs: Any, source: str, start: int) -> Any:
+    """Each message tagged with its place in the input (stored in its turn's metadata, so the
+    checkpoint is written in the same transaction as the batch); anything else add() refuses."""
+    if not isinstance(msgs, list):
+        return msgs
+    out = []
+    for i, m in enumerate(msgs):
+        meta = m.get("metadata", {}) if isinstance(m, dict) else None
+        if not isinstance(meta, dict):
+            out.append(m)
+            continue
+        out.append({**m, "metadata": {**meta, IMPORT_KEY: {"source": source, "position": start + i}}})
+    return out
+
+
+async def _committed(ctx: Any, user: str, conversations: list[str], source: str) -> int:
+    """How many messages of ``source`` are stored already: one past the highest position among
+    the recent turns of the conversations it writes to (batches commit in order)."""
+    done = 0
+    for conv in conversations:
+        for turn in await ctx.turns(user, conv, limit=RESUME_SCAN):
+            mark = turn.metadata.get(IMPORT_KEY)
+            if isinstance(mark, dict) and mark.get("source") == source and isinstance(mark.get("position"), int):
+                done = max(done, mark["position"] + 1)
+    return done
+
+
+def _turn_texts(ctx: Any, msgs: Any, user_name: str | None) -> list[str]:
+    """The texts add() will embed for these messages' own memories (none if they do not parse:
+    add() then reports the error)."""
+    from datetime import datetime, timezone
+
+    from deepcontext.errors import ValidationError
+    from deepcontext.services.ingest import turn_memory_text
+    from deepcontext.services.validation import parse_messages
+
+    if not ctx.settings.store_turn_memories:
+        return []
+    try:
+        parsed = parse_messages(
+            msgs, now=datetime.now(timezone.utc), default_time=None,
+            max_messages=ctx.settings.max_messages_per_add, max_chars=ctx.settings.max_message_chars,
+        )  # fmt: skip
+    except ValidationError:
+        return []
+    return [turn_memory_text(m, user_name) for m in parsed if m.role in ("user", "assistant")]
+
+
 @app.command()
 def add(
     path: str = typer.Argument("-", help="JSON or JSONL file of messages; '-' reads stdin"),
@@ -65,12 +128,17 @@ def add(
     user_name: str = typer.Option(
         None, "--user-name", help="The user's display name, used in memories instead of 'User' (kept for later adds)"
     ),
+    restart: bool = typer.Option(
+        False, "--restart", help="Store a long input from its start even if an earlier run of it stored some batches already"
+    ),
 ) -> None:
-    """Store messages and the memories derived from them."""
+    """Store messages and the memories derived from them. An input of more than 100 messages is
+    stored in batches of 100 (one transaction each) with a progress bar; run again after an
+    interruption, it continues after the last stored batch."""
     batches = _read_batches(path, conversation, timestamp)
 
-    async def body(ctx: Any) -> list[Any]:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    async def body(ctx: Any) -> tuple[list[Any], int, int, float]:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 
         if user_name is not None:
             await ctx.set_user(user, name=user_name)
@@ -85,16 +153,48 @@ def add(
             else:
                 chunks.append((b, msgs))  # add() validates anything else
         total = sum(len(c) if isinstance(c, list) else 1 for _, c in chunks)
+        # a bulk input is resumable: its turns record their place in it
+        source = _source_key(path, batches) if len(chunks) > 1 else None
+        skip = 0
+        if source is not None and not restart:
+            skip = await _committed(ctx, user, list(dict.fromkeys(str(b["conversation_id"]) for b, _ in chunks)), source)
+            if skip and not json_out:
+                console(stderr=True).print(f"resuming: {skip} of {total} messages were stored by an earlier run", markup=False)
         out = []
-        columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), "eta", TimeRemainingColumn())
+        position = 0
+        t0 = time.perf_counter()
+        pending: list[tuple[dict[str, Any], Any, int]] = []
+        for b, msgs in chunks:
+            n = len(msgs) if isinstance(msgs, list) else 1
+            if position + n > skip:  # else stored by an earlier run
+                todo = msgs[skip - position :] if isinstance(msgs, list) and position < skip else msgs
+                pending.append((b, todo, max(position, skip)))
+            position += n
+        # the next batch's turns are embedded while this one is planned and written (the model
+        # releases the GIL); add() then finds their vectors in the embedder's cache
+        prefetch: asyncio.Future[Any] | None = None
+        display = (await ctx.get_user(user))["name"] if len(pending) > 1 else None
         with Progress(*columns, console=console(stderr=True), transient=True, disable=len(chunks) < 2 or json_out) as progress:
-            task = progress.add_task("messages", total=total)
-            for b, msgs in chunks:
-                out.append(await ctx.add(msgs, user, b["conversation_id"], timestamp=b["timestamp"]))
-                progress.advance(task, len(msgs) if isinstance(msgs, list) else 1)
-        return out
+            task = progress.add_task("messages", total=total - skip)
+            for k, (b, todo, start) in enumerate(pending):
+                if prefetch is not None:
+                    with contextlib.suppress(Exception):  # a failing model fails the add itself, clearly
+                        await prefetch
+                nxt = _turn_texts(ctx, pending[k + 1][1], display) if k + 1 < len(pending) else []
+                prefetch = asyncio.ensure_future(asyncio.to_thread(ctx.embedder.embed, nxt)) if nxt else None
+                marked = _mark(todo, source, start) if source is not None else todo
+                try:
+                    out.append(await ctx.add(marked, user, b["conversation_id"], timestamp=b["timestamp"]))
+                except BaseException:
+                    if prefetch is not None:
+                        with contextlib.suppress(BaseException):
+                            await prefetch
+                    raise
+                progress.advance(task, len(todo) if isinstance(todo, list) else 1)
+        return out, skip, total, time.perf_counter() - t0
 
-    results = run(body)
+    results, skipped, total, seconds = run(body)
     if json_out:
         print_json([r.model_dump(mode="json") for r in results])
         return
@@ -102,8 +202,10 @@ def add(
     same = sum(r.memories_unchanged for r in results)
     turns = sum(len(r.turn_ids) for r in results)
     ents = sorted({e for r in results for e in r.entities_found})
+    rate = f" in {seconds:.1f} s ({turns / seconds:.1f} turns/s)" if turns and total > ADD_CHUNK and seconds > 0 else ""
+    resumed = f" ({skipped} stored earlier)" if skipped else ""
     console().print(
-        f"stored {turns} turn(s); {added} new memories, {same} already known; entities: {', '.join(ents) or '-'}",
+        f"stored {turns} turn(s){resumed}{rate}; {added} new memories, {same} already known; entities: {', '.join(ents) or '-'}",
         markup=False,
     )
 
@@ -286,19 +388,29 @@ def import_cmd(
     path: str = typer.Argument(..., help="JSONL file made by `deepcontext export` ('-' for stdin)"),
     user: str = typer.Option(None, "--user", "-u", help="Import into this user (default: the exported one)"),
 ) -> None:
-    """Restore an export (fresh ids, same memories, provenance and history)."""
+    """Restore an export (fresh ids, same memories, provenance and history). One transaction: an
+    interrupted import stores nothing, so running it again stores everything once."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
+
     text = read_input(path)
     records = []
-    from rich.progress import track
-
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    for n, line in enumerate(track(lines, description="reading", transient=True, disable=len(lines) < 1000), start=1):
-        try:
-            records.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            fail(f"line {n}: not JSON ({exc.msg})")
-    counts = run(lambda ctx: ctx.import_records(records, user))
-    console().print("imported " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
+    t0 = time.perf_counter()
+    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), "eta", TimeRemainingColumn())
+    with Progress(*columns, console=console(stderr=True), transient=True, disable=len(lines) < 1000) as progress:
+        task = progress.add_task("reading", total=len(lines))
+        for n, line in enumerate(lines, start=1):
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as exc:
+                fail(f"line {n}: not JSON ({exc.msg})")
+            if n % 1000 == 0:
+                progress.update(task, completed=n)
+        progress.update(task, description="writing (one transaction)", completed=len(lines))
+        counts = run(lambda ctx: ctx.import_records(records, user))
+    seconds = time.perf_counter() - t0
+    rate = f" in {seconds:.1f} s ({counts.get('turns', 0) / seconds:.1f} turns/s)" if counts.get("turns") and seconds > 0 else ""
+    console().print("imported " + ", ".join(f"{v} {k}" for k, v in counts.items() if v) + rate)
 
 
 @app.command("import-0.1")
