@@ -239,4 +239,4 @@ def test_versions_increase_and_may_leave_a_number_free() -> None:
     versions = [m.version for m in MIGRATIONS]
     assert versions == sorted(set(versions)) and latest_version() == versions[-1]
     # a database at any listed version upgrades: migrate applies the versions above it, whatever gaps
-    # lie between (exercised by test_upgrade_from_the_previous_version across the free number 4)
+    # lie between (test_upgrade_from_the_previous_version upgrades across them)

@@ -542,12 +542,18 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             raise MemoryNotFoundError(memory_id, user_id)
         return found[0]
 
-    async def update(self, memory_id: int, text: str, user_id: str) -> dict[str, Any]:
-        """Change a memory's text (re-embedded); the old text stays in its history."""
+    async def update(
+        self, memory_id: int, text: str, user_id: str, *, metadata: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Change a memory's text (re-embedded; the old text stays in its history) and, when given,
+        replace its metadata."""
         self._check()
         user_id = check_id(user_id, "user_id")
         mid = _check_memory_id(memory_id)
         text = check_text(text, "text", self.settings.max_message_chars).strip()
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise ValidationError("metadata must be an object", field="metadata")
+        check_json(metadata, "metadata")
         vec = await asyncio.to_thread(self.embedder.embed_one, text)
         mem = await self._db(
             self.store.update_memory,
@@ -559,6 +565,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             now=self.clock.now(),
             actor="user",
             reason="updated through the API",
+            metadata=dict(metadata) if metadata is not None else None,
         )
         return {"memory_id": mem.id, "text": mem.text, "status": "updated"}
 

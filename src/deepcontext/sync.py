@@ -42,6 +42,11 @@ class SyncDeepContext:
             raise ConfigurationError("this SyncDeepContext is closed")
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
+    def run_coroutine(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine on this shell's event loop and wait for its result (for blocking shells
+        built on this one, such as :class:`deepcontext.compat.mem0.Memory`)."""
+        return self._run(coro)
+
     @property
     def async_context(self) -> DeepContext:
         """The async object behind this shell."""
@@ -112,8 +117,8 @@ class SyncDeepContext:
     def get(self, memory_id: int, user_id: str) -> Memory:
         return self._run(self._async.get(memory_id, user_id))
 
-    def update(self, memory_id: int, text: str, user_id: str) -> dict[str, Any]:
-        return self._run(self._async.update(memory_id, text, user_id))
+    def update(self, memory_id: int, text: str, user_id: str, **kwargs: Any) -> dict[str, Any]:
+        return self._run(self._async.update(memory_id, text, user_id, **kwargs))
 
     def delete(self, memory_id: int, user_id: str) -> dict[str, Any]:
         return self._run(self._async.delete(memory_id, user_id))

@@ -15,6 +15,7 @@ from deepcontext.server.schemas import (
     ConversationId,
     DeletedMemory,
     PatchMemoryBody,
+    ScopeId,
     Timestamp,
     UserId,
 )
@@ -41,6 +42,8 @@ async def create_memories(body: AddBody, scope: WriteScope, ctx: Ctx) -> AddResp
         expires_at=body.expires_at,
         ttl=body.ttl,
         infer=body.infer,
+        agent_id=body.agent_id,
+        run_id=body.run_id,
     )
 
 
@@ -54,6 +57,8 @@ async def list_memories(
     conversation_id: Annotated[list[ConversationId] | None, Query(max_length=100)] = None,
     after: Annotated[Timestamp | None, Query(description="Said at or after")] = None,
     before: Annotated[Timestamp | None, Query(description="Said before")] = None,
+    agent_id: Annotated[list[ScopeId] | None, Query(max_length=100, description="Memories of these agents")] = None,
+    run_id: Annotated[list[ScopeId] | None, Query(max_length=100, description="Memories of these runs")] = None,
     include_inactive: Annotated[bool, Query(description="Also deleted, superseded, merged, decayed")] = False,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     cursor: Annotated[str | None, Query(max_length=200, pattern=r"^[A-Za-z0-9_=-]+$", description="next_cursor of the previous page")] = None,
@@ -66,6 +71,8 @@ async def list_memories(
         conversation_id=conversation_id or None,
         after=after,
         before=before,
+        agent_id=agent_id or None,
+        run_id=run_id or None,
         include_inactive=include_inactive,
         limit=limit,
         cursor=cursor,
