@@ -123,6 +123,12 @@ class SyncDeepContext:
     def delete(self, memory_id: int, user_id: str) -> dict[str, Any]:
         return self._run(self._async.delete(memory_id, user_id))
 
+    def delete_memories(self, user_id: str, **kwargs: Any) -> builtins.list[int]:
+        return self._run(self._async.delete_memories(user_id, **kwargs))
+
+    def memory_owner(self, memory_id: int) -> str:
+        return self._run(self._async.memory_owner(memory_id))
+
     def history(self, memory_id: int, user_id: str) -> list[HistoryEntry]:
         return self._run(self._async.history(memory_id, user_id))
 
