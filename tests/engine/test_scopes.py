@@ -141,3 +141,14 @@ def test_cli_agent_run_and_metadata_options(tmp_path: Path) -> None:
     assert p.returncode != 0 and "not valid JSON" in p.stderr
     p = cli(tmp_path, "search", "swim", "--user", "ana", "--metadata", '{"x": {"near": 1}}')
     assert p.returncode != 0 and "unknown operator" in p.stderr and "Traceback" not in p.stderr
+
+
+async def test_context_takes_the_scopes(ctx: DeepContext) -> None:
+    await fill(ctx)
+    everything = await ctx.context("run marathon kilometres peanuts", "ana", min_similarity=0, min_intent=0)
+    coach = await ctx.context("run marathon kilometres peanuts", "ana", min_similarity=0, min_intent=0, agent_id="coach")
+    chosen = [i.text for p in coach.parts for i in p.items]
+    assert any("marathon" in t for t in chosen) and not any("peanuts" in t for t in chosen)
+    assert any("peanuts" in i.text for p in everything.parts for i in p.items)
+    with pytest.raises(ValidationError):
+        await ctx.context("x", "ana", run_id="")

@@ -45,6 +45,11 @@ async def test_rest_scopes_and_filter_operators(api: Api) -> None:
         assert "unknown operator" in body["detail"]
         assert_problem(await c.post("/v1/search", json={"user_id": "ana", "query": "x", "agent_id": ""}), 422)
 
+        r = await c.post("/v1/context", json={"user_id": "ana", "query": "swim cycle poetry", "agent_id": "coach",
+                                              "min_similarity": 0, "min_intent": 0})  # fmt: skip
+        assert r.status_code == 200, r.text
+        assert "swim" in r.json()["text"] and "poetry" not in r.json()["text"]
+
         page = (await c.get("/v1/memories", params=[("user_id", "ana"), ("agent_id", "coach"), ("run_id", "r2")])).json()
         assert [(m["agent_id"], m["run_id"], m["user_id"]) for m in page["memories"]] == [("coach", "r2", "ana")]
         page = (await c.get("/v1/memories", params={"user_id": "bo", "agent_id": "coach"})).json()
@@ -70,6 +75,8 @@ async def test_mcp_tools_take_scopes_and_filters(tmp_path) -> None:
         assert found["results"] and {(r["agent_id"], r["run_id"]) for r in found["results"]} == {("coach", "r1")}
         found = data(await c.call_tool("search_memories", {"query": "swim poetry", "metadata": {"n": {"gt": 5}}}))
         assert found["results"] and all("poetry" in r["text"] for r in found["results"])
+        text = (await c.call_tool("get_context", {"query": "swim poetry", "agent_id": "coach"})).content[0].text
+        assert "poetry" not in text
         page = data(await c.call_tool("list_memories", {"run_id": "r1"}))
         assert page["total"] >= 1 and {m["run_id"] for m in page["memories"]} == {"r1"}
         bad = await c.call_tool("search_memories", {"query": "x", "metadata": {"n": {"near": 1}}})

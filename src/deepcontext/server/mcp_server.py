@@ -207,6 +207,8 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         ] = None,
         budget_tokens: Annotated[int, Field(ge=1, le=200_000, description="Most tokens the context may take")] = 2000,
         limit: Annotated[int, Field(ge=1, le=100, description="Search results considered")] = 20,
+        agent_id: AgentArg = None,
+        run_id: RunArg = None,
     ) -> str:
         """What is remembered about the user that bears on ``query``, as text ready for a prompt:
         pinned memories, relevant memories with their dates, working-memory sections selected by
@@ -214,7 +216,9 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
 
         async def go() -> str:
             _, external, uid = user_of(mcp_ctx, user_id)
-            res = await ctx.context(query, uid, conversation_id or None, budget_tokens=budget_tokens, memory_limit=limit)
+            res = await ctx.context(
+                query, uid, conversation_id or None, budget_tokens=budget_tokens, memory_limit=limit, agent_id=agent_id, run_id=run_id
+            )
             return res.text or f"Nothing remembered about {external} bears on: {query}"
 
         return await guarded(go)
