@@ -52,6 +52,9 @@ async def test_rest_scopes_and_filter_operators(api: Api) -> None:
 
         page = (await c.get("/v1/memories", params=[("user_id", "ana"), ("agent_id", "coach"), ("run_id", "r2")])).json()
         assert [(m["agent_id"], m["run_id"], m["user_id"]) for m in page["memories"]] == [("coach", "r2", "ana")]
+        page = (await c.get("/v1/memories", params={"user_id": "ana", "metadata": '{"level": {"gt": 2}}'})).json()
+        assert sorted(m["metadata"]["level"] for m in page["memories"]) == [3, 7]
+        assert_problem(await c.get("/v1/memories", params={"user_id": "ana", "metadata": "{nope"}), 400)
         page = (await c.get("/v1/memories", params={"user_id": "bo", "agent_id": "coach"})).json()
         assert page["total"] == 1 and page["memories"][0]["user_id"] == "bo"
 
