@@ -28,8 +28,11 @@ def env(db_url: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator
     """The environment of a user who configured deepcontext: its database, the hash embedder, no
     LLM key."""
     for key in list(os.environ):
-        if key.startswith("DEEPCONTEXT_") or key in ("OPENAI_API_KEY", "OPENROUTER_API_KEY"):
+        if key.startswith("DEEPCONTEXT_"):
             monkeypatch.delenv(key)
+    for key in ("OPENAI_API_KEY", "OPENROUTER_API_KEY"):  # restored (unset) after the test, which may set them
+        monkeypatch.setenv(key, "")
+        monkeypatch.delenv(key)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("DEEPCONTEXT_DATABASE_URL", db_url)
     monkeypatch.setenv("DEEPCONTEXT_EMBEDDER", "hash")
