@@ -217,8 +217,9 @@ def list_cmd(
     """List a user's memories, newest first."""
     page = run(
         lambda ctx: ctx.list(
-            user, tier=tier or None, memory_type=memory_type or None, limit=limit, cursor=cursor, include_inactive=include_inactive,
-            agent_id=agent or None, run_id=run_id or None, metadata=_metadata_filter(metadata),
+            user, tier=tier or None, memory_type=memory_type or None, limit=limit, cursor=cursor,
+            include_inactive=include_inactive, agent_id=agent or None, run_id=run_id or None,
+            metadata=_metadata_filter(metadata),
         )  # fmt: skip
     )
     if json_out:

@@ -456,5 +456,7 @@ def _expiry(value: Any) -> datetime | None:
         try:
             day = date.fromisoformat(str(value).strip())
         except ValueError:
-            raise ValidationError(f"expiration_date must be a date (YYYY-MM-DD), got {value!r}", field="expiration_date") from None
+            raise ValidationError(
+                f"expiration_date must be a date (YYYY-MM-DD), got {value!r}", field="expiration_date"
+            ) from None
     return datetime(day.year, day.month, day.day, tzinfo=UTC) + timedelta(days=1)

@@ -294,7 +294,11 @@ class LifecycleRunner:
         cands = await self._db(sql.consolidation_candidates, self.store, user_id, now, MAX_CANDIDATES)
         items = [
             GroupItem(
-                memory_type=c.memory_type, entity_ids=c.entity_ids, vector=c.embedding, when=c.when.timestamp(), scope=(c.agent_id, c.run_id)
+                memory_type=c.memory_type,
+                entity_ids=c.entity_ids,
+                vector=c.embedding,
+                when=c.when.timestamp(),
+                scope=(c.agent_id, c.run_id),
             )
             for c in cands
         ]

@@ -81,7 +81,8 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
     ]
 
     AgentArg = Annotated[
-        str | None, Field(default=None, min_length=1, max_length=255, description="The agent the memories belong to (inside the user)")
+        str | None,
+        Field(default=None, min_length=1, max_length=255, description="The agent the memories belong to (inside the user)"),
     ]
     RunArg = Annotated[
         str | None, Field(default=None, min_length=1, max_length=255, description="The run (session) the memories belong to")
@@ -217,8 +218,9 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         async def go() -> str:
             _, external, uid = user_of(mcp_ctx, user_id)
             res = await ctx.context(
-                query, uid, conversation_id or None, budget_tokens=budget_tokens, memory_limit=limit, agent_id=agent_id, run_id=run_id
-            )
+                query, uid, conversation_id or None, budget_tokens=budget_tokens, memory_limit=limit,
+                agent_id=agent_id, run_id=run_id,
+            )  # fmt: skip
             return res.text or f"Nothing remembered about {external} bears on: {query}"
 
         return await guarded(go)
@@ -241,8 +243,9 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         async def go() -> dict[str, Any]:
             _, _, uid = user_of(mcp_ctx, user_id)
             page = await ctx.list(
-                uid, tier=tier, memory_type=memory_type, limit=limit, cursor=cursor, agent_id=agent_id, run_id=run_id, metadata=metadata
-            )
+                uid, tier=tier, memory_type=memory_type, limit=limit, cursor=cursor,
+                agent_id=agent_id, run_id=run_id, metadata=metadata,
+            )  # fmt: skip
             return {
                 "total": page.total,
                 "next_cursor": page.next_cursor,

@@ -107,7 +107,9 @@ ConversationId = Annotated[
 ]
 #: an agent or run id: scopes a memory inside its user
 ScopeId = Annotated[
-    str, Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f]+$", description="An agent or run id"), AfterValidator(_clean)
+    str,
+    Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f]+$", description="An agent or run id"),
+    AfterValidator(_clean),
 ]
 Timestamp = Annotated[datetime, AfterValidator(_instant)]
 Metadata = Annotated[dict[str, Any], Field(max_length=256), AfterValidator(_metadata)]

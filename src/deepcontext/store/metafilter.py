@@ -227,9 +227,9 @@ def _sqlite_cond(c: Cond, column: Any) -> ColumnElement[bool]:
             substring = and_(typ == "text", func.instr(func.lower(val), needle) > 0)
             element = and_(el.c.type == "text", func.lower(el.c.value) == needle)
         else:
-            substring = (
-                and_(typ == "text", func.instr(val, bindparam(None, c.value, type_=String)) > 0) if isinstance(c.value, str) else None
-            )
+            substring = None
+            if isinstance(c.value, str):
+                substring = and_(typ == "text", func.instr(val, bindparam(None, c.value, type_=String)) > 0)
             k = _kind(c.value)
             if k == "bool":
                 element = el.c.type == ("true" if c.value else "false")

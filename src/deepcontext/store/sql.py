@@ -368,7 +368,13 @@ class SQLStore(AddWriter, Store):
         return [col == v for col, v in ((mt.c.agent_id, scope[0]), (mt.c.run_id, scope[1])) if v is not None]
 
     def _active_hashes(
-        self, conn: Connection, user_id: str, hashes: Sequence[str], now: datetime, *, scope: tuple[str | None, str | None] | None = None
+        self,
+        conn: Connection,
+        user_id: str,
+        hashes: Sequence[str],
+        now: datetime,
+        *,
+        scope: tuple[str | None, str | None] | None = None,
     ) -> dict[str, int]:
         mt = self.t.memories
         in_scope = self._scope_clause(scope) if scope is not None else []

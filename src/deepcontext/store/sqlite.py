@@ -596,7 +596,13 @@ class SQLiteStore(SQLStore):
         return None if row is None else (row[0], int(row[1]))
 
     def _active_hashes(
-        self, conn: Connection, user_id: str, hashes: Sequence[str], now: datetime, *, scope: tuple[str | None, str | None] | None = None
+        self,
+        conn: Connection,
+        user_id: str,
+        hashes: Sequence[str],
+        now: datetime,
+        *,
+        scope: tuple[str | None, str | None] | None = None,
     ) -> dict[str, int]:
         # every add asks this (while planning and again inside its write transaction); the generic
         # statement's planner picked the (user, status, tier) index and read all of the user's active
