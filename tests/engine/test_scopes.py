@@ -152,3 +152,13 @@ async def test_context_takes_the_scopes(ctx: DeepContext) -> None:
     assert any("peanuts" in i.text for p in everything.parts for i in p.items)
     with pytest.raises(ValidationError):
         await ctx.context("x", "ana", run_id="")
+
+
+async def test_a_changed_fact_supersedes_only_within_its_agent(ctx: DeepContext) -> None:
+    await ctx.add(said("I live in Lisbon."), "ana", agent_id="a1")
+    await ctx.add(said("I live in Porto."), "ana", agent_id="a2")
+    a1 = {m.text for m in (await ctx.list("ana", agent_id="a1", tier="short_term")).memories}
+    assert any("Lisbon" in t for t in a1)  # another agent's new value leaves it as it was
+    await ctx.add(said("I live in Madrid."), "ana", agent_id="a1")
+    a1 = {m.text for m in (await ctx.list("ana", agent_id="a1", tier="short_term")).memories}
+    assert any("Madrid" in t for t in a1) and not any("Lisbon" in t for t in a1)

@@ -615,7 +615,9 @@ class IngestService:
         if not with_slots:
             return
         keys = list(dict.fromkeys(SLOT_PREFIX + s.key for c in with_slots for s in c.slots))
-        stored = await self._db(self.store.find_active_by_metadata_keys, plan.user_id, keys, plan.now)
+        stored = await self._db(
+            self.store.find_active_by_metadata_keys, plan.user_id, keys, plan.now, scope=(plan.agent_id, plan.run_id)
+        )
         if not stored:
             return
         for c in with_slots:

@@ -343,9 +343,18 @@ class Store(ABC):
         pairs, newest first."""
 
     @abstractmethod
-    def find_active_by_metadata_keys(self, user_id: str, keys: Sequence[str], now: datetime, *, limit: int = 50) -> list[Memory]:
+    def find_active_by_metadata_keys(
+        self,
+        user_id: str,
+        keys: Sequence[str],
+        now: datetime,
+        *,
+        limit: int = 50,
+        scope: tuple[str | None, str | None] | None = None,
+    ) -> list[Memory]:
         """Active, unexpired facts (short and long term) whose metadata has any of these top-level keys,
-        newest first (the stored values of single-valued facts, see :mod:`deepcontext.extract.slots`)."""
+        newest first (the stored values of single-valued facts, see :mod:`deepcontext.extract.slots`).
+        With ``scope`` (agent id, run id), only memories of that agent and run where given."""
 
     @abstractmethod
     def history(self, user_id: str, memory_id: int) -> list[HistoryEntry]:

@@ -656,7 +656,15 @@ class SQLStore(AddWriter, Store):
             first.setdefault(old, new)
         return list(first.items())
 
-    def find_active_by_metadata_keys(self, user_id: str, keys: Sequence[str], now: datetime, *, limit: int = 50) -> list[Memory]:
+    def find_active_by_metadata_keys(
+        self,
+        user_id: str,
+        keys: Sequence[str],
+        now: datetime,
+        *,
+        limit: int = 50,
+        scope: tuple[str | None, str | None] | None = None,
+    ) -> list[Memory]:
         if not keys:
             return []
         mt = self.t.memories
@@ -667,7 +675,12 @@ class SQLStore(AddWriter, Store):
                 int(r[0])
                 for r in conn.execute(
                     select(mt.c.id)
-                    .where(mt.c.user_id == user_id, *self._filter_clause(filters, now), has_key)
+                    .where(
+                        mt.c.user_id == user_id,
+                        *self._filter_clause(filters, now),
+                        *(self._scope_clause(scope) if scope is not None else []),
+                        has_key,
+                    )
                     .order_by(mt.c.id.desc())
                     .limit(limit)
                 )
