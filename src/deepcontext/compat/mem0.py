@@ -14,7 +14,8 @@ Code written for mem0 runs with one changed line::
   ``user_id="*"`` is refused.
 * mem0's provider configuration (``config`` / ``from_config``) does not apply: the engine reads its
   settings from keyword arguments and ``DEEPCONTEXT_*`` variables.
-* ``score`` is deepcontext's search score and ``threshold`` keeps results scoring at least that.
+* ``score`` is deepcontext's calibrated relevance (0-1) and ``threshold`` keeps results scoring at
+  least that.
 """
 
 from __future__ import annotations
