@@ -129,6 +129,12 @@ class SyncDeepContext:
     def memory_owner(self, memory_id: int) -> str:
         return self._run(self._async.memory_owner(memory_id))
 
+    def set_user(self, user_id: str, *, name: str) -> None:
+        return self._run(self._async.set_user(user_id, name=name))
+
+    def get_user(self, user_id: str) -> dict[str, Any]:
+        return self._run(self._async.get_user(user_id))
+
     def history(self, memory_id: int, user_id: str) -> list[HistoryEntry]:
         return self._run(self._async.history(memory_id, user_id))
 
