@@ -188,6 +188,7 @@ def check_filled_database(store: Store, ids: dict[str, int]) -> None:
     )  # fmt: skip
     assert (old.status.value, old.superseded_by, new.metadata) == ("superseded", ids["new"], {"k": "v"})
     assert (new.mention_count, old.mention_count) == (1, 1)  # the column added by version 2
+    assert (new.agent_id, new.run_id) == (None, None)  # the scopes added by version 5
     assert [e.event.value for e in store.history("old-user", ids["new"])] == ["UPDATE"]
     assert [i for i, _ in store.vector_search("old-user", axis(0), 5, MemoryFilters(), later(1))] == [ids["new"]]
     assert [i for i, _ in store.keyword_search("old-user", ["lisbon"], 5, MemoryFilters(), later(1))] == [ids["new"]]
@@ -232,3 +233,10 @@ def test_upgrade_from_the_previous_version(db_url: str) -> None:
     finally:
         store.close()
 
+
+
+def test_versions_increase_and_may_leave_a_number_free() -> None:
+    versions = [m.version for m in MIGRATIONS]
+    assert versions == sorted(set(versions)) and latest_version() == versions[-1]
+    # a database at any listed version upgrades: migrate applies the versions above it, whatever gaps
+    # lie between (test_upgrade_from_the_previous_version upgrades across them)

@@ -35,6 +35,7 @@ from deepcontext.services.validation import (
     check_id,
     check_json,
     check_limit,
+    check_scope,
     check_text,
     check_user_name,
     expiry,
@@ -328,6 +329,8 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         expires_at: datetime | str | None = None,
         ttl: float | None = None,
         infer: bool = True,
+        agent_id: str | None = None,
+        run_id: str | None = None,
     ) -> AddResponse:
         """Store messages verbatim as turns of ``conversation_id`` and derive memories from them.
 
@@ -335,12 +338,14 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         optional ``name`` (speaker), ``timestamp`` (when it was said) and ``metadata``.
         ``timestamp`` here is the default time of messages without one (e.g. a session's date).
         ``expires_at`` / ``ttl`` (seconds) make the derived memories expire. ``infer=False`` stores
-        the turns (and their turn memories) without extraction.
+        the turns (and their turn memories) without extraction. ``agent_id`` / ``run_id`` scope the
+        turns and memories inside the user (search and list can filter on them).
         One transaction: on any error nothing is written.
         """
         self._check()
         assert self._ingest is not None
         user_id = check_id(user_id, "user_id")
+        agent_id, run_id = check_scope(agent_id, "agent_id"), check_scope(run_id, "run_id")
         conversation_id = check_id(conversation_id, "conversation_id")
         now = self.clock.now()
         s = self.settings
@@ -363,6 +368,8 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             metadata=dict(metadata or {}),
             expires_at=exp,
             infer=infer,
+            agent_id=agent_id,
+            run_id=run_id,
         )
         if self._summaries is not None and infer:  # after the transaction, in the background
             self._summaries.schedule(user_id, conversation_id, self._spawn)
@@ -403,14 +410,18 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         track_access: bool | None = None,
         include_superseded: bool = False,
         min_score: float | None = None,
+        agent_id: str | Iterable[str] | None = None,
+        run_id: str | Iterable[str] | None = None,
     ) -> SearchResponse:
         """Hybrid search (vector + keyword + graph, fused by weighted RRF, spread to neighbouring
-        turns, rescored by importance, recency and confidence). Every leg honours the same filters. ``config`` is a
-        :class:`SearchConfig` or a preset name ("hybrid", "relevance", "vector", "keyword", "graph").
-        Results count as accessed unless ``track_access`` is False (None: the setting).
-        ``include_superseded``: also older values of facts that a later statement changed, each right
-        after the version that replaced it. Each result's ``score`` is its calibrated relevance in
-        [0, 1]; ``min_score`` drops the results below it (of the ``limit`` best)."""
+        turns, rescored by importance, recency and confidence). Every leg honours the same filters:
+        ``metadata`` takes equality or operators (see :mod:`deepcontext.store.metafilter`),
+        ``agent_id`` / ``run_id`` one or several ids. ``config`` is a :class:`SearchConfig` or a
+        preset name ("hybrid", "relevance", "vector", "keyword", "graph"). Results count as accessed
+        unless ``track_access`` is False (None: the setting). ``include_superseded``: also older
+        values of facts that a later statement changed, each right after the version that replaced
+        it. Each result's ``score`` is its calibrated relevance in [0, 1]; ``min_score`` drops the
+        results below it (of the ``limit`` best)."""
         self._check()
         started = time.perf_counter()
         user_id = check_id(user_id, "user_id")
@@ -418,8 +429,9 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         limit = check_limit(limit)
         floor = check_fraction(min_score, "min_score") if min_score is not None else 0.0
         filters = parse_filters(
-            tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before, metadata=metadata
-        )
+            tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before,
+            metadata=metadata, agent_id=agent_id, run_id=run_id,
+        )  # fmt: skip
         cfg = self._config(config)
         if not isinstance(include_superseded, bool):
             raise ValidationError("include_superseded must be true or false", field="include_superseded")
@@ -493,6 +505,8 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
                 access_count=h.memory.access_count,
                 superseded_by=h.memory.superseded_by,
                 valid_to=h.memory.valid_to,
+                agent_id=h.memory.agent_id,
+                run_id=h.memory.run_id,
             )
             for h in hits
         ]
@@ -528,12 +542,18 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             raise MemoryNotFoundError(memory_id, user_id)
         return found[0]
 
-    async def update(self, memory_id: int, text: str, user_id: str) -> dict[str, Any]:
-        """Change a memory's text (re-embedded); the old text stays in its history."""
+    async def update(
+        self, memory_id: int, text: str, user_id: str, *, metadata: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Change a memory's text (re-embedded; the old text stays in its history) and, when given,
+        replace its metadata."""
         self._check()
         user_id = check_id(user_id, "user_id")
         mid = _check_memory_id(memory_id)
         text = check_text(text, "text", self.settings.max_message_chars).strip()
+        if metadata is not None and not isinstance(metadata, Mapping):
+            raise ValidationError("metadata must be an object", field="metadata")
+        check_json(metadata, "metadata")
         vec = await asyncio.to_thread(self.embedder.embed_one, text)
         mem = await self._db(
             self.store.update_memory,
@@ -545,6 +565,7 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             now=self.clock.now(),
             actor="user",
             reason="updated through the API",
+            metadata=dict(metadata) if metadata is not None else None,
         )
         return {"memory_id": mem.id, "text": mem.text, "status": "updated"}
 
@@ -555,6 +576,33 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         mid = _check_memory_id(memory_id)
         await self._db(self.store.delete_memory, user_id, mid, now=self.clock.now(), actor="user", reason="deleted through the API")
         return {"memory_id": mid, "status": "deleted"}
+
+    async def delete_memories(
+        self,
+        user_id: str,
+        *,
+        agent_id: str | Iterable[str] | None = None,
+        run_id: str | Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> builtins.list[int]:
+        """Soft-delete every active memory of the user (of these agents / runs, passing the metadata
+        filter, when given) in one transaction; returns their ids. Their history stays."""
+        self._check()
+        user_id = check_id(user_id, "user_id")
+        filters = parse_filters(agent_id=agent_id, run_id=run_id, metadata=metadata)
+        return await self._db(
+            self.store.delete_memories, user_id, filters, now=self.clock.now(), actor="user", reason="deleted through the API"
+        )
+
+    async def memory_owner(self, memory_id: int) -> str:
+        """The user a memory belongs to (memory ids are unique across users). For in-process callers
+        that hold an id and nothing else; servers never use it. Raises MemoryNotFoundError."""
+        self._check()
+        mid = _check_memory_id(memory_id)
+        owner = await self._db(self.store.memory_owner, mid)
+        if owner is None:
+            raise MemoryNotFoundError(memory_id, "")
+        return owner
 
     async def history(self, memory_id: int, user_id: str) -> list[HistoryEntry]:
         """Every change of a memory, oldest first."""
@@ -575,14 +623,18 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         include_inactive: bool = False,
         limit: int = 50,
         cursor: str | None = None,
+        agent_id: str | Iterable[str] | None = None,
+        run_id: str | Iterable[str] | None = None,
     ) -> MemoryPage:
-        """Memories of a user, newest first, one page at a time (pass ``next_cursor`` back)."""
+        """Memories of a user, newest first, one page at a time (pass ``next_cursor`` back). The
+        filters are those of :meth:`search`."""
         self._check()
         user_id = check_id(user_id, "user_id")
         limit = check_limit(limit, hi=1000)
         filters = parse_filters(
-            tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before, metadata=metadata
-        )
+            tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before,
+            metadata=metadata, agent_id=agent_id, run_id=run_id,
+        )  # fmt: skip
         if include_inactive:
             filters.statuses = tuple(MemoryStatus)
         memories, total, nxt = await self._db(

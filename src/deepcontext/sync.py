@@ -42,6 +42,11 @@ class SyncDeepContext:
             raise ConfigurationError("this SyncDeepContext is closed")
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result()
 
+    def run_coroutine(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run a coroutine on this shell's event loop and wait for its result (for blocking shells
+        built on this one, such as :class:`deepcontext.compat.mem0.Memory`)."""
+        return self._run(coro)
+
     @property
     def async_context(self) -> DeepContext:
         """The async object behind this shell."""
@@ -112,11 +117,23 @@ class SyncDeepContext:
     def get(self, memory_id: int, user_id: str) -> Memory:
         return self._run(self._async.get(memory_id, user_id))
 
-    def update(self, memory_id: int, text: str, user_id: str) -> dict[str, Any]:
-        return self._run(self._async.update(memory_id, text, user_id))
+    def update(self, memory_id: int, text: str, user_id: str, **kwargs: Any) -> dict[str, Any]:
+        return self._run(self._async.update(memory_id, text, user_id, **kwargs))
 
     def delete(self, memory_id: int, user_id: str) -> dict[str, Any]:
         return self._run(self._async.delete(memory_id, user_id))
+
+    def delete_memories(self, user_id: str, **kwargs: Any) -> builtins.list[int]:
+        return self._run(self._async.delete_memories(user_id, **kwargs))
+
+    def memory_owner(self, memory_id: int) -> str:
+        return self._run(self._async.memory_owner(memory_id))
+
+    def set_user(self, user_id: str, *, name: str) -> None:
+        return self._run(self._async.set_user(user_id, name=name))
+
+    def get_user(self, user_id: str) -> dict[str, Any]:
+        return self._run(self._async.get_user(user_id))
 
     def history(self, memory_id: int, user_id: str) -> list[HistoryEntry]:
         return self._run(self._async.history(memory_id, user_id))

@@ -129,6 +129,8 @@ class Turn(BaseModel):
     parent_ids: list[int] = Field(default_factory=list)
     archived: bool = False
     metadata: dict[str, Any] = Field(default_factory=dict)
+    agent_id: str | None = Field(default=None, description="The agent the turn belongs to, inside its user")
+    run_id: str | None = Field(default=None, description="The run (session) the turn belongs to")
 
 
 class Memory(BaseModel):
@@ -161,6 +163,8 @@ class Memory(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     pinned: bool = False
     tags: list[str] = Field(default_factory=list)
+    agent_id: str | None = Field(default=None, description="The agent the memory belongs to, inside its user")
+    run_id: str | None = Field(default=None, description="The run (session) the memory belongs to")
 
     @property
     def is_active(self) -> bool:
@@ -218,6 +222,8 @@ class MemorySearchResult(BaseModel):
         default=None, description="Set on an older value (include_superseded): the memory that replaced it"
     )
     valid_to: datetime | None = Field(default=None, description="When what it says stopped being true")
+    agent_id: str | None = None
+    run_id: str | None = None
 
 
 class SearchResponse(BaseModel):

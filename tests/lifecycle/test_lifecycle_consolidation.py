@@ -311,3 +311,22 @@ async def test_llm_consolidation_asks_for_concise_facts_and_refuses_a_diary(
     assert lts and all(len(m.text) <= 300 for m in lts)
     assert sorted(i for m in lts for i in m.consolidated_from) == [a, b, c]
     assert {m.text for m in lts} == {"Maya adopted a dog named Pixel. Pixel is a border collie. Pixel loves the beach at Cascais."}
+
+
+async def test_consolidation_keeps_agents_and_runs_apart(make_ctx: Callable[..., Any], clock: ManualClock) -> None:
+    ctx = await make_ctx(consolidation_threshold=4)
+    ids = {}
+    for scope, (content, entities, importance) in zip(
+        [("vet", "r1"), ("vet", "r1"), ("walker", None)], PIXEL, strict=True
+    ):
+        ids[content] = await say(ctx, "u", content, entities=entities, importance=importance, agent_id=scope[0], run_id=scope[1])
+        clock.advance(days=1)
+    await say(ctx, "u", "The Acme office has a rooftop garden", entities=["Acme"])
+    r = await ctx.run_lifecycle("u")
+    assert r["consolidation_ran"] and r["groups"] == 1 and r["memories_consolidated"] == 2
+    merged = (await ctx.list("u", tier="long_term")).memories
+    assert [(m.agent_id, m.run_id) for m in merged] == [("vet", "r1")]
+    assert "adopted" in merged[0].text and "border collie" in merged[0].text and "beach" not in merged[0].text
+    assert [m.id for m in (await ctx.list("u", agent_id="vet", tier="long_term")).memories] == [merged[0].id]
+    walker = await ctx.get(ids[PIXEL[2][0]], "u")  # shares Pixel, but another agent's: not merged
+    assert (walker.status, walker.tier, walker.agent_id) == (MemoryStatus.ACTIVE, MemoryTier.SHORT_TERM, "walker")

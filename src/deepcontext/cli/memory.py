@@ -23,6 +23,23 @@ ADD_CHUNK = 100
 IMPORT_KEY = "import"
 #: recent turns per conversation read to find where an interrupted input stopped
 RESUME_SCAN = 1000
+AGENT_HELP = "The agent the memories belong to, inside the user"
+RUN_HELP = "The run (session) the memories belong to, inside the user"
+METADATA_HELP = (
+    'Metadata filter as JSON: {"key": value} or {"key": {"op": value}} with op one of eq ne in nin gt gte lt lte '
+    'contains icontains, {"key": "*"}, AND / OR / NOT lists'
+)
+
+
+def _metadata_filter(raw: str | None) -> Any:
+    if raw is None:
+        return None
+    from deepcontext.errors import ValidationError
+
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise ValidationError(f"--metadata is not valid JSON: {exc}", field="metadata") from None
 
 
 def _read_batches(path: str, conversation: str, timestamp: str | None) -> list[dict[str, Any]]:
@@ -124,6 +141,8 @@ def add(
     user: str = USER,
     conversation: str = typer.Option("default", "--conversation", "-c", help="Conversation id"),
     timestamp: str = typer.Option(None, "--timestamp", help="When the messages were said (ISO 8601)"),
+    agent: str = typer.Option(None, "--agent", help=AGENT_HELP),
+    run_id: str = typer.Option(None, "--run", help=RUN_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON"),
     user_name: str = typer.Option(
         None, "--user-name", help="The user's display name, used in memories instead of 'User' (kept for later adds)"
@@ -185,7 +204,9 @@ def add(
                 prefetch = asyncio.ensure_future(asyncio.to_thread(ctx.embedder.embed, nxt)) if nxt else None
                 marked = _mark(todo, source, start) if source is not None else todo
                 try:
-                    out.append(await ctx.add(marked, user, b["conversation_id"], timestamp=b["timestamp"]))
+                    out.append(
+                        await ctx.add(marked, user, b["conversation_id"], timestamp=b["timestamp"], agent_id=agent, run_id=run_id)
+                    )
                 except BaseException:
                     if prefetch is not None:
                         with contextlib.suppress(BaseException):
@@ -225,6 +246,9 @@ def search(
     min_score: float = typer.Option(
         None, "--min-score", min=0.0, max=1.0, help="Leave out results whose score (calibrated relevance, 0-1) is below this"
     ),
+    agent: list[str] = typer.Option(None, "--agent", help="Only memories of this agent (repeatable)"),
+    run_id: list[str] = typer.Option(None, "--run", help="Only memories of this run (repeatable)"),
+    metadata: str = typer.Option(None, "--metadata", help=METADATA_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON"),
 ) -> None:
     """Hybrid search (vector + keyword + graph) over a user's memories; scores are calibrated relevance (0-1)."""
@@ -240,7 +264,8 @@ def search(
             config=preset_name,
             include_superseded=include_superseded,
             min_score=min_score,
-        )
+            agent_id=agent or None, run_id=run_id or None, metadata=_metadata_filter(metadata),
+        )  # fmt: skip
         # an empty answer says why: a misspelt user id has no memories at all
         known = (await ctx.stats(user))["memories"] if not res.results else 1
         return res, known
@@ -286,13 +311,18 @@ def list_cmd(
     limit: int = typer.Option(20, "--limit", "-n", min=1, max=1000, help="Page size"),
     cursor: str = typer.Option(None, "--cursor", help="next_cursor of the previous page"),
     include_inactive: bool = typer.Option(False, "--all", help="Also deleted, superseded, merged, decayed"),
+    agent: list[str] = typer.Option(None, "--agent", help="Only memories of this agent (repeatable)"),
+    run_id: list[str] = typer.Option(None, "--run", help="Only memories of this run (repeatable)"),
+    metadata: str = typer.Option(None, "--metadata", help=METADATA_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the page as JSON"),
 ) -> None:
     """List a user's memories, newest first."""
     page = run(
         lambda ctx: ctx.list(
-            user, tier=tier or None, memory_type=memory_type or None, limit=limit, cursor=cursor, include_inactive=include_inactive
-        )
+            user, tier=tier or None, memory_type=memory_type or None, limit=limit, cursor=cursor,
+            include_inactive=include_inactive, agent_id=agent or None, run_id=run_id or None,
+            metadata=_metadata_filter(metadata),
+        )  # fmt: skip
     )
     if json_out:
         print_json(page.model_dump(mode="json"))

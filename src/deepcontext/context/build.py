@@ -40,6 +40,7 @@ from deepcontext.query.schema import MemorySchema
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.search import hybrid_search
 from deepcontext.services.validation import parse_filters
+from deepcontext.store.base import MemoryFilters
 
 __all__ = ["TITLES", "build_context"]
 
@@ -73,12 +74,14 @@ async def build_context(
     min_similarity: float,
     max_nodes: int,
     track_access: bool = True,
+    filters: MemoryFilters | None = None,
 ) -> ContextResult:
     """The context (inputs validated by :meth:`ContextAPI.context`)."""
     weights = shares.normalised()
     now = ctx.clock.now()
     store, embedder = ctx.store, ctx.embedder
     schema = schema or MemorySchema(sections=["context"])
+    filters = filters if filters is not None else parse_filters()
 
     async def none() -> None:
         return None
@@ -89,7 +92,7 @@ async def build_context(
     pinned, hits, snapshot, path = await asyncio.gather(
         asyncio.to_thread(gather.pinned_memories, store, user_id, now) if weights["pinned"] > 0 else none(),
         asyncio.to_thread(
-            hybrid_search, store, user_id, query, qvec, limit=memory_limit, filters=parse_filters(), config=config, now=now
+            hybrid_search, store, user_id, query, qvec, limit=memory_limit, filters=filters, config=config, now=now
         )
         if qvec is not None
         else none(),
@@ -98,6 +101,12 @@ async def build_context(
         if conversation_id is not None and weights["conversation"] > 0
         else none(),
     )
+    if pinned and (filters.agent_ids is not None or filters.run_ids is not None):  # only the asked scopes
+        pinned = [
+            m for m in pinned
+            if (filters.agent_ids is None or m.agent_id in filters.agent_ids)
+            and (filters.run_ids is None or m.run_id in filters.run_ids)
+        ]  # fmt: skip
 
     irrelevant: list[tuple[Candidate, str]] = []
     memories: list[Candidate] = []

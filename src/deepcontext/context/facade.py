@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from deepcontext.context.types import (
@@ -23,7 +23,7 @@ from deepcontext.context.types import (
     ContextShares,
 )
 from deepcontext.errors import ValidationError
-from deepcontext.services.validation import check_id, check_limit, check_text
+from deepcontext.services.validation import check_id, check_limit, check_text, parse_filters
 
 if TYPE_CHECKING:
     from deepcontext.context.types import ContextResult
@@ -105,6 +105,8 @@ class ContextAPI:
         min_similarity: float = DEFAULT_MIN_SIMILARITY,
         max_conversation_nodes: int = DEFAULT_CONVERSATION_NODES,
         track_access: bool | None = None,
+        agent_id: str | Iterable[str] | None = None,
+        run_id: str | Iterable[str] | None = None,
     ) -> ContextResult:
         """What the next prompt needs about ``query``, within ``budget_tokens``.
 
@@ -121,7 +123,8 @@ class ContextAPI:
         the schema's ``confidence_threshold``, 0.3; ``free_text_threshold`` for cache and history
         entries). A memory below it is still relevant when its cosine with the query reaches
         ``min_similarity``. ``memory_limit``: search results considered (1-100);
-        ``max_conversation_nodes``: newest path nodes considered.
+        ``max_conversation_nodes``: newest path nodes considered. ``agent_id`` / ``run_id`` limit
+        the pinned and retrieved memories to those scopes.
 
         Tokens are counted with the embedder's tokenizer, or estimated (see
         :mod:`deepcontext.context.tokens`). Returns a :class:`ContextResult`: ``text``, the parts
@@ -149,6 +152,7 @@ class ContextAPI:
         limit = check_limit(memory_limit, "memory_limit")
         min_sim = _check_fraction(min_similarity, "min_similarity")
         nodes = _check_int(max_conversation_nodes, "max_conversation_nodes", 1, 1000)
+        filters = parse_filters(agent_id=agent_id, run_id=run_id)
         result = await build_context(
             ctx,
             query,
@@ -162,6 +166,7 @@ class ContextAPI:
             min_similarity=min_sim,
             max_nodes=nodes,
             track_access=ctx.settings.track_access if track_access is None else bool(track_access),
+            filters=filters,
         )
         result.took_ms = round((time.perf_counter() - started) * 1000, 3)
         return result

@@ -106,6 +106,8 @@ class GroupItem:
     entity_ids: Sequence[int] = ()
     vector: np.ndarray | None = None
     when: float = 0.0  # epoch seconds, for ordering chunks of a large group
+    #: memories of different scopes (agent, run) never share a group
+    scope: tuple[str | None, str | None] = (None, None)
 
 
 def _normalised(vectors: list[np.ndarray]) -> np.ndarray:
@@ -125,17 +127,18 @@ def group_memories(
     block: int = 512,
     type_similarity: Mapping[str, float] | None = None,
 ) -> list[list[int]]:
-    """Connected components (indices into ``items``) of memories of the same type sharing an entity
-    other than the ``hubs``, or at least ``similarity`` cosine apart. With ``hub_fraction``, an entity
-    mentioned by more than that fraction of a type's memories (and more than three) is a hub too.
+    """Connected components (indices into ``items``) of memories of the same type and scope sharing
+    an entity other than the ``hubs``, or at least ``similarity`` cosine apart. With ``hub_fraction``,
+    an entity mentioned by more than that fraction of a type's memories (and more than three) is a
+    hub too.
     Singletons included; each group is in chronological order; groups above ``max_group`` are cut
     into consecutive chunks. ``type_similarity`` overrides ``similarity`` per memory type."""
     if max_group < 2:
         raise ValidationError("max_group must be >= 2", field="max_group")
     uf = UnionFind(len(items))
-    by_type: dict[str, list[int]] = {}
+    by_type: dict[tuple[str, tuple[str | None, str | None]], list[int]] = {}
     for i, it in enumerate(items):
-        by_type.setdefault(it.memory_type, []).append(i)
+        by_type.setdefault((it.memory_type, it.scope), []).append(i)
     for idx in by_type.values():
         n = len(idx)
         mentions: dict[int, list[int]] = {}

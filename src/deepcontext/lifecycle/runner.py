@@ -293,7 +293,13 @@ class LifecycleRunner:
         await self._db(sql.set_consolidation_due, self.store, user_id, False)
         cands = await self._db(sql.consolidation_candidates, self.store, user_id, now, MAX_CANDIDATES)
         items = [
-            GroupItem(memory_type=c.memory_type, entity_ids=c.entity_ids, vector=c.embedding, when=c.when.timestamp())
+            GroupItem(
+                memory_type=c.memory_type,
+                entity_ids=c.entity_ids,
+                vector=c.embedding,
+                when=c.when.timestamp(),
+                scope=(c.agent_id, c.run_id),
+            )
             for c in cands
         ]
         hubs = set(await self._db(sql.speaker_entity_ids, self.store, user_id)) if cands else set()
@@ -415,6 +421,8 @@ class LifecycleRunner:
                     metadata=common_meta,
                     embedding=next((s.embedding for s in srcs if s.text == f.text), None),
                     promote=promote,
+                    agent_id=members[0].agent_id,
+                    run_id=members[0].run_id,
                 )
             )
         # contradictions among the facts (disjoint sources): each stays its own fact; a value change

@@ -80,6 +80,22 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         str | None, Field(default=None, description="The user whose memories to use (default: the server's default user)")
     ]
 
+    AgentArg = Annotated[
+        str | None,
+        Field(default=None, min_length=1, max_length=255, description="The agent the memories belong to (inside the user)"),
+    ]
+    RunArg = Annotated[
+        str | None, Field(default=None, min_length=1, max_length=255, description="The run (session) the memories belong to")
+    ]
+    MetadataArg = Annotated[
+        dict[str, Any] | None,
+        Field(
+            default=None,
+            description="Conditions on metadata keys: {key: value} or {key: {op: value}}, op one of eq ne in nin gt "
+            "gte lt lte contains icontains; {key: '*'}; AND / OR / NOT lists",
+        ),
+    ]
+
     def user_of(mcp_ctx: Any, user_id: str | None, *, write: bool = False) -> tuple[Scope, str, str]:
         scope = resolve_scope(mcp_ctx)
         if write:
@@ -108,6 +124,9 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         mcp_ctx: Context,
         user_id: UserArg = None,
         conversation_id: Annotated[str, Field(description="Conversation the messages belong to")] = "default",
+        agent_id: AgentArg = None,
+        run_id: RunArg = None,
+        metadata: Annotated[dict[str, Any] | None, Field(default=None, description="Attached to every memory")] = None,
     ) -> dict[str, Any]:
         """Remember a conversation: stores the messages and the facts, events and entities derived
         from them."""
@@ -119,7 +138,7 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
                 if isinstance(messages, str)
                 else [m.model_dump(exclude_none=True) for m in messages]
             )
-            r = await ctx.add(msgs, uid, conversation_id)
+            r = await ctx.add(msgs, uid, conversation_id, agent_id=agent_id, run_id=run_id, metadata=metadata)
             return {
                 "memories_added": r.memories_added,
                 "memories_updated": r.memories_updated,
@@ -145,21 +164,20 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
             float | None,
             Field(ge=0, le=1, description="Leave out results whose score (estimated chance of being relevant) is below this"),
         ] = None,
+        agent_id: AgentArg = None,
+        run_id: RunArg = None,
+        metadata: MetadataArg = None,
     ) -> dict[str, Any]:
-        """Hybrid search (meaning, keywords, knowledge graph) over the user's memories. Each result's
-        score is the estimated chance, from 0 to 1, that it is relevant."""
+        """Hybrid search (meaning, keywords, knowledge graph) over the user's memories, optionally
+        of one agent and / or run and filtered on metadata. Each result's score is the estimated
+        chance, from 0 to 1, that it is relevant."""
 
         async def go() -> dict[str, Any]:
             _, _, uid = user_of(mcp_ctx, user_id)
             res = await ctx.search(
-                query,
-                uid,
-                limit=limit,
-                tier=tier,
-                memory_type=memory_type,
-                include_superseded=include_superseded,
-                min_score=min_score,
-            )
+                query, uid, limit=limit, tier=tier, memory_type=memory_type, include_superseded=include_superseded,
+                min_score=min_score, agent_id=agent_id, run_id=run_id, metadata=metadata,
+            )  # fmt: skip
             return {
                 "results": [
                     {
@@ -171,6 +189,8 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
                         "said_at": r.said_at.isoformat() if r.said_at else None,
                         "entities": r.entities,
                         "superseded_by": r.superseded_by,
+                        "agent_id": r.agent_id,
+                        "run_id": r.run_id,
                     }
                     for r in res.results
                 ]
@@ -188,6 +208,8 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         ] = None,
         budget_tokens: Annotated[int, Field(ge=1, le=200_000, description="Most tokens the context may take")] = 2000,
         limit: Annotated[int, Field(ge=1, le=100, description="Search results considered")] = 20,
+        agent_id: AgentArg = None,
+        run_id: RunArg = None,
     ) -> str:
         """What is remembered about the user that bears on ``query``, as text ready for a prompt:
         pinned memories, relevant memories with their dates, working-memory sections selected by
@@ -195,7 +217,10 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
 
         async def go() -> str:
             _, external, uid = user_of(mcp_ctx, user_id)
-            res = await ctx.context(query, uid, conversation_id or None, budget_tokens=budget_tokens, memory_limit=limit)
+            res = await ctx.context(
+                query, uid, conversation_id or None, budget_tokens=budget_tokens, memory_limit=limit,
+                agent_id=agent_id, run_id=run_id,
+            )  # fmt: skip
             return res.text or f"Nothing remembered about {external} bears on: {query}"
 
         return await guarded(go)
@@ -208,12 +233,19 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None,
         tier: Literal["working", "short_term", "long_term"] | None = None,
         memory_type: Literal["semantic", "episodic", "procedural"] | None = None,
+        agent_id: AgentArg = None,
+        run_id: RunArg = None,
+        metadata: MetadataArg = None,
     ) -> dict[str, Any]:
-        """The user's memories, newest first, one page at a time."""
+        """The user's memories, newest first, one page at a time (optionally of one agent and / or
+        run, filtered on metadata)."""
 
         async def go() -> dict[str, Any]:
             _, _, uid = user_of(mcp_ctx, user_id)
-            page = await ctx.list(uid, tier=tier, memory_type=memory_type, limit=limit, cursor=cursor)
+            page = await ctx.list(
+                uid, tier=tier, memory_type=memory_type, limit=limit, cursor=cursor,
+                agent_id=agent_id, run_id=run_id, metadata=metadata,
+            )  # fmt: skip
             return {
                 "total": page.total,
                 "next_cursor": page.next_cursor,
@@ -224,6 +256,8 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
                         "memory_type": m.memory_type.value,
                         "tier": m.tier.value,
                         "created_at": m.created_at.isoformat(),
+                        "agent_id": m.agent_id,
+                        "run_id": m.run_id,
                     }
                     for m in page.memories
                 ],

@@ -31,6 +31,7 @@ __all__ = [
     "MessageBody",
     "Metadata",
     "Readiness",
+    "ScopeId",
     "SearchBody",
     "SeedSearchBody",
     "Timestamp",
@@ -103,6 +104,12 @@ UserId = Annotated[
 ]
 ConversationId = Annotated[
     str, Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f]+$", description="A conversation id"), AfterValidator(_clean)
+]
+#: an agent or run id: scopes a memory inside its user
+ScopeId = Annotated[
+    str,
+    Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f]+$", description="An agent or run id"),
+    AfterValidator(_clean),
 ]
 Timestamp = Annotated[datetime, AfterValidator(_instant)]
 Metadata = Annotated[dict[str, Any], Field(max_length=256), AfterValidator(_metadata)]
@@ -190,6 +197,8 @@ class AddBody(_Body):
     expires_at: Timestamp | None = Field(default=None, description="The derived memories expire then")
     ttl: float | None = Field(default=None, gt=0, le=100 * 365 * 86400, description="Seconds until they expire")
     infer: bool = Field(default=True, description="False: store the turns without extraction")
+    agent_id: ScopeId | None = Field(default=None, description="The agent the turns and memories belong to")
+    run_id: ScopeId | None = Field(default=None, description="The run (session) they belong to")
 
 
 class SearchBody(_Body):
@@ -203,7 +212,13 @@ class SearchBody(_Body):
     conversation_id: list[ConversationId] | None = Field(default=None, max_length=100)
     after: Timestamp | None = None
     before: Timestamp | None = None
-    metadata: Metadata | None = Field(default=None, description="Equality on top-level keys")
+    metadata: Metadata | None = Field(
+        default=None,
+        description="Conditions on top-level metadata keys: {key: value} or {key: {op: value}} with op one of "
+        "eq ne in nin gt gte lt lte contains icontains, {key: '*'}, combined with AND / OR / NOT",
+    )
+    agent_id: ScopeId | list[ScopeId] | None = Field(default=None, description="Memories of this agent (or these)")
+    run_id: ScopeId | list[ScopeId] | None = Field(default=None, description="Memories of this run (or these)")
     include_graph: bool = True
     include_superseded: bool = Field(
         default=False, description="Also older values a later statement changed, each after its replacement"

@@ -247,6 +247,8 @@ class IngestService:
         expires_at: datetime | None,
         infer: bool = True,
         actor: str = "system",
+        agent_id: str | None = None,
+        run_id: str | None = None,
     ) -> AddResponse:
         context = ExtractionContext(user_id=user_id, conversation_id=conversation_id, now=now)
         extractor, classifier = self.extractor, self.classifier
@@ -269,7 +271,9 @@ class IngestService:
         result = self._sane(result, len(msgs))
         for attempt in range(1, _PLAN_ATTEMPTS + 1):
             candidates = await asyncio.to_thread(self._candidates, msgs, result, metadata, context.user_name)
-            plan = AddPlan(user_id=user_id, conversation_id=conversation_id, now=now, actor=actor)
+            plan = AddPlan(
+                user_id=user_id, conversation_id=conversation_id, now=now, actor=actor, agent_id=agent_id, run_id=run_id
+            )
             plan.turns = [
                 NewTurn(
                     role=m.role,
@@ -475,7 +479,10 @@ class IngestService:
             else:
                 first.sources = list(dict.fromkeys(first.sources + c.sources))
                 first.entities = list(dict.fromkeys(first.entities + c.entities))
-        stored = await self._db(self.store.find_active_by_hash, plan.user_id, list(unique), now)
+        # duplicates and neighbours are looked for among the memories the add's agent and run (when
+        # given) would find in a search
+        scope = (plan.agent_id, plan.run_id)
+        stored = await self._db(self.store.find_active_by_hash, plan.user_id, list(unique), now, scope=scope)
         fresh: list[Candidate] = []
         for h, c in unique.items():
             if h in stored:
@@ -494,9 +501,11 @@ class IngestService:
             c.vector = v
         k = max(_NEIGHBOURS, s.max_connections_per_memory)
         # facts meet facts (short and long term); raw turns only look for connections
-        fact_filter = MemoryFilters(tiers=(MemoryTier.SHORT_TERM, MemoryTier.LONG_TERM))
+        agents = (plan.agent_id,) if plan.agent_id is not None else None
+        runs = (plan.run_id,) if plan.run_id is not None else None
+        fact_filter = MemoryFilters(tiers=(MemoryTier.SHORT_TERM, MemoryTier.LONG_TERM), agent_ids=agents, run_ids=runs)
         near: list[list[tuple[int, float]]] = [[] for _ in fresh]
-        for is_turn, flt in ((False, fact_filter), (True, MemoryFilters())):
+        for is_turn, flt in ((False, fact_filter), (True, MemoryFilters(agent_ids=agents, run_ids=runs))):
             idx = [i for i, c in enumerate(fresh) if c.is_turn is is_turn]
             if idx:
                 rows = await self._db(self.store.vector_search_batch, plan.user_id, vecs[idx], k, flt, now)
@@ -606,7 +615,9 @@ class IngestService:
         if not with_slots:
             return
         keys = list(dict.fromkeys(SLOT_PREFIX + s.key for c in with_slots for s in c.slots))
-        stored = await self._db(self.store.find_active_by_metadata_keys, plan.user_id, keys, plan.now)
+        stored = await self._db(
+            self.store.find_active_by_metadata_keys, plan.user_id, keys, plan.now, scope=(plan.agent_id, plan.run_id)
+        )
         if not stored:
             return
         for c in with_slots:

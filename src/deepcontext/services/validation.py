@@ -14,6 +14,7 @@ from deepcontext.extract.base import MessageIn
 from deepcontext.ids import check_id
 from deepcontext.ids import check_encodable as _check_encodable
 from deepcontext.store.base import MemoryFilters
+from deepcontext.store.metafilter import parse_metadata_filter
 from deepcontext.types import Message, MemoryTier, MemoryType
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "check_json",
     "check_id",
     "check_limit",
+    "check_scope",
     "check_text",
     "check_user_name",
     "parse_filters",
@@ -183,6 +185,20 @@ def _enum_tuple(value: Any, enum: Any, field: str) -> tuple[Any, ...] | None:
         ) from None
 
 
+def _scope_ids(value: Any, field: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    items = [value] if isinstance(value, str) else list(value) if isinstance(value, (list, tuple, set, frozenset)) else [value]
+    if not items:
+        raise ValidationError(f"{field} must not be an empty list", field=field)
+    return tuple(dict.fromkeys(check_id(v, field) for v in items))
+
+
+def check_scope(value: Any, field: str) -> str | None:
+    """An agent or run id of an add (None: none)."""
+    return None if value is None else check_id(value, field)
+
+
 def parse_filters(
     *,
     tier: Any = None,
@@ -191,19 +207,16 @@ def parse_filters(
     after: Any = None,
     before: Any = None,
     metadata: Any = None,
+    agent_id: Any = None,
+    run_id: Any = None,
 ) -> MemoryFilters:
     conv = None
     if conversation_id is not None:
         items = [conversation_id] if isinstance(conversation_id, str) else list(conversation_id)
         conv = tuple(check_id(c, "conversation_id") for c in items)
-    if metadata is not None:
-        if not isinstance(metadata, Mapping):
-            raise ValidationError("metadata filter must be an object of key: value", field="metadata")
-        for k, v in metadata.items():
-            if not isinstance(k, str) or not isinstance(v, (str, int, float, bool)):
-                raise ValidationError(
-                    "metadata filter values must be strings, numbers or booleans", field=f"metadata.{k}"
-                )
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise ValidationError("metadata filter must be an object of key: condition", field="metadata")
+    meta = parse_metadata_filter(metadata, "metadata")
     a, b = parse_time(after, "after"), parse_time(before, "before")
     if a and b and a >= b:
         raise ValidationError("after must be earlier than before", field="after")
@@ -213,7 +226,9 @@ def parse_filters(
         conversation_ids=conv,
         after=a,
         before=b,
-        metadata=dict(metadata) if metadata else None,
+        metadata=meta,
+        agent_ids=_scope_ids(agent_id, "agent_id"),
+        run_ids=_scope_ids(run_id, "run_id"),
     )
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from contextlib import contextmanager
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
+from deepcontext.store.metafilter import MetaFilter, parse_metadata_filter
 from deepcontext.types import (
     EntityType,
     HistoryEntry,
@@ -83,13 +84,26 @@ class MemoryFilters:
     conversation_ids: tuple[str, ...] | None = None
     after: datetime | None = None  # said_at (or created_at when unknown) >= after
     before: datetime | None = None  # said_at (or created_at) < before
-    metadata: dict[str, Any] | None = None  # equality on top-level keys, all must match
+    metadata: MetaFilter | Mapping[str, Any] | None = None  # conditions on top-level metadata keys (store.metafilter)
     statuses: tuple[MemoryStatus, ...] = (MemoryStatus.ACTIVE,)
     include_expired: bool = False
+    #: memories of these agents / runs (a None in the tuple: memories without one)
+    agent_ids: tuple[str | None, ...] | None = None
+    run_ids: tuple[str | None, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.metadata, Mapping):  # the JSON form ({key: value} or operators)
+            self.metadata = parse_metadata_filter(self.metadata)
 
     @property
     def only_active(self) -> bool:
         return self.statuses == (MemoryStatus.ACTIVE,)
+
+    @property
+    def needs_sql(self) -> bool:
+        """Filters only the database can evaluate (metadata, scopes): in-memory indexes ask it which
+        ids pass."""
+        return self.metadata is not None or self.agent_ids is not None or self.run_ids is not None
 
 
 #: the filters of a plain search (active, unexpired memories, nothing else): backends answer this
@@ -205,6 +219,10 @@ class AddPlan:
     entities: list[EntityUpsert] = field(default_factory=list)
     relations: list[RelationUpsert] = field(default_factory=list)
     actor: str = "system"
+    #: the agent and run (inside the user) the turns and memories belong to; None: none. Exact
+    #: duplicates and neighbours are looked for among memories of the same agent and run, where given
+    agent_id: str | None = None
+    run_id: str | None = None
     #: mark the user for consolidation (the lifecycle picks it up; add never waits for it)
     consolidation_due: bool = False
 
@@ -271,6 +289,13 @@ class Store(ABC):
         """Soft-delete (status deleted); history entry. Raises MemoryNotFoundError."""
 
     @abstractmethod
+    def delete_memories(
+        self, user_id: str, filters: MemoryFilters, *, now: datetime, actor: str, reason: str | None
+    ) -> list[int]:
+        """Soft-delete every memory of the user that passes ``filters`` (history entries); returns
+        their ids. One transaction."""
+
+    @abstractmethod
     def delete_user(self, user_id: str) -> dict[str, int]:
         """Remove every row of the user from every table (and caches); counts per table."""
 
@@ -299,8 +324,15 @@ class Store(ABC):
         """A page of memories, newest first: (memories, total matching, next cursor)."""
 
     @abstractmethod
-    def find_active_by_hash(self, user_id: str, hashes: Sequence[str], now: datetime) -> dict[str, int]:
-        """Active, unexpired memories with these content hashes: hash -> memory id."""
+    def memory_owner(self, memory_id: int) -> str | None:
+        """The user a memory belongs to (memory ids are unique across users), or None."""
+
+    @abstractmethod
+    def find_active_by_hash(
+        self, user_id: str, hashes: Sequence[str], now: datetime, *, scope: tuple[str | None, str | None] | None = None
+    ) -> dict[str, int]:
+        """Active, unexpired memories with these content hashes: hash -> memory id. With ``scope``
+        (agent id, run id), only memories of that agent and run where given (None: any)."""
 
     @abstractmethod
     def superseded_versions(
@@ -311,9 +343,18 @@ class Store(ABC):
         pairs, newest first."""
 
     @abstractmethod
-    def find_active_by_metadata_keys(self, user_id: str, keys: Sequence[str], now: datetime, *, limit: int = 50) -> list[Memory]:
+    def find_active_by_metadata_keys(
+        self,
+        user_id: str,
+        keys: Sequence[str],
+        now: datetime,
+        *,
+        limit: int = 50,
+        scope: tuple[str | None, str | None] | None = None,
+    ) -> list[Memory]:
         """Active, unexpired facts (short and long term) whose metadata has any of these top-level keys,
-        newest first (the stored values of single-valued facts, see :mod:`deepcontext.extract.slots`)."""
+        newest first (the stored values of single-valued facts, see :mod:`deepcontext.extract.slots`).
+        With ``scope`` (agent id, run id), only memories of that agent and run where given."""
 
     @abstractmethod
     def history(self, user_id: str, memory_id: int) -> list[HistoryEntry]:

@@ -260,6 +260,8 @@ class CandidateRow:
     embedding: np.ndarray | None
     entity_ids: list[int] = field(default_factory=list)
     entity_names: list[str] = field(default_factory=list)
+    agent_id: str | None = None
+    run_id: str | None = None
 
     @property
     def when(self) -> datetime:
@@ -276,7 +278,7 @@ def consolidation_candidates(store: SQLStore, user_id: str, now: datetime, limit
             select(
                 mt.c.id, mt.c.text, mt.c.memory_type, mt.c.importance, mt.c.base_importance, mt.c.confidence,
                 mt.c.access_count, mt.c.said_at, mt.c.occurred_at, mt.c.valid_from, mt.c.valid_to, mt.c.created_at,
-                mt.c.updated_at, mt.c.conversation_id, mt.c.metadata, mt.c.embedding,
+                mt.c.updated_at, mt.c.conversation_id, mt.c.metadata, mt.c.embedding, mt.c.agent_id, mt.c.run_id,
             )
             .where(
                 mt.c.user_id == user_id,
@@ -306,6 +308,8 @@ def consolidation_candidates(store: SQLStore, user_id: str, now: datetime, limit
                 conversation_id=r.conversation_id,
                 metadata=dict(r.metadata or {}),
                 embedding=r.embedding,
+                agent_id=r.agent_id,
+                run_id=r.run_id,
             )
             for r in rows
         }
@@ -343,6 +347,9 @@ class FactWrite:
     promote: int | None = None
     #: positions (in GroupWrite.facts) of the facts this one contradicts
     contradicts: list[int] = field(default_factory=list)
+    #: the scope of its sources (a group never mixes scopes)
+    agent_id: str | None = None
+    run_id: str | None = None
 
 
 @dataclass(slots=True)
@@ -485,6 +492,8 @@ def _insert_fact(store: SQLStore, conn: Connection, user_id: str, f: FactWrite, 
                 valid_from=f.valid_from,
                 valid_to=f.valid_to,
                 conversation_id=f.conversation_id,
+                agent_id=f.agent_id,
+                run_id=f.run_id,
                 source="consolidation",
                 consolidated_from=list(f.source_ids),
                 metadata=f.metadata,

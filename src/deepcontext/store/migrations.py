@@ -41,6 +41,7 @@ __all__ = [
     "MIGRATIONS",
     "PG_TS_CONFIG",
     "AddColumn",
+    "AddIndex",
     "CreateTables",
     "Migration",
     "RawSQL",
@@ -89,6 +90,20 @@ class AddColumn(Step):
 
         op = Operations(MigrationContext.configure(conn))
         op.add_column(self.table, self.column(dim))
+
+
+@dataclass
+class AddIndex(Step):
+    table: str
+    name: str
+    columns: list[str]
+
+    def model(self, md: MetaData, dim: int) -> None:
+        table = md.tables[self.table]
+        Index(self.name, *(table.c[c] for c in self.columns))
+
+    def apply(self, conn: Connection, md: MetaData, dim: int) -> None:
+        next(i for i in md.tables[self.table].indexes if i.name == self.name).create(conn)
 
 
 @dataclass
@@ -486,6 +501,11 @@ def _v3_pg_lexemes(dim: int) -> list[str]:
     ]
 
 
+def _v5_scope(name: str) -> Callable[[int], Column]:  # type: ignore[type-arg]
+    # the agent / run a memory or turn belongs to, inside its user (NULL: none); rows before v5 have none
+    return lambda dim: Column(name, String(255), nullable=True)
+
+
 MIGRATIONS: list[Migration] = [
     Migration(
         1,
@@ -499,8 +519,22 @@ MIGRATIONS: list[Migration] = [
     Migration(2, "memories.mention_count: re-mentions counted and reinforcing", [AddColumn("memories", _v2_mention_count)]),
     Migration(3, "PostgreSQL: per-user lexeme document frequencies kept by triggers", [RawSQL(postgresql=_v3_pg_lexemes)]),
     Migration(4, "SQLite: memory and turn ids never reused (AUTOINCREMENT)", [SqliteAutoincrement(("memories", "turns"))]),
+    Migration(
+        5,
+        "agent and run scopes of memories and turns",
+        [
+            AddColumn("memories", _v5_scope("agent_id")),
+            AddColumn("memories", _v5_scope("run_id")),
+            AddColumn("turns", _v5_scope("agent_id")),
+            AddColumn("turns", _v5_scope("run_id")),
+            AddIndex("memories", "ix_memories_user_agent", ["user_id", "agent_id"]),
+            AddIndex("memories", "ix_memories_user_run", ["user_id", "run_id"]),
+        ],
+    ),
 ]
+# versions need not be consecutive (a number may be left free), only increasing
+MIGRATIONS.sort(key=lambda m: m.version)
 
 
 def latest_version() -> int:
-    return MIGRATIONS[-1].version
+    return max(m.version for m in MIGRATIONS)

@@ -11,14 +11,14 @@ import base64
 import functools
 import secrets
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Connection, Engine, and_, bindparam, delete, func, insert, literal, or_, select, union_all, update
+from sqlalchemy import Connection, Engine, and_, bindparam, delete, false, func, insert, literal, or_, select, union_all, update
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -31,6 +31,7 @@ from deepcontext.errors import (
     TurnNotFoundError,
 )
 from deepcontext.store.base import MemoryFilters, RankFields, Store, entity_limits
+from deepcontext.store.metafilter import compile_filter, parse_metadata_filter
 from deepcontext.store.migrations import MIGRATIONS, latest_version
 from deepcontext.store.sql_add import AddWriter
 from deepcontext.store.schema import Tables, build_metadata
@@ -361,8 +362,22 @@ class SQLStore(AddWriter, Store):
         stmt = self._upsert(ml).on_conflict_do_nothing(index_elements=[ml.c.memory_id, ml.c.other_id])
         conn.execute(stmt, rows)
 
-    def _active_hashes(self, conn: Connection, user_id: str, hashes: Sequence[str], now: datetime) -> dict[str, int]:
+    def _scope_clause(self, scope: tuple[str | None, str | None]) -> list[ColumnElement[bool]]:
+        """Memories of this agent and run, where given (None: any)."""
         mt = self.t.memories
+        return [col == v for col, v in ((mt.c.agent_id, scope[0]), (mt.c.run_id, scope[1])) if v is not None]
+
+    def _active_hashes(
+        self,
+        conn: Connection,
+        user_id: str,
+        hashes: Sequence[str],
+        now: datetime,
+        *,
+        scope: tuple[str | None, str | None] | None = None,
+    ) -> dict[str, int]:
+        mt = self.t.memories
+        in_scope = self._scope_clause(scope) if scope is not None else []
         out: dict[str, int] = {}
         for chunk in _chunks(sorted(set(hashes))):
             rows = conn.execute(
@@ -372,6 +387,7 @@ class SQLStore(AddWriter, Store):
                     mt.c.content_hash.in_(list(chunk)),
                     mt.c.status == MemoryStatus.ACTIVE.value,
                     or_(mt.c.expires_at.is_(None), mt.c.expires_at > now),
+                    *in_scope,
                 )
                 .order_by(mt.c.id)
             ).all()
@@ -379,9 +395,11 @@ class SQLStore(AddWriter, Store):
                 out.setdefault(h, int(mid))
         return out
 
-    def find_active_by_hash(self, user_id: str, hashes: Sequence[str], now: datetime) -> dict[str, int]:
+    def find_active_by_hash(
+        self, user_id: str, hashes: Sequence[str], now: datetime, *, scope: tuple[str | None, str | None] | None = None
+    ) -> dict[str, int]:
         with self._read() as conn:
-            return self._active_hashes(conn, user_id, hashes, now)
+            return self._active_hashes(conn, user_id, hashes, now, scope=scope)
 
     def update_memory(
         self,
@@ -432,6 +450,35 @@ class SQLStore(AddWriter, Store):
             )
             self._history(conn, user_id, memory_id, HistoryEvent.DELETE, now, old_text=row.text, actor=actor, reason=reason)
         return self.get_memories(user_id, [memory_id])[0]
+
+    def delete_memories(
+        self, user_id: str, filters: MemoryFilters, *, now: datetime, actor: str, reason: str | None
+    ) -> list[int]:
+        mt = self.t.memories
+        with self._write() as conn:
+            self._lock_user(conn, user_id)
+            rows = conn.execute(
+                select(mt.c.id, mt.c.text).where(mt.c.user_id == user_id, *self._filter_clause(filters, now)).order_by(mt.c.id)
+            ).all()
+            if not rows:
+                return []
+            rev = self._bump_user(conn, user_id, now)
+            ids = [int(r.id) for r in rows]
+            for chunk in _chunks(ids):
+                conn.execute(
+                    update(mt)
+                    .where(mt.c.user_id == user_id, mt.c.id.in_(list(chunk)))
+                    .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev)
+                )
+            for r in rows:
+                self._history(conn, user_id, int(r.id), HistoryEvent.DELETE, now, old_text=r.text, actor=actor, reason=reason)
+        return ids
+
+    def memory_owner(self, memory_id: int) -> str | None:
+        mt = self.t.memories
+        with self._read() as conn:
+            row = conn.execute(select(mt.c.user_id).where(mt.c.id == int(memory_id))).first()
+        return None if row is None else str(row[0])
 
     def delete_user(self, user_id: str) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -491,6 +538,8 @@ class SQLStore(AddWriter, Store):
             metadata=dict(r.metadata or {}),
             pinned=bool(r.pinned),
             tags=list(r.tags or []),
+            agent_id=r.agent_id,
+            run_id=r.run_id,
             entities=[],
             sources=[],
         )
@@ -542,16 +591,16 @@ class SQLStore(AddWriter, Store):
             c.append(when >= filters.after)
         if filters.before is not None:
             c.append(when < filters.before)
-        for key, value in (filters.metadata or {}).items():
-            field = mt.c.metadata[key]
-            if isinstance(value, bool):
-                c.append(field.as_boolean() == value)
-            elif isinstance(value, int):
-                c.append(field.as_integer() == value)
-            elif isinstance(value, float):
-                c.append(field.as_float() == value)
-            else:
-                c.append(field.as_string() == str(value))
+        for col, wanted in ((mt.c.agent_id, filters.agent_ids), (mt.c.run_id, filters.run_ids)):
+            if wanted is not None:
+                named = [v for v in wanted if v is not None]
+                either = ([col.in_(named)] if named else []) + ([col.is_(None)] if None in wanted else [])
+                c.append(or_(*either) if either else false())
+        if filters.metadata is not None:
+            meta = filters.metadata
+            tree = parse_metadata_filter(meta) if isinstance(meta, Mapping) else meta
+            if tree is not None:
+                c.append(compile_filter(tree, mt.c.metadata, self.engine.dialect.name))
         return c
 
     def list_memories(
@@ -607,7 +656,15 @@ class SQLStore(AddWriter, Store):
             first.setdefault(old, new)
         return list(first.items())
 
-    def find_active_by_metadata_keys(self, user_id: str, keys: Sequence[str], now: datetime, *, limit: int = 50) -> list[Memory]:
+    def find_active_by_metadata_keys(
+        self,
+        user_id: str,
+        keys: Sequence[str],
+        now: datetime,
+        *,
+        limit: int = 50,
+        scope: tuple[str | None, str | None] | None = None,
+    ) -> list[Memory]:
         if not keys:
             return []
         mt = self.t.memories
@@ -618,7 +675,12 @@ class SQLStore(AddWriter, Store):
                 int(r[0])
                 for r in conn.execute(
                     select(mt.c.id)
-                    .where(mt.c.user_id == user_id, *self._filter_clause(filters, now), has_key)
+                    .where(
+                        mt.c.user_id == user_id,
+                        *self._filter_clause(filters, now),
+                        *(self._scope_clause(scope) if scope is not None else []),
+                        has_key,
+                    )
                     .order_by(mt.c.id.desc())
                     .limit(limit)
                 )
@@ -688,6 +750,8 @@ class SQLStore(AddWriter, Store):
             parent_ids=parents,
             archived=bool(r.archived),
             metadata=dict(r.metadata or {}),
+            agent_id=r.agent_id,
+            run_id=r.run_id,
         )
 
     def _turns_where(self, conn: Connection, *where: Any, order_desc: bool = False, limit: int | None = None) -> list[Turn]:

@@ -71,7 +71,8 @@ class AddWriter:
 
             # exact duplicates already stored (checked inside the transaction: races cannot duplicate)
             hashes = [m.content_hash for m in plan.memories if m.dedupe]
-            known: dict[str, Any] = dict(self._active_hashes(conn, uid, hashes, now)) if hashes else {}
+            scope = (plan.agent_id, plan.run_id)
+            known: dict[str, Any] = dict(self._active_hashes(conn, uid, hashes, now, scope=scope)) if hashes else {}
             olds = self._active_rows(
                 conn, uid, [o for m in plan.memories for o in ([m.supersedes] if m.supersedes else []) + m.also_supersedes]
             )
@@ -311,6 +312,8 @@ class AddWriter:
             "canonical_key": nm.canonical_key,
             "embedding": nm.embedding,
             "rev": rev,
+            "agent_id": plan.agent_id,
+            "run_id": plan.run_id,
         }
 
     def _insert_turns(self: SQLStore, conn: Connection, plan: AddPlan, rev: int) -> list[int]:  # type: ignore[misc]
@@ -356,6 +359,8 @@ class AddWriter:
                 "summary_of": [],
                 "tags": [],
                 "metadata": nt.metadata,
+                "agent_id": plan.agent_id,
+                "run_id": plan.run_id,
             }
             for nt in plan.turns
         ]

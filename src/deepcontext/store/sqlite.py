@@ -99,10 +99,12 @@ _ALLOWED_SQL = (
 )
 
 #: SQLStore._active_hashes: the user's (?1) active, unexpired (at ?3) memories with a content hash of
-#: the JSON array ?2, oldest first; `+status` keeps the planner on the (user_id, content_hash) index
+#: the JSON array ?2, oldest first, of agent ?4 and run ?5 where given (NULL: any); `+status` keeps the
+#: planner on the (user_id, content_hash) index
 _ACTIVE_HASHES_SQL = (
     "SELECT content_hash, id FROM memories WHERE user_id = ?1 AND content_hash IN (SELECT value FROM json_each(?2)) "
-    "AND +status = 'active' AND (expires_at IS NULL OR expires_at > ?3) ORDER BY id"
+    "AND +status = 'active' AND (expires_at IS NULL OR expires_at > ?3) "
+    "AND (?4 IS NULL OR agent_id = ?4) AND (?5 IS NULL OR run_id = ?5) ORDER BY id"
 )
 #: speakers' names of the user's (?1) user and assistant turns with an id in (?2, ?3], by the primary key
 _SPEAKERS_SQL = (
@@ -593,14 +595,25 @@ class SQLiteStore(SQLStore):
         row = _driver(conn).execute(_USER_STATE_SQL, (user_id,)).fetchone()
         return None if row is None else (row[0], int(row[1]))
 
-    def _active_hashes(self, conn: Connection, user_id: str, hashes: Sequence[str], now: datetime) -> dict[str, int]:
+    def _active_hashes(
+        self,
+        conn: Connection,
+        user_id: str,
+        hashes: Sequence[str],
+        now: datetime,
+        *,
+        scope: tuple[str | None, str | None] | None = None,
+    ) -> dict[str, int]:
         # every add asks this (while planning and again inside its write transaction); the generic
         # statement's planner picked the (user, status, tier) index and read all of the user's active
         # memories: 88 ms at 114k memories against 0.3 ms by the (user, content_hash) index
         if not hashes:
             return {}
         driver = _driver(conn)
-        rows = driver.execute(_ACTIVE_HASHES_SQL, (user_id, json.dumps(sorted(set(hashes))), to_epoch(now))).fetchall()
+        agent, run = scope if scope is not None else (None, None)
+        rows = driver.execute(
+            _ACTIVE_HASHES_SQL, (user_id, json.dumps(sorted(set(hashes))), to_epoch(now), agent, run)
+        ).fetchall()
         out: dict[str, int] = {}
         for h, mid in rows:
             out.setdefault(h, int(mid))
@@ -656,7 +669,7 @@ class SQLiteStore(SQLStore):
                 lambda since: self._vector_rows(conn, user_id, since),
             )
             allowed = None
-            if filters.metadata:
+            if filters.needs_sql:
                 mt = self.t.memories
                 allowed = np.fromiter(
                     (

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from deepcontext.context.types import ContextResult
 from deepcontext.server.auth import Ctx, ReadScope
 from deepcontext.server.problems import PROBLEM_RESPONSES
-from deepcontext.server.schemas import ConversationId, Query, UserId
+from deepcontext.server.schemas import ConversationId, Query, ScopeId, UserId
 
 __all__ = ["ContextBody", "SharesBody", "router"]
 
@@ -47,6 +47,8 @@ class ContextBody(BaseModel):
         default=0.3, ge=0, le=1, description="Cosine that makes a memory relevant below min_intent"
     )
     max_conversation_nodes: int = Field(default=12, ge=1, le=1000)
+    agent_id: ScopeId | list[ScopeId] | None = Field(default=None, description="Only memories of this agent (or these)")
+    run_id: ScopeId | list[ScopeId] | None = Field(default=None, description="Only memories of this run (or these)")
 
 
 @router.post("/context", response_model=ContextResult)
@@ -65,5 +67,7 @@ async def context(body: ContextBody, scope: ReadScope, ctx: Ctx) -> ContextResul
         memory_limit=body.memory_limit,
         min_similarity=body.min_similarity,
         max_conversation_nodes=body.max_conversation_nodes,
+        agent_id=body.agent_id,
+        run_id=body.run_id,
     )
     return res.model_copy(update={"user_id": scope.external(res.user_id)})

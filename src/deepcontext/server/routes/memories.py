@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, status
 
+from deepcontext.errors import ValidationError
 from deepcontext.server.auth import Ctx, ReadScope, WriteScope
 from deepcontext.server.problems import PROBLEM_RESPONSES
 from deepcontext.server.routes._util import external_memory, external_page
@@ -15,6 +17,7 @@ from deepcontext.server.schemas import (
     ConversationId,
     DeletedMemory,
     PatchMemoryBody,
+    ScopeId,
     Timestamp,
     UserId,
 )
@@ -41,6 +44,8 @@ async def create_memories(body: AddBody, scope: WriteScope, ctx: Ctx) -> AddResp
         expires_at=body.expires_at,
         ttl=body.ttl,
         infer=body.infer,
+        agent_id=body.agent_id,
+        run_id=body.run_id,
     )
 
 
@@ -54,6 +59,11 @@ async def list_memories(
     conversation_id: Annotated[list[ConversationId] | None, Query(max_length=100)] = None,
     after: Annotated[Timestamp | None, Query(description="Said at or after")] = None,
     before: Annotated[Timestamp | None, Query(description="Said before")] = None,
+    agent_id: Annotated[list[ScopeId] | None, Query(max_length=100, description="Memories of these agents")] = None,
+    run_id: Annotated[list[ScopeId] | None, Query(max_length=100, description="Memories of these runs")] = None,
+    metadata: Annotated[
+        str | None, Query(max_length=16_000, description="Metadata filter as JSON (the form of POST /v1/search)")
+    ] = None,
     include_inactive: Annotated[bool, Query(description="Also deleted, superseded, merged, decayed")] = False,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     cursor: Annotated[str | None, Query(max_length=200, pattern=r"^[A-Za-z0-9_=-]+$", description="next_cursor of the previous page")] = None,
@@ -66,11 +76,23 @@ async def list_memories(
         conversation_id=conversation_id or None,
         after=after,
         before=before,
+        agent_id=agent_id or None,
+        run_id=run_id or None,
+        metadata=_json_filter(metadata),
         include_inactive=include_inactive,
         limit=limit,
         cursor=cursor,
     )
     return external_page(scope, page)
+
+
+def _json_filter(raw: str | None) -> Any:
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError as exc:
+        raise ValidationError(f"metadata is not valid JSON: {exc}", field="metadata") from None
 
 
 @router.get("/{memory_id}", response_model=Memory)

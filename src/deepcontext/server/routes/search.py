@@ -33,5 +33,7 @@ async def search(body: SearchBody, scope: ReadScope, ctx: Ctx) -> SearchResponse
         config=body.config,
         include_superseded=body.include_superseded,
         min_score=body.min_score,
+        agent_id=body.agent_id,
+        run_id=body.run_id,
     )
     return external_search(scope, res)
