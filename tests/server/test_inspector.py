@@ -246,6 +246,69 @@ async def test_pages_show_what_the_api_returns(api: Api) -> None:
         assert ctx["left_out"] and 'id="left-out"' in page
 
 
+async def test_memories_filter_by_agent_and_run(api: Api) -> None:
+    ctx = api.ctx
+    for i in range(53):  # more than a page, so paging must keep the filter
+        await ctx.add([{"role": "user", "content": f"Ana planned trip number {i} to Lisbon."}], "acme/ana", "c1",
+                      agent_id="planner", run_id=f"r{i % 2}")  # fmt: skip
+    for i in range(3):
+        await ctx.add([{"role": "user", "content": f"Ana asked the cook about Lisbon recipe {i}."}], "acme/ana", "c2",
+                      agent_id="cook", run_id="r9")  # fmt: skip
+    evil = await ctx.add([{"role": "user", "content": "Ana met a Lisbon stranger."}], "acme/ana", "c3",
+                         agent_id="<script>x</script>", run_id='"><img src=x>')  # fmt: skip
+    link = r'href="/ui/memory/(\d+)\?user=ana" class="memory-link"'
+
+    async def ids(**kw: object) -> set[int]:
+        return {m.id for m in (await ctx.list("acme/ana", limit=1000, **kw)).memories}  # type: ignore[arg-type]
+
+    planner, cook, r0 = await ids(agent_id="planner"), await ids(agent_id="cook"), await ids(run_id="r0")
+    assert len(planner) > 50 and cook and r0 and not planner & cook
+    async with browser(api, api.key("acme")) as (c, _):
+        # the list, paged: only the planner's memories, every one of them
+        listed: list[int] = []
+        url: str | None = "/ui/memories?user=ana&agent=planner"
+        pages = 0
+        while url:
+            page = (await c.get(url.replace("&amp;", "&"))).text
+            pages += 1
+            assert 'value="planner"' in page and "cook" not in page
+            listed += [int(x) for x in re.findall(link, page)]
+            nxt = re.search(r'id="next" href="([^"]+)"', page)
+            url = nxt.group(1) if nxt else None
+            assert url is None or "agent=planner" in url
+        assert pages >= 2 and len(listed) == len(set(listed)) and set(listed) == planner
+        page = (await c.get("/ui/memories", params={"user": "ana", "run": "r0"})).text
+        shown = {int(x) for x in re.findall(link, page)}
+        assert shown and shown <= r0 and f'id="total">{len(r0)} matching' in page
+        page = (await c.get("/ui/memories", params={"user": "ana", "agent": "planner", "run": "r9"})).text
+        assert not re.findall(link, page)
+        # search: the same filter
+        page = (await c.get("/ui/memories", params={"user": "ana", "q": "Lisbon recipe cook trip", "agent": "cook"})).text
+        found = {int(x) for x in re.findall(link, page)}
+        assert found and found <= cook and "planner" not in page
+        page = (await c.get("/ui/memories", params={"user": "ana", "q": "Lisbon trip", "run": "r0"})).text
+        found = {int(x) for x in re.findall(link, page)}
+        assert found and found <= r0
+        # the one-memory page shows agent and run
+        one = min(cook)
+        page = (await c.get(f"/ui/memory/{one}", params={"user": "ana"})).text
+        assert '<dd id="agent">cook</dd>' in page and '<dd id="run">r9</dd>' in page
+        # a hostile agent or run id is shown escaped, in the form, the table and the memory page
+        for path, params in [
+            ("/ui/memories", {"user": "ana", "agent": "<script>x</script>"}),
+            ("/ui/memories", {"user": "ana", "q": "stranger", "run": '"><img src=x>'}),
+            *[(f"/ui/memory/{i}", {"user": "ana"}) for i in evil.memory_ids],
+        ]:
+            r = await c.get(path, params=params)
+            assert r.status_code == 200, (path, r.text)
+            assert "<script>x" not in r.text and "<img src=x" not in r.text and r.text.count("<script") == 1
+            assert "&lt;script&gt;x&lt;/script&gt;" in r.text and "&#34;&gt;&lt;img src=x&gt;" in r.text
+            assert re.findall(link, r.text) or "/memory/" in path
+        # a bad id is a clear error, not a crash
+        r = await c.get("/ui/memories", params={"user": "ana", "agent": " planner"})
+        assert r.status_code == 400 and "agent_id" in r.text
+
+
 async def test_looking_is_not_an_access(api: Api) -> None:
     await add(api, "acme/ana", "Ana keeps bees on the roof in Porto.")
     key = api.key("acme")

@@ -220,6 +220,8 @@ async def memories_page(
     before: str | None = None,
     metadata: str | None = None,
     conversation: str | None = None,
+    agent: str | None = None,
+    run: str | None = None,
 ) -> HTMLResponse:
     """Search (score and each leg's rank) or list (filters, cursor paging) a user's memories."""
     picked = await _need_user(request, ctx, scope, user, "/memories")
@@ -233,18 +235,19 @@ async def memories_page(
     meta = _metadata_filter(metadata)
     filters = parse_filters(
         tier=tiers or None, memory_type=types or None, conversation_id=conversation or None,
-        after=after or None, before=before or None, metadata=meta,
+        after=after or None, before=before or None, metadata=meta, agent_id=agent or None, run_id=run or None,
     )  # fmt: skip
     form = {
         "q": q or "", "tier": tiers, "type": types, "status": statuses, "after": after or "", "before": before or "",
-        "metadata": metadata or "", "conversation": conversation or "",
+        "metadata": metadata or "", "conversation": conversation or "", "agent": agent or "", "run": run or "",
     }  # fmt: skip
     common: dict[str, Any] = dict(user=ext, form=form, all_tiers=[t.value for t in MemoryTier], all_types=[t.value for t in MemoryType],
                   all_statuses=[s.value for s in MemoryStatus])  # fmt: skip
     if q and q.strip():
         res = await ctx.search(
             q, uid, limit=PAGE_SIZE, tier=tiers or None, memory_type=types or None, conversation_id=conversation or None,
-            after=after or None, before=before or None, metadata=meta, track_access=False,
+            after=after or None, before=before or None, metadata=meta, agent_id=agent or None, run_id=run or None,
+            track_access=False,
         )  # fmt: skip
         return render(request, scope, "memories.html", results=res.results, took_ms=res.took_ms, **common)
     filters.statuses = tuple(MemoryStatus(s) for s in statuses)
