@@ -93,13 +93,13 @@ def spread(
         conv = conversation_of.get(g)
         gain = session * context.get(conv, 0.0) if conv is not None else 0.0
         turn = turn_of.get(g)
+        lifted = s
         if turn is not None and conv is not None:
-            lent = 0.0
             for t, w in ((turn - 1, before), (turn + 1, after)):
                 n = by_turn.get(t) if w > 0 else None
                 if n is not None and conversation_of.get(n) == conv:
-                    # borrowed relevance lifts a turn up to its neighbour, never past it
-                    lent = max(lent, min(w * scores[n], max(0.0, scores[n] - s)))
-            gain += lent
-        out[g] = s + gain
+                    # borrowed relevance lifts a turn up to its neighbour, never past it (exactly:
+                    # a tie, not a rounding error above it)
+                    lifted = max(lifted, min(s + w * scores[n], scores[n]))
+        out[g] = lifted + gain
     return out

@@ -239,6 +239,7 @@ def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> 
         if window is not None and any(window.contains(fields[m].when, fields[m].occurred_at) for m in members):
             score *= 1.0 + config.date_boost
         final[gkey], rep[gkey] = score, mid
+    own_final = dict(final)
     if config.before_weight > 0 or config.after_weight > 0 or config.session_weight > 0:
         # spread on the final scores, so a neighbour's boosts cannot lift a borrower past its lender
         turn_of: dict[Any, int] = {}
@@ -253,7 +254,8 @@ def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> 
             session_top=config.session_top,
         )  # fmt: skip
     scored = [(score, fused[g], rep[g], g) for g, score in final.items()]
-    scored.sort(key=lambda x: (-x[0], -x[1], -x[2]))
+    # a borrower lifted to its lender's score ties it; the lender, better on its own, goes first
+    scored.sort(key=lambda x: (-x[0], -own_final[x[3]], -x[1], -x[2]))
     return [
         Ranked(
             score, fscore, mid, gkey, {leg: r[gkey] for leg, r in ranks.items() if gkey in r},
