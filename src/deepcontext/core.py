@@ -3,7 +3,9 @@ thin blocking shell over the same object.
 
 Construction reads settings (arguments > environment ``DEEPCONTEXT_*`` > ``.env`` > defaults) and
 nothing else; :meth:`DeepContext.init` opens the database (creating the default SQLite file under
-``~/.deepcontext`` on first use), migrates it and loads the embedder.
+``~/.deepcontext`` on first use), migrates it, loads the embedder and wires the services the methods
+delegate to: :attr:`~DeepContext.lifecycle`, :attr:`~DeepContext.conversations`,
+:attr:`~DeepContext.contexts` and the memory, search and ingest services.
 """
 
 from __future__ import annotations
@@ -11,86 +13,60 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
-import time
-from concurrent.futures import ThreadPoolExecutor
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from deepcontext.clock import Clock, SystemClock
-from deepcontext.context.facade import ContextAPI
-from deepcontext.dialogue.facade import DialogueAPI
-from deepcontext.embed.base import Embedder
-from deepcontext.errors import ConfigurationError, EntityNotFoundError, MemoryNotFoundError, ValidationError
-from deepcontext.extract.base import Classifier, Extractor
-from deepcontext.lifecycle.facade import LifecycleAPI
-from deepcontext.retrieve.config import SearchConfig, preset
-from deepcontext.retrieve.search import MAX_SOURCES, Hit, hybrid_search, leg_k
-from deepcontext.retrieve.profile import uses_profile, vector_pool
-from deepcontext.retrieve.supersession import add_superseded
-from deepcontext.services.ingest import IngestService
-from deepcontext.services.validation import (
-    check_fraction,
-    check_id,
-    check_json,
-    check_limit,
-    check_scope,
-    check_text,
-    check_user_name,
-    expiry,
-    parse_filters,
-    parse_messages,
-    parse_time,
+from deepcontext.context.assembly import ContextService
+from deepcontext.context.types import (
+    DEFAULT_BUDGET_TOKENS,
+    DEFAULT_CONVERSATION_NODES,
+    DEFAULT_MEMORY_LIMIT,
+    DEFAULT_MIN_SIMILARITY,
 )
+from deepcontext.dialogue.conversations import DialogueService
+from deepcontext.embed.base import Embedder
+from deepcontext.errors import ConfigurationError, ValidationError
+from deepcontext.extract.base import Classifier, Extractor
+from deepcontext.lifecycle.service import LifecycleService
+from deepcontext.retrieve.config import SearchConfig
+from deepcontext.services.background import BackgroundTasks
+from deepcontext.services.components import Components, build_components
+from deepcontext.services.memories import MemoryService
+from deepcontext.services.memory_search import SearchService
+from deepcontext.services.validation import check_id, check_json, check_scope, expiry, parse_messages, parse_time
 from deepcontext.settings import DeepContextSettings
 from deepcontext.store.base import Store
-from deepcontext.text import content_hash, entity_norm
-from deepcontext.types import (
-    AddResponse,
-    HistoryEntry,
-    Memory,
-    MemoryPage,
-    MemorySearchResult,
-    MemoryStatus,
-    SearchResponse,
-    Turn,
-)
+from deepcontext.types import AddResponse, HistoryEntry, Memory, MemoryPage, SearchResponse, Turn
 
 if TYPE_CHECKING:
+    from deepcontext.context.types import ContextResult, ContextShares
+    from deepcontext.dialogue.context import ConversationPath
+    from deepcontext.dialogue.plan import Planner
+    from deepcontext.dialogue.session import DialogueSession
     from deepcontext.llm.base import LLM
+    from deepcontext.query.core import DeepCQ
+    from deepcontext.query.schema import MemorySchema
     from deepcontext.services.summaries import SummaryService
 
 __all__ = ["DeepContext", "MemoryEngine"]
 
 log = logging.getLogger("deepcontext")
-T = TypeVar("T")
 
 
-class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
+class DeepContext:
     """Memory for AI agents: add conversations, search what matters, walk the knowledge graph.
+    Every method takes the ``user_id`` whose data it touches and never touches anyone else's.
 
-    Every method takes the ``user_id`` whose data it touches and never reads or writes anyone
-    else's. Use it as ``async with DeepContext(...) as ctx:`` or call :meth:`init` / :meth:`close`.
-
-    Args (the first ones are DeepContext 0.1's):
-        database_url: ``sqlite:///path.db`` (default: ``~/.deepcontext/memory.db``) or
-            ``postgresql://user@host/db``.
-        openai_api_key, openrouter_api_key, llm_provider, llm_model: the LLM used for extraction,
-            classification, consolidation and summaries when configured; without a key everything
-            runs offline.
-        embedding_model: model name for ``embedder="openai"``; the default embedder is the local
-            all-MiniLM-L6-v2 and needs no key.
-        debug: log every SQL statement at DEBUG level.
-        settings: a ready :class:`DeepContextSettings` (then the keyword settings are applied on top).
-        embedder: an :class:`Embedder` instance, or the name of one ("local", "openai", "hash").
-        llm: an :class:`deepcontext.llm.LLM` (a backend or a :class:`~deepcontext.llm.Router`) to use
-            instead of the one the settings describe; the caller keeps ownership (``close`` does not
-            close it). Without it, ``build_llm(settings)`` decides; None there means offline.
-        extractor, classifier, store, clock: replace a component (tests, plugins). Without them: with
-            an LLM, LLM extraction and classification; offline, the rule-based extractor and the
-            offline rule (NOOP at ``dedup_threshold`` cosine, else ADD).
-        **kwargs: any other setting of :class:`DeepContextSettings`.
+    Args: ``database_url`` (``sqlite:///path.db``, default ``~/.deepcontext/memory.db``, or
+    ``postgresql://...``); ``openai_api_key``, ``openrouter_api_key``, ``llm_provider``,
+    ``llm_model`` (the LLM, else everything runs offline); ``embedding_model`` (for
+    ``embedder="openai"``); ``debug`` (log SQL); ``settings`` (a :class:`DeepContextSettings`, the
+    keywords applied on top); ``embedder`` (an :class:`Embedder` or "local" / "openai" / "hash");
+    ``llm`` (an :class:`deepcontext.llm.LLM` the caller keeps and closes); ``extractor``,
+    ``classifier``, ``store``, ``clock`` (replace a component); any other setting as a keyword.
     """
 
     def __init__(
@@ -148,17 +124,11 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         self._llm = llm
         self._owns_llm = False
         self._summaries: SummaryService | None = None
-        self._ingest: IngestService | None = None
-        self._background: set[asyncio.Task[Any]] = set()
-        #: (task, error) kinds of background failures logged so far
-        self._failed_kinds: set[tuple[str, str]] = set()
-        self._query_pool: ThreadPoolExecutor | None = None
+        self._services: _Services | None = None
+        self._tasks = BackgroundTasks()
         self._init_lock = asyncio.Lock()
         self._initialized = False
 
-    # ------------------------------------------------------------------------------------------
-    # lifecycle
-    # ------------------------------------------------------------------------------------------
     async def init(self) -> None:
         """Open (and create or migrate) the database and load the embedder. Idempotent."""
         async with self._init_lock:
@@ -168,71 +138,15 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             self._initialized = True
 
     def _init_sync(self) -> None:
-        s = self.settings
-        if self._embedder is None:
-            from deepcontext.embed import build_embedder
-
-            self._embedder = build_embedder(s)
-        if self._store is None:
-            from deepcontext.store import open_store
-
-            tracer = (lambda sql, params: log.debug("SQL %s %r", sql, params)) if s.debug else None
-            if s.backend == "sqlite" and _in_data_dir(s):
-                s.data_dir.mkdir(parents=True, exist_ok=True)
-            self._store = open_store(s, self._embedder.dimensions, tracer=tracer)
-        self._store.migrate()
-        self._store.ensure_embedder(self._embedder.model_id, self._embedder.dimensions)
-        self._init_llm()
-        if self._extractor is None:
-            self._extractor = self._default_extractor()
-        self._ingest = IngestService(
-            self._store,
-            self._embedder,
-            self._extractor,
-            s,
-            classifier=self._classifier,
-            offline_extractor=self._offline_extractor(),
-            offline_fallback=s.llm_offline_fallback,
-            context_turns=int(getattr(self._extractor, "context_messages", 0) or 0),
-        )
-
-    def _init_llm(self) -> None:
-        """The LLM (injected, or built from the settings: None offline), the LLM classifier when no
-        classifier was given, and the conversation summaries. No network call happens here."""
-        from deepcontext.llm.base import LLM
-
-        if self._llm is None:
-            from deepcontext.llm.factory import build_llm
-
-            self._llm = build_llm(self.settings)
-            self._owns_llm = self._llm is not None
-        elif not isinstance(self._llm, LLM):
-            raise ConfigurationError(f"llm must be a deepcontext.llm.LLM, got {type(self._llm).__name__}")
-        if self._llm is None:
-            return
-        if self._classifier is None:
-            from deepcontext.extract.llm import LLMClassifier
-
-            self._classifier = LLMClassifier(self._llm, dedup_threshold=self.settings.dedup_threshold)
-        if self._summaries is None:
-            from deepcontext.services.summaries import SummaryService
-
-            assert self._store is not None
-            self._summaries = SummaryService(
-                self._store, self._llm, self.clock, every_turns=self.settings.summary_every_turns
-            )
-
-    def _default_extractor(self) -> Extractor:
-        if self._llm is not None:
-            from deepcontext.extract.llm import LLMExtractor
-
-            return LLMExtractor(self._llm)
-        return self._offline_extractor()
-
-    def _offline_extractor(self) -> Extractor:
-        from deepcontext.extract.rules import RuleExtractor
-
-        return RuleExtractor()
+        built = build_components(
+            self.settings, self.clock, embedder=self._embedder, store=self._store, llm=self._llm,
+            extractor=self._extractor, classifier=self._classifier,
+        )  # fmt: skip
+        self._embedder, self._store, self._extractor = built.embedder, built.store, built.extractor
+        self._llm, self._classifier = built.llm, built.classifier
+        self._owns_llm = self._owns_llm or built.owns_llm
+        self._summaries = built.summaries
+        self._services = _Services(built, self.settings, self.clock, self._tasks)
 
     @property
     def llm(self) -> LLM | None:
@@ -244,21 +158,19 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
     async def flush(self) -> None:
         """Wait until background work started by earlier calls (access counts, auto-consolidation,
         conversation summaries) has finished. ``close()`` does this too."""
-        while self._background:  # a finishing task may start another
-            await asyncio.gather(*self._background, return_exceptions=True)
+        await self._tasks.drain()
 
     async def close(self) -> None:
         """Finish background work (access counts, summaries) and release the LLM client, the
         database and the embedder."""
-        while self._background:  # a finishing task may start another (a summary asked again)
-            await asyncio.gather(*self._background, return_exceptions=True)
+        await self._tasks.aclose()
         if self._llm is not None and self._owns_llm:
             await self._llm.aclose()
         if self._store is not None:
             await asyncio.to_thread(self._store.close)
-        if self._query_pool is not None:
-            self._query_pool.shutdown(wait=True)
-            self._query_pool = None
+        if self._services is not None:
+            self._services.search.close()
+            self._services = None
         if self._embedder is not None:
             self._embedder.close()
         self._initialized = False
@@ -282,42 +194,35 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         assert self._embedder is not None
         return self._embedder
 
+    @property
+    def lifecycle(self) -> LifecycleService:
+        """Decay, consolidation and cleanup runs, and auto-consolidation after adds."""
+        return self._wired().lifecycle
+
+    @property
+    def conversations(self) -> DialogueService:
+        """The conversation graphs (Memory Graph) over this database."""
+        return self._wired().dialogue
+
+    @property
+    def contexts(self) -> ContextService:
+        """The budgeted context for the next prompt and the users' deepcq tiers."""
+        return self._wired().context
+
+    @property
+    def background(self) -> BackgroundTasks:
+        """The background work started by earlier calls (see :meth:`flush`)."""
+        return self._tasks
+
     def _check(self) -> None:
         if not self._initialized:
             raise ConfigurationError("DeepContext is not initialised: call `await ctx.init()` first")
 
-    async def _db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        return await asyncio.to_thread(fn, *args, **kwargs)
+    def _wired(self) -> _Services:
+        self._check()
+        assert self._services is not None
+        return self._services
 
-    def _query_embedder(self) -> ThreadPoolExecutor:
-        """Threads that embed search queries while the keyword and graph legs run."""
-        if self._query_pool is None:
-            self._query_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="deepcontext-query")
-        return self._query_pool
-
-    def _spawn(self, coro: Any) -> asyncio.Task[Any]:
-        task = asyncio.get_running_loop().create_task(coro)
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-        task.add_done_callback(self._report_background)
-        return task
-
-    def _report_background(self, task: asyncio.Task[Any]) -> None:
-        """A background task's failure is logged here, as one warning line the first time a kind of
-        task fails with a kind of error (then at debug level): a broken database would otherwise
-        log it on every request."""
-        if task.cancelled() or task.exception() is None:
-            return
-        exc = task.exception()
-        coro = task.get_coro()
-        kind = (getattr(coro, "__qualname__", "task"), type(exc).__name__)
-        level = logging.DEBUG if kind in self._failed_kinds else logging.WARNING
-        self._failed_kinds.add(kind)
-        log.log(level, "background %s failed: %s: %s", kind[0], kind[1], exc)
-
-    # ------------------------------------------------------------------------------------------
-    # add
-    # ------------------------------------------------------------------------------------------
     async def add(
         self,
         messages: Sequence[Mapping[str, Any]] | Sequence[Any],
@@ -343,7 +248,6 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
         One transaction: on any error nothing is written.
         """
         self._check()
-        assert self._ingest is not None
         user_id = check_id(user_id, "user_id")
         agent_id, run_id = check_scope(agent_id, "agent_id"), check_scope(run_id, "run_id")
         conversation_id = check_id(conversation_id, "conversation_id")
@@ -360,20 +264,13 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             raise ValidationError("metadata must be an object", field="metadata")
         check_json(metadata, "metadata")
         exp = expiry(now, expires_at, ttl)
-        response = await self._ingest.add(
-            msgs,
-            user_id=user_id,
-            conversation_id=conversation_id,
-            now=now,
-            metadata=dict(metadata or {}),
-            expires_at=exp,
-            infer=infer,
-            agent_id=agent_id,
-            run_id=run_id,
-        )
+        response = await self._wired().ingest.add(
+            msgs, user_id=user_id, conversation_id=conversation_id, now=now, metadata=dict(metadata or {}),
+            expires_at=exp, infer=infer, agent_id=agent_id, run_id=run_id,
+        )  # fmt: skip
         if self._summaries is not None and infer:  # after the transaction, in the background
-            self._summaries.schedule(user_id, conversation_id, self._spawn)
-        self._lifecycle_after_add(user_id, response)  # auto-consolidation, in the background
+            self._summaries.schedule(user_id, conversation_id, self._tasks.spawn)
+        self.lifecycle.after_add(user_id, response)  # auto-consolidation, in the background
         return response
 
     async def summary(self, user_id: str, conversation_id: str = "default") -> str | None:
@@ -387,195 +284,42 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
             return await self._summaries.get(user_id, conversation_id)
         from deepcontext.store.summaries import read_summary
 
-        state = await self._db(read_summary, self.store, user_id, conversation_id)
+        state = await asyncio.to_thread(read_summary, self.store, user_id, conversation_id)
         return state.summary if state is not None else None
 
-    # ------------------------------------------------------------------------------------------
-    # search
-    # ------------------------------------------------------------------------------------------
+
     async def search(
-        self,
-        query: str,
-        user_id: str,
-        limit: int = 10,
-        tier: str | Iterable[str] | None = None,
-        memory_type: str | Iterable[str] | None = None,
-        include_graph: bool = True,
-        *,
-        conversation_id: str | Iterable[str] | None = None,
-        after: datetime | str | None = None,
-        before: datetime | str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        config: SearchConfig | str | None = None,
-        track_access: bool | None = None,
-        include_superseded: bool = False,
-        min_score: float | None = None,
-        agent_id: str | Iterable[str] | None = None,
+        self, query: str, user_id: str, limit: int = 10, tier: str | Iterable[str] | None = None,
+        memory_type: str | Iterable[str] | None = None, include_graph: bool = True, *,
+        conversation_id: str | Iterable[str] | None = None, after: datetime | str | None = None,
+        before: datetime | str | None = None, metadata: Mapping[str, Any] | None = None,
+        config: SearchConfig | str | None = None, track_access: bool | None = None, include_superseded: bool = False,
+        min_score: float | None = None, agent_id: str | Iterable[str] | None = None,
         run_id: str | Iterable[str] | None = None,
-    ) -> SearchResponse:
+    ) -> SearchResponse:  # fmt: skip
         """Hybrid search (vector + keyword + graph, fused by weighted RRF, spread to neighbouring
-        turns, rescored by importance, recency and confidence). Every leg honours the same filters:
-        ``metadata`` takes equality or operators (see :mod:`deepcontext.store.metafilter`),
-        ``agent_id`` / ``run_id`` one or several ids. ``config`` is a :class:`SearchConfig` or a
-        preset name ("hybrid", "relevance", "vector", "keyword", "graph"). Results count as accessed
-        unless ``track_access`` is False (None: the setting). ``include_superseded``: also older
-        values of facts that a later statement changed, each right after the version that replaced
-        it. Each result's ``score`` is its calibrated relevance in [0, 1]; ``min_score`` drops the
-        results below it (of the ``limit`` best)."""
-        self._check()
-        started = time.perf_counter()
-        user_id = check_id(user_id, "user_id")
-        query = check_text(query, "query", self.settings.max_query_chars)
-        limit = check_limit(limit)
-        floor = check_fraction(min_score, "min_score") if min_score is not None else 0.0
-        filters = parse_filters(
-            tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before,
-            metadata=metadata, agent_id=agent_id, run_id=run_id,
+        turns, rescored by importance, recency and confidence): see :meth:`SearchService.search`."""
+        return await self._wired().search.search(
+            query, user_id, limit, tier, memory_type, include_graph, conversation_id=conversation_id, after=after,
+            before=before, metadata=metadata, config=config, track_access=track_access,
+            include_superseded=include_superseded, min_score=min_score, agent_id=agent_id, run_id=run_id,
         )  # fmt: skip
-        cfg = self._config(config)
-        if not isinstance(include_superseded, bool):
-            raise ValidationError("include_superseded must be true or false", field="include_superseded")
-        now = self.clock.now()
-        per_memory = self.settings.max_connections_per_memory
-        embedding = self._query_embedder() if cfg.vector_weight > 0 else None
 
-        store, embedder = self.store, self.embedder
-
-        def vector_leg() -> list[tuple[int, float]]:
-            vector = embedder.embed_one(query)
-            k = vector_pool(leg_k(cfg, limit, cfg.vector_k_factor), uses_profile(query, cfg.profile_weight))
-            with store.side_reading():
-                return store.vector_search(user_id, vector, k, filters, now)
-
-        def run() -> list[Hit]:
-            # one worker-thread hop for the legs and the results' details and links (each hop back to
-            # the event loop costs a wake-up); the reads share one connection and snapshot. The query
-            # is embedded on another thread meanwhile (onnxruntime releases the GIL); where the store
-            # says so (PostgreSQL) that thread also runs the vector leg, on a connection of its own
-            qvec = hits = None
-            if embedding is not None and store.concurrent_vector_leg:
-                hits = embedding.submit(vector_leg)
-            elif embedding is not None:
-                qvec = embedding.submit(embedder.embed_one, query)
-            found = hybrid_search(
-                store,
-                user_id,
-                query,
-                qvec,
-                limit=limit,
-                filters=filters,
-                config=cfg,
-                now=now,
-                include_graph=include_graph,
-                links_per_memory=per_memory,
-                vector_hits=hits,
-            )
-            if include_superseded:
-                found = add_superseded(
-                    store, user_id, query, found, limit=limit, filters=filters, now=now, max_sources=MAX_SOURCES,
-                    make_hit=lambda m, score: Hit(memory=m, score=score, rrf_score=0.0),
-                )
-                # an older version scores just below its replacement: what follows it, not above it
-                for prev, h in zip(found, found[1:], strict=False):
-                    h.score = min(h.score, prev.score)
-            return found
-
-        hits = [h for h in await asyncio.to_thread(run) if h.score >= floor]
-        ids = [h.memory.id for h in hits]
-        results = [
-            MemorySearchResult(
-                memory_id=h.memory.id,
-                text=h.memory.text,
-                memory_type=h.memory.memory_type,
-                tier=h.memory.tier,
-                score=h.score,
-                importance=h.memory.importance,
-                confidence=h.memory.confidence,
-                created_at=h.memory.created_at,
-                connections=h.links[:per_memory],
-                entities=h.memory.entities,
-                metadata=h.memory.metadata,
-                said_at=h.memory.said_at,
-                occurred_at=h.memory.occurred_at,
-                conversation_id=h.memory.conversation_id,
-                sources=h.memory.sources,
-                legs=h.legs,
-                rrf_score=h.rrf_score,
-                similarity=h.similarity,
-                access_count=h.memory.access_count,
-                superseded_by=h.memory.superseded_by,
-                valid_to=h.memory.valid_to,
-                agent_id=h.memory.agent_id,
-                run_id=h.memory.run_id,
-            )
-            for h in hits
-        ]
-        if ids and (self.settings.track_access if track_access is None else track_access) and not self.store.read_only:
-            self._spawn(self._db(self.store.bump_access, user_id, ids, now))
-        return SearchResponse(
-            query=query,
-            user_id=user_id,
-            total=len(results),
-            results=results,
-            took_ms=round((time.perf_counter() - started) * 1000, 3),
-        )
-
-    def _config(self, config: SearchConfig | str | None) -> SearchConfig:
-        if config is None:
-            return SearchConfig.from_settings(self.settings)
-        if isinstance(config, str):
-            return preset(config)
-        if isinstance(config, SearchConfig):
-            return config
-        raise ValidationError("config must be a SearchConfig or a preset name", field="config")
-
-    # ------------------------------------------------------------------------------------------
-    # single memories
-    # ------------------------------------------------------------------------------------------
+    # --- single memories, users, graph, export (MemoryService) -------------------------------------
     async def get(self, memory_id: int, user_id: str) -> Memory:
         """A memory of this user with its provenance and entities, whatever its status."""
-        self._check()
-        user_id = check_id(user_id, "user_id")
-        mid = _check_memory_id(memory_id)
-        found = await self._db(self.store.get_memories, user_id, [mid])
-        if not found:
-            raise MemoryNotFoundError(memory_id, user_id)
-        return found[0]
+        return await self._wired().memories.get(memory_id, user_id)
 
     async def update(
         self, memory_id: int, text: str, user_id: str, *, metadata: Mapping[str, Any] | None = None
     ) -> dict[str, Any]:
         """Change a memory's text (re-embedded; the old text stays in its history) and, when given,
         replace its metadata."""
-        self._check()
-        user_id = check_id(user_id, "user_id")
-        mid = _check_memory_id(memory_id)
-        text = check_text(text, "text", self.settings.max_message_chars).strip()
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise ValidationError("metadata must be an object", field="metadata")
-        check_json(metadata, "metadata")
-        vec = await asyncio.to_thread(self.embedder.embed_one, text)
-        mem = await self._db(
-            self.store.update_memory,
-            user_id,
-            mid,
-            text=text,
-            content_hash=content_hash(text),
-            embedding=vec,
-            now=self.clock.now(),
-            actor="user",
-            reason="updated through the API",
-            metadata=dict(metadata) if metadata is not None else None,
-        )
-        return {"memory_id": mem.id, "text": mem.text, "status": "updated"}
+        return await self._wired().memories.update(memory_id, text, user_id, metadata=metadata)
 
     async def delete(self, memory_id: int, user_id: str) -> dict[str, Any]:
         """Soft-delete a memory: gone from search and list, kept in history."""
-        self._check()
-        user_id = check_id(user_id, "user_id")
-        mid = _check_memory_id(memory_id)
-        await self._db(self.store.delete_memory, user_id, mid, now=self.clock.now(), actor="user", reason="deleted through the API")
-        return {"memory_id": mid, "status": "deleted"}
+        return await self._wired().memories.delete(memory_id, user_id)
 
     async def delete_memories(
         self,
@@ -587,206 +331,157 @@ class DeepContext(LifecycleAPI, DialogueAPI, ContextAPI):
     ) -> builtins.list[int]:
         """Soft-delete every active memory of the user (of these agents / runs, passing the metadata
         filter, when given) in one transaction; returns their ids. Their history stays."""
-        self._check()
-        user_id = check_id(user_id, "user_id")
-        filters = parse_filters(agent_id=agent_id, run_id=run_id, metadata=metadata)
-        return await self._db(
-            self.store.delete_memories, user_id, filters, now=self.clock.now(), actor="user", reason="deleted through the API"
-        )
+        return await self._wired().memories.delete_memories(user_id, agent_id=agent_id, run_id=run_id, metadata=metadata)
 
     async def memory_owner(self, memory_id: int) -> str:
-        """The user a memory belongs to (memory ids are unique across users). For in-process callers
-        that hold an id and nothing else; servers never use it. Raises MemoryNotFoundError."""
-        self._check()
-        mid = _check_memory_id(memory_id)
-        owner = await self._db(self.store.memory_owner, mid)
-        if owner is None:
-            raise MemoryNotFoundError(memory_id, "")
-        return owner
+        """The user a memory belongs to (for in-process callers that hold only an id)."""
+        return await self._wired().memories.memory_owner(memory_id)
 
-    async def history(self, memory_id: int, user_id: str) -> list[HistoryEntry]:
+    async def history(self, memory_id: int, user_id: str) -> builtins.list[HistoryEntry]:
         """Every change of a memory, oldest first."""
-        self._check()
-        user_id = check_id(user_id, "user_id")
-        return await self._db(self.store.history, user_id, _check_memory_id(memory_id))
+        return await self._wired().memories.history(memory_id, user_id)
 
     async def list(
-        self,
-        user_id: str,
-        *,
-        tier: str | Iterable[str] | None = None,
-        memory_type: str | Iterable[str] | None = None,
-        conversation_id: str | Iterable[str] | None = None,
-        after: datetime | str | None = None,
-        before: datetime | str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        include_inactive: bool = False,
-        limit: int = 50,
-        cursor: str | None = None,
-        agent_id: str | Iterable[str] | None = None,
-        run_id: str | Iterable[str] | None = None,
-    ) -> MemoryPage:
+        self, user_id: str, *, tier: str | Iterable[str] | None = None,
+        memory_type: str | Iterable[str] | None = None, conversation_id: str | Iterable[str] | None = None,
+        after: datetime | str | None = None, before: datetime | str | None = None,
+        metadata: Mapping[str, Any] | None = None, include_inactive: bool = False, limit: int = 50,
+        cursor: str | None = None, agent_id: str | Iterable[str] | None = None, run_id: str | Iterable[str] | None = None,
+    ) -> MemoryPage:  # fmt: skip
         """Memories of a user, newest first, one page at a time (pass ``next_cursor`` back). The
         filters are those of :meth:`search`."""
-        self._check()
-        user_id = check_id(user_id, "user_id")
-        limit = check_limit(limit, hi=1000)
-        filters = parse_filters(
-            tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before,
-            metadata=metadata, agent_id=agent_id, run_id=run_id,
+        return await self._wired().memories.list(
+            user_id, tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before,
+            metadata=metadata, include_inactive=include_inactive, limit=limit, cursor=cursor, agent_id=agent_id,
+            run_id=run_id,
         )  # fmt: skip
-        if include_inactive:
-            filters.statuses = tuple(MemoryStatus)
-        memories, total, nxt = await self._db(
-            self.store.list_memories, user_id, filters, limit=limit, cursor=cursor, now=self.clock.now()
-        )
-        return MemoryPage(total=total, memories=memories, next_cursor=nxt)
 
     async def list_memories(
-        self,
-        user_id: str,
-        tier: str | None = None,
-        memory_type: str | None = None,
-        limit: int = 50,
-        offset: int = 0,
+        self, user_id: str, tier: str | None = None, memory_type: str | None = None, limit: int = 50, offset: int = 0
     ) -> dict[str, Any]:
         """DeepContext 0.1's listing (offset paging). Prefer :meth:`list` (cursor paging)."""
-        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
-            raise ValidationError("offset must be a non-negative integer", field="offset")
-        page = await self.list(user_id, tier=tier, memory_type=memory_type, limit=min(1000, offset + limit))
-        items = page.memories[offset : offset + limit]
-        return {
-            "total": page.total,
-            "limit": limit,
-            "offset": offset,
-            "memories": [m.model_dump(mode="json") for m in items],
-        }
+        return await self._wired().memories.list_memories(user_id, tier, memory_type, limit, offset)
 
     async def turns(self, user_id: str, conversation_id: str = "default", limit: int = 50) -> builtins.list[Turn]:
         """The last turns of a conversation, oldest first, verbatim."""
-        self._check()
-        user_id = check_id(user_id, "user_id")
-        conversation_id = check_id(conversation_id, "conversation_id")
-        return await self._db(self.store.recent_turns, user_id, conversation_id, check_limit(limit, hi=10_000))
+        return await self._wired().memories.turns(user_id, conversation_id, limit)
 
-    # ------------------------------------------------------------------------------------------
-    # graph
-    # ------------------------------------------------------------------------------------------
     async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[dict[str, Any]]:
-        """The knowledge-graph neighbourhood of an entity (matched case-insensitively by whole
-        name): ``[{entity, entity_type, relation, depth, strength, via, direction}]``, breadth first.
-        The entity itself comes first with depth 0 (no relation). ``direction`` is "out" for
-        ``via --relation--> entity`` and "in" for ``entity --relation--> via``. Raises
-        EntityNotFoundError for an unknown entity."""
-        self._check()
-        user_id = check_id(user_id, "user_id")
-        name = check_text(entity_name, "entity_name", 512)
-        depth = check_limit(depth, "depth", lo=0, hi=5)
-        norm = entity_norm(name)
-        found = await self._db(self.store.match_entities, user_id, [norm])
-        if norm not in found:
-            raise EntityNotFoundError(name, user_id)
-        hood = await self._db(self.store.entity_neighbourhood, user_id, [found[norm][0]], depth)
-        return [
-            {
-                "entity": h["entity"],
-                "entity_type": h["entity_type"],
-                "relation": h["relation"],
-                "depth": h["depth"],
-                "strength": h["strength"],
-                "via": next((x["entity"] for x in hood if x["id"] == h["via"]), None),
-                "direction": h["direction"],
-            }
-            for h in hood
-        ]
+        """The knowledge-graph neighbourhood of an entity, breadth first (see
+        :meth:`MemoryService.get_entity_graph`). Raises EntityNotFoundError for an unknown entity."""
+        return await self._wired().memories.get_entity_graph(user_id, entity_name, depth)
 
-    # ------------------------------------------------------------------------------------------
-    # users, export
-    # ------------------------------------------------------------------------------------------
     async def delete_user(self, user_id: str) -> dict[str, int]:
         """Delete everything of a user from every table and cache. Returns rows deleted per table."""
-        self._check()
-        user_id = check_id(user_id, "user_id")
-        return await self._db(self.store.delete_user, user_id)
+        return await self._wired().memories.delete_user(user_id)
 
     async def set_user(self, user_id: str, *, name: str) -> None:
-        """Set the user's display name: what memories call the user ("Ana lives in Lisbon", not "User
-        lives in Lisbon"). The user's entity keeps one node: the one of the former name (or of "User")
-        is renamed, or merged into the entity of ``name``. One transaction."""
-        self._check()
-        assert self._ingest is not None
-        user_id = check_id(user_id, "user_id")
-        name = check_user_name(name)
-        await self._db(self.store.set_user_name, user_id, name, self.clock.now())
-        self._ingest.name_changed(user_id, name)
+        """Set the user's display name: what memories call the user. One transaction."""
+        await self._wired().memories.set_user(user_id, name=name)
 
     async def get_user(self, user_id: str) -> dict[str, Any]:
         """The user's profile: ``{"user_id": ..., "name": display name or None}``."""
-        self._check()
-        assert self._ingest is not None
-        user_id = check_id(user_id, "user_id")
-        return {"user_id": user_id, "name": await self._ingest.user_name(user_id)}
+        return await self._wired().memories.get_user(user_id)
 
     async def users(self) -> builtins.list[str]:
-        self._check()
-        return await self._db(self.store.list_users)
+        return await self._wired().memories.users()
 
     async def stats(self, user_id: str) -> dict[str, int]:
         """Rows of a user per table."""
-        self._check()
-        return await self._db(self.store.count_rows, check_id(user_id, "user_id"))
+        return await self._wired().memories.stats(user_id)
 
     async def export(self, user_id: str) -> AsyncIterator[dict[str, Any]]:
-        """Everything of a user as JSON-ready records (turns, entities, relations, memories with
-        provenance and history): what :meth:`import_records` restores."""
-        from deepcontext.services.transfer import export_records
-
-        self._check()
-        user_id = check_id(user_id, "user_id")
-        async for rec in export_records(self.store, self.embedder, user_id, self.clock.now()):
+        """Everything of a user as JSON-ready records: what :meth:`import_records` restores."""
+        async for rec in self._wired().memories.export(user_id):
             yield rec
 
     async def import_records(self, records: Iterable[Mapping[str, Any]], user_id: str | None = None) -> dict[str, int]:
         """Restore an export (into ``user_id``, default: the exported user). One transaction."""
-        from deepcontext.services.transfer import import_records
-
-        self._check()
-        if user_id is not None:
-            user_id = check_id(user_id, "user_id")
-        return await import_records(self.store, self.embedder, list(records), user_id, self.clock.now())
+        return await self._wired().memories.import_records(records, user_id)
 
     async def import_v01(self, path: str | Path) -> dict[str, dict[str, int]]:
-        """Import a DeepContext 0.1 SQLite file (read-only): every user's memories, entities,
-        relations and conversation summaries, one transaction per user. Returns rows per table
-        per user."""
-        from deepcontext.services.legacy import import_v01
+        """Import a DeepContext 0.1 SQLite file (read-only), one transaction per user."""
+        return await self._wired().memories.import_v01(path)
 
-        self._check()
-        return await import_v01(self, path)
+    # --- the memory lifecycle (LifecycleService) ----------------------------------------------------
+    async def run_lifecycle(
+        self, user_id: str, *, consolidate: bool | None = None, wait: float | None = None
+    ) -> dict[str, Any]:
+        """Decay, consolidation (when due) and cleanup for one user: see :meth:`LifecycleService.run`."""
+        return await self.lifecycle.run(user_id, consolidate=consolidate, wait=wait)
+
+    async def consolidate(self, user_id: str, *, wait: float | None = None) -> dict[str, Any]:
+        """Consolidate a user's short-term memories now, whatever the threshold (no decay, no cleanup)."""
+        return await self.lifecycle.consolidate(user_id, wait=wait)
+
+    # --- conversation graphs (DialogueService) ------------------------------------------------------
+    async def dialogue(
+        self, user_id: str, conversation_id: str = "default", *, fetcher: Any = None,
+        planner: Planner | str | None = None, max_context_nodes: int = 6, pack_keep_recent: int = 1,
+        system_prompt: str | None = None, extract: bool = True,
+    ) -> DialogueSession:  # fmt: skip
+        """A :class:`DialogueSession` over the conversation's turns: see :meth:`DialogueService.session`."""
+        return await self.conversations.session(
+            user_id, conversation_id, fetcher=fetcher, planner=planner, max_context_nodes=max_context_nodes,
+            pack_keep_recent=pack_keep_recent, system_prompt=system_prompt, extract=extract,
+        )  # fmt: skip
+
+    async def conversation_path(
+        self, user_id: str, conversation_id: str = "default", *, node_id: int | None = None,
+        max_nodes: int | None = 8, strategy: str = "longest",
+    ) -> ConversationPath:  # fmt: skip
+        """The conversation's active chain ending at ``node_id`` or the tip (its last ``max_nodes``)."""
+        return await self.conversations.path(user_id, conversation_id, node_id=node_id, max_nodes=max_nodes, strategy=strategy)
+
+    async def export_conversation(self, user_id: str, conversation_id: str = "default", format: str = "json") -> str:
+        """The conversation graph as ``json``, Graphviz ``dot`` or ``mermaid`` text."""
+        return await self.conversations.export(user_id, conversation_id, format)
+
+    async def compress_conversation(
+        self, user_id: str, conversation_id: str = "default", *, node_id: int | None = None, keep_recent: int = 2,
+        max_nodes: int | None = 20,
+    ) -> int | None:  # fmt: skip
+        """Compress the older part of the chain into a summary node; returns its id or None."""
+        return await self.conversations.compress(
+            user_id, conversation_id, node_id=node_id, keep_recent=keep_recent, max_nodes=max_nodes
+        )
+
+    # --- context for the next prompt (ContextService) -----------------------------------------------
+    async def tiers(self, user_id: str, schema: MemorySchema, *, cache_size: int = 30, history_turns: int = 6) -> DeepCQ:
+        """A :class:`~deepcontext.query.DeepCQ` whose tiers persist in the database, for ``user_id``."""
+        return await self.contexts.tiers(user_id, schema, cache_size=cache_size, history_turns=history_turns)
+
+    async def context(
+        self, query: str, user_id: str, conversation_id: str | None = None, *,
+        budget_tokens: int = DEFAULT_BUDGET_TOKENS, shares: ContextShares | Mapping[str, float] | None = None,
+        schema: MemorySchema | None = None, min_intent: float | None = None, memory_limit: int = DEFAULT_MEMORY_LIMIT,
+        min_similarity: float = DEFAULT_MIN_SIMILARITY, max_conversation_nodes: int = DEFAULT_CONVERSATION_NODES,
+        track_access: bool | None = None, agent_id: str | Iterable[str] | None = None,
+        run_id: str | Iterable[str] | None = None,
+    ) -> ContextResult:  # fmt: skip
+        """What the next prompt needs about ``query``, within ``budget_tokens``: see
+        :meth:`ContextService.context`."""
+        return await self.contexts.context(
+            query, user_id, conversation_id, budget_tokens=budget_tokens, shares=shares, schema=schema,
+            min_intent=min_intent, memory_limit=memory_limit, min_similarity=min_similarity,
+            max_conversation_nodes=max_conversation_nodes, track_access=track_access, agent_id=agent_id, run_id=run_id,
+        )  # fmt: skip
 
 
-def _in_data_dir(s: DeepContextSettings) -> bool:
-    """Whether the SQLite file lives in ``data_dir``, the one folder created when missing (any other
-    missing folder is refused: a mistyped path must not start a new, empty memory)."""
-    if not s.database_url:
-        return True
-    from sqlalchemy.engine import make_url
+class _Services:
+    """The services of one open DeepContext, wired once its components exist."""
 
-    database = make_url(s.database_url).database or ""
-    return Path(database).expanduser().resolve().parent == s.data_dir.expanduser().resolve()
-
-
-def _check_memory_id(memory_id: Any) -> int:
-    """A memory id is a positive integer (a string of digits is refused: ids are not text)."""
-    if isinstance(memory_id, bool) or not isinstance(memory_id, int):
-        raise ValidationError(f"memory_id must be an integer, got {type(memory_id).__name__}", field="memory_id")
-    if not 0 < memory_id <= _MAX_ID:
-        raise ValidationError(f"memory_id must be between 1 and {_MAX_ID}, got {memory_id!r}", field="memory_id")
-    return memory_id
-
-
-#: ids are 64-bit signed integers in both databases
-_MAX_ID = 2**63 - 1
+    def __init__(self, c: Components, settings: DeepContextSettings, clock: Clock, tasks: BackgroundTasks) -> None:
+        store, embedder, llm, ingest = c.store, c.embedder, c.llm, c.ingest
+        self.ingest = ingest
+        self.memories = MemoryService(store, embedder, settings, clock, ingest)
+        self.search = SearchService(store, embedder, settings, clock, tasks)
+        self.lifecycle = LifecycleService(store, embedder, settings, clock, llm, tasks)
+        self.dialogue = DialogueService(
+            store, embedder, settings, clock, ingest=ingest, tasks=tasks, llm=llm, summaries=c.summaries,
+            after_derive=self.lifecycle.after_add,
+        )  # fmt: skip
+        self.context = ContextService(store, embedder, settings, clock, dialogue=self.dialogue, tasks=tasks)
 
 
 #: DeepContext 0.1's name of the engine

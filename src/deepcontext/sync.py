@@ -174,14 +174,14 @@ class SyncDeepContext:
     def import_v01(self, path: str | Path) -> dict[str, dict[str, int]]:
         return self._run(self._async.import_v01(path))
 
-    # --- memory lifecycle (deepcontext.lifecycle.facade.LifecycleAPI) -------------------------------
+    # --- memory lifecycle (deepcontext.lifecycle.service.LifecycleService) ---------------------------
     def run_lifecycle(self, user_id: str, **kwargs: Any) -> dict[str, Any]:
         return self._run(self._async.run_lifecycle(user_id, **kwargs))
 
     def consolidate(self, user_id: str, **kwargs: Any) -> dict[str, Any]:
         return self._run(self._async.consolidate(user_id, **kwargs))
 
-    # --- conversation graphs (deepcontext.dialogue.facade.DialogueAPI) ------------------------------
+    # --- conversation graphs (deepcontext.dialogue.conversations.DialogueService) --------------------
     def dialogue(self, user_id: str, conversation_id: str = "default", **kwargs: Any) -> Any:
         """A blocking :class:`~deepcontext.dialogue.session.SyncDialogueSession`."""
         from deepcontext.dialogue.session import SyncDialogueSession
@@ -197,7 +197,7 @@ class SyncDeepContext:
     def compress_conversation(self, user_id: str, conversation_id: str = "default", **kwargs: Any) -> int | None:
         return self._run(self._async.compress_conversation(user_id, conversation_id, **kwargs))
 
-    # --- context for the next prompt (deepcontext.context.facade.ContextAPI) --------------------------
+    # --- context for the next prompt (deepcontext.context.assembly.ContextService) --------------------
     def context(self, query: str, user_id: str, conversation_id: str | None = None, **kwargs: Any) -> Any:
         """A :class:`~deepcontext.context.ContextResult` (see ``DeepContext.context``)."""
         return self._run(self._async.context(query, user_id, conversation_id, **kwargs))

@@ -120,7 +120,7 @@ async def _branch_context(
         TokenCounter,
     )
     from deepcontext.context.build import TITLES
-    from deepcontext.context.facade import DEFAULT_CONVERSATION_NODES
+    from deepcontext.context.types import DEFAULT_CONVERSATION_NODES
 
     share = ContextShares().normalised()["conversation"]
     allotted = int(budget * share)

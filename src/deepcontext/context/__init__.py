@@ -11,7 +11,7 @@ stored per user in the database (:class:`StoreTierBackend`), where the context b
 
 :class:`DeepContextMemory` is a LangChain-style chat memory over a DeepContext (no LangChain import).
 
-Modules: :mod:`~deepcontext.context.facade` (the mixin), :mod:`~deepcontext.context.build`
+Modules: :mod:`~deepcontext.context.assembly` (the service), :mod:`~deepcontext.context.build`
 (assembly and rendering), :mod:`~deepcontext.context.gather` (candidates of each part),
 :mod:`~deepcontext.context.packing` (the budget), :mod:`~deepcontext.context.tokens` (counting),
 :mod:`~deepcontext.context.tierstore` (tier persistence), :mod:`~deepcontext.context.types`.
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 __all__ = [
     "DEFAULT_BUDGET_TOKENS",
     "TIER_PREFIX",
-    "ContextAPI",
+    "ContextService",
     "ContextItem",
     "ContextPart",
     "ContextResult",
@@ -44,7 +44,7 @@ _EXPORTS: dict[str, str] = {
     "ContextResult": "types",
     "ContextShares": "types",
     "LeftOutItem": "types",
-    "ContextAPI": "facade",
+    "ContextService": "assembly",
     "DeepContextMemory": "langchain",
     "StoreTierBackend": "tierstore",
     "TIER_PREFIX": "tierstore",
@@ -52,7 +52,7 @@ _EXPORTS: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from deepcontext.context.facade import ContextAPI
+    from deepcontext.context.assembly import ContextService
     from deepcontext.context.langchain import DeepContextMemory
     from deepcontext.context.tierstore import TIER_PREFIX, StoreTierBackend
     from deepcontext.context.tokens import TokenCounter

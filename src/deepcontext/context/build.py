@@ -22,7 +22,7 @@ ids, positions), never by timing, so the same data gives the same text.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import TYPE_CHECKING
 
 from deepcontext.context import gather
 from deepcontext.context.packing import Candidate, PackResult, PartSpec, pack
@@ -41,6 +41,9 @@ from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.search import hybrid_search
 from deepcontext.services.validation import parse_filters
 from deepcontext.store.base import MemoryFilters
+
+if TYPE_CHECKING:
+    from deepcontext.context.assembly import ContextService
 
 __all__ = ["TITLES", "build_context"]
 
@@ -61,7 +64,7 @@ def _header(name: str) -> str:
 
 
 async def build_context(
-    ctx: Any,
+    ctx: ContextService,
     query: str,
     user_id: str,
     conversation_id: str | None,
@@ -76,7 +79,7 @@ async def build_context(
     track_access: bool = True,
     filters: MemoryFilters | None = None,
 ) -> ContextResult:
-    """The context (inputs validated by :meth:`ContextAPI.context`)."""
+    """The context (inputs validated by :meth:`ContextService.context`)."""
     weights = shares.normalised()
     now = ctx.clock.now()
     store, embedder = ctx.store, ctx.embedder
@@ -97,7 +100,7 @@ async def build_context(
         if qvec is not None
         else none(),
         asyncio.to_thread(load_tier_snapshot, store, user_id) if weights["tiers"] > 0 else none(),
-        ctx.conversation_path(user_id, conversation_id, max_nodes=max_nodes)
+        ctx.dialogue.path(user_id, conversation_id, max_nodes=max_nodes)
         if conversation_id is not None and weights["conversation"] > 0
         else none(),
     )
@@ -138,7 +141,7 @@ async def build_context(
 
     chosen_ids = [int(c.meta["memory_id"]) for p in ("pinned", "memories") for c in packed.chosen[p]]
     if chosen_ids and track_access:
-        ctx._spawn(ctx._db(store.bump_access, user_id, chosen_ids, now))
+        ctx.tasks.spawn(asyncio.to_thread(store.bump_access, user_id, chosen_ids, now))
 
     return ContextResult(
         query=query,

@@ -13,6 +13,9 @@ from deepcontext.errors import ValidationError
 
 __all__ = [
     "DEFAULT_BUDGET_TOKENS",
+    "DEFAULT_CONVERSATION_NODES",
+    "DEFAULT_MEMORY_LIMIT",
+    "DEFAULT_MIN_SIMILARITY",
     "MAX_BUDGET_TOKENS",
     "PARTS",
     "ContextItem",
@@ -27,6 +30,10 @@ __all__ = [
 DEFAULT_BUDGET_TOKENS = 2000
 #: the largest budget accepted
 MAX_BUDGET_TOKENS = 1_000_000
+#: the default ``memory_limit``, ``min_similarity`` and ``max_conversation_nodes``
+DEFAULT_MEMORY_LIMIT = 20
+DEFAULT_MIN_SIMILARITY = 0.3
+DEFAULT_CONVERSATION_NODES = 12
 
 PartName = Literal["pinned", "memories", "tiers", "conversation"]
 #: the parts, in the order they appear in the text

@@ -1,9 +1,8 @@
 """The session behind ``DeepContext.dialogue``: a ContextManager over a DeepContext conversation
-whose appended nodes feed the engine's memory extraction (see :mod:`deepcontext.dialogue.facade`)."""
+whose appended nodes feed the engine's memory extraction (see :mod:`deepcontext.dialogue.conversations`)."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -17,15 +16,12 @@ from deepcontext.text import content_hash
 
 if TYPE_CHECKING:
     from deepcontext.dialogue.backend import NewNode
+    from deepcontext.dialogue.conversations import DialogueService
     from deepcontext.types import AddResponse
 
 __all__ = ["DialogueSession", "SyncDialogueSession", "TrackedBackend"]
 
 log = logging.getLogger("deepcontext.dialogue")
-
-#: roles the engine's extraction accepts
-_ROLES = ("user", "assistant", "system", "tool")
-
 
 class TrackedBackend(StoreDialogueBackend):
     """A store-backed conversation that remembers the nodes appended through it, until derived."""
@@ -55,9 +51,11 @@ class TrackedBackend(StoreDialogueBackend):
 class DialogueSession(ContextManager):
     """A :class:`ContextManager` bound to one conversation of a DeepContext (see the module docstring)."""
 
-    def __init__(self, ctx: Any, backend: TrackedBackend, fetcher: Any, *, extract: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self, service: DialogueService, backend: TrackedBackend, fetcher: Any, *, extract: bool = True, **kwargs: Any
+    ) -> None:
         super().__init__(fetcher, backend=backend, **kwargs)
-        self.ctx = ctx
+        self.service = service
         self.backend: TrackedBackend = backend
         self.user_id = backend.user_id
         self.conversation_id = backend.conversation_id
@@ -125,7 +123,7 @@ class DialogueSession(ContextManager):
         if not pending or not self.extract:
             return None
         try:
-            response = await _derive(self.ctx, self.backend, pending)
+            response = await self.service.derive(self.backend, pending)
         except BaseException:
             self.backend.give_back(pending)
             raise
@@ -141,38 +139,6 @@ class DialogueSession(ContextManager):
         except LLMError as exc:
             self.last_derive_error = str(exc)
             log.warning("memory extraction of the dialogue failed (%s); the nodes stay queued", exc)
-
-
-async def _derive(ctx: Any, backend: TrackedBackend, node_ids: list[int]) -> AddResponse | None:
-    """Run the engine's extraction over the turns of ``node_ids`` (in batches of the add limit)."""
-    from deepcontext.extract.base import MessageIn
-
-    members = backend.node_turn_ids(node_ids)
-    turn_ids = [t for n in node_ids for t in members.get(n, ())]
-    if not turn_ids:
-        return None
-    turns = await asyncio.to_thread(ctx.store.get_turns, backend.user_id, turn_ids)
-    msgs = [
-        MessageIn(index=i, role=t.role, content=t.content, said_at=t.said_at, name=t.name, turn_id=t.id)
-        for i, t in enumerate(t for t in turns if t.kind == "message" and t.role in _ROLES and t.content.strip())
-    ]
-    limit = ctx.settings.max_messages_per_add
-    response: AddResponse | None = None
-    for start in range(0, len(msgs), limit):
-        response = await ctx._ingest.derive(
-            msgs[start : start + limit],
-            user_id=backend.user_id,
-            conversation_id=backend.conversation_id,
-            now=ctx.clock.now(),
-            actor="dialogue",
-        )
-        after_add = getattr(ctx, "_lifecycle_after_add", None)
-        if after_add is not None:  # auto-consolidation, as after an add
-            after_add(backend.user_id, response)
-    summaries = getattr(ctx, "_summaries", None)
-    if summaries is not None and response is not None:  # the running summary, as after an add
-        summaries.schedule(backend.user_id, backend.conversation_id, ctx._spawn)
-    return response
 
 
 class SyncDialogueSession:

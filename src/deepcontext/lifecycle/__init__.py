@@ -5,7 +5,7 @@ expiry. Safe to run at any time from any process (see :mod:`deepcontext.lifecycl
 - :mod:`~deepcontext.lifecycle.consolidate`: union-find grouping, contradictions, the offline merger;
 - :mod:`~deepcontext.lifecycle.cleanup`: soft-delete what faded, purge old deletions and expired memories;
 - :mod:`~deepcontext.lifecycle.runner`: one user's run under the store lock (:class:`LifecycleRunner`);
-- :mod:`~deepcontext.lifecycle.facade`: ``DeepContext.run_lifecycle`` / ``consolidate`` (a mixin).
+- :mod:`~deepcontext.lifecycle.service`: ``DeepContext.run_lifecycle`` / ``consolidate`` and auto-consolidation.
 
 The SQL lives in :mod:`deepcontext.store.lifecycle`.
 """

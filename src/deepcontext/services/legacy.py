@@ -24,7 +24,7 @@ from deepcontext.text import content_hash, entity_norm
 from deepcontext.types import EntityType, MemoryTier, MemoryType
 
 if TYPE_CHECKING:
-    from deepcontext.core import DeepContext
+    from deepcontext.services.memories import MemoryService
 
 __all__ = ["V01_TABLES", "import_v01", "is_v01_database", "read_v01"]
 
@@ -140,7 +140,7 @@ def read_v01(path: str | Path, now: datetime) -> dict[str, list[dict[str, Any]]]
     return out
 
 
-async def import_v01(ctx: DeepContext, path: str | Path) -> dict[str, dict[str, int]]:
-    """Import every user of a 0.1 database into ``ctx``: ``{user_id: rows per table}``."""
-    users = read_v01(path, ctx.clock.now())
-    return {user: await ctx.import_records(recs, user) for user, recs in users.items()}
+async def import_v01(memories: MemoryService, path: str | Path) -> dict[str, dict[str, int]]:
+    """Import every user of a 0.1 database: ``{user_id: rows per table}``."""
+    users = read_v01(path, memories.clock.now())
+    return {user: await memories.import_records(recs, user) for user, recs in users.items()}

@@ -1,4 +1,5 @@
-"""``DeepContext``'s context methods, as a mixin (:class:`ContextAPI` is one of its bases).
+"""The user's deepcq tiers in the database and the budgeted context for the next prompt: what
+``DeepContext.tiers`` and ``DeepContext.context`` delegate to.
 
     async with DeepContext() as ctx:
         cq = await ctx.tiers("ana", MemorySchema(sections=["status", "errors"]))  # a DeepCQ in the database
@@ -19,6 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 from deepcontext.context.types import (
     DEFAULT_BUDGET_TOKENS,
+    DEFAULT_CONVERSATION_NODES,
+    DEFAULT_MEMORY_LIMIT,
+    DEFAULT_MIN_SIMILARITY,
     MAX_BUDGET_TOKENS,
     ContextShares,
 )
@@ -26,16 +30,17 @@ from deepcontext.errors import ValidationError
 from deepcontext.services.validation import check_id, check_limit, check_text, parse_filters
 
 if TYPE_CHECKING:
+    from deepcontext.clock import Clock
     from deepcontext.context.types import ContextResult
+    from deepcontext.dialogue.conversations import DialogueService
+    from deepcontext.embed.base import Embedder
     from deepcontext.query.core import DeepCQ
     from deepcontext.query.schema import MemorySchema
+    from deepcontext.services.background import BackgroundTasks
+    from deepcontext.settings import DeepContextSettings
+    from deepcontext.store.base import Store
 
-__all__ = ["ContextAPI"]
-
-#: defaults of :meth:`ContextAPI.context`
-DEFAULT_MEMORY_LIMIT = 20
-DEFAULT_MIN_SIMILARITY = 0.3
-DEFAULT_CONVERSATION_NODES = 12
+__all__ = ["ContextService"]
 
 
 def _check_int(value: Any, field: str, lo: int, hi: int) -> int:
@@ -50,37 +55,39 @@ def _check_fraction(value: Any, field: str) -> float:
     return float(value)
 
 
-class ContextAPI:
+class ContextService:
     """The user's deepcq tiers in the database, and the budgeted context for the next prompt."""
 
-    async def tiers(
+    def __init__(
         self,
-        user_id: str,
-        schema: MemorySchema,
+        store: Store,
+        embedder: Embedder,
+        settings: DeepContextSettings,
+        clock: Clock,
         *,
-        cache_size: int = 30,
-        history_turns: int = 6,
-    ) -> DeepCQ:
-        """A :class:`~deepcontext.query.DeepCQ` whose five tiers (state, cache, history, notes,
-        reference) persist in the database, for ``user_id`` only.
+        dialogue: DialogueService,
+        tasks: BackgroundTasks,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self.clock = clock
+        self.dialogue = dialogue
+        self.tasks = tasks
 
-        Each change (``cq.state.set``, ``cq.cache.put``, ``cq.history.add``, ``cq.notes.append``,
-        ``cq.reference.set``...) is written at once, one transaction per write. The DeepCQ reads the
-        tiers when it is built: build one per request when several processes share the database.
-        Its methods are deepcq's, synchronous: in async code, call writes with ``asyncio.to_thread``
-        if a few milliseconds of blocking matter. ``delete_user`` removes the tiers.
-        ``DeepCQ(schema)`` alone stays in memory.
-        """
+    async def tiers(self, user_id: str, schema: MemorySchema, *, cache_size: int = 30, history_turns: int = 6) -> DeepCQ:
+        """A :class:`~deepcontext.query.DeepCQ` whose five tiers (state, cache, history, notes,
+        reference) persist in the database, for ``user_id`` only: each change is written at once, one
+        transaction per write. It reads the tiers when built: build one per request when several
+        processes share the database. Its methods are synchronous. ``delete_user`` removes the tiers."""
         from deepcontext.context.tierstore import TIER_PREFIX, StoreTierBackend
         from deepcontext.query.core import DeepCQ
         from deepcontext.query.schema import MemorySchema
 
-        ctx: Any = self
-        ctx._check()
         user_id = check_id(user_id, "user_id")
         if not isinstance(schema, MemorySchema):
             raise ValidationError("schema must be a MemorySchema", field="schema")
-        backend = StoreTierBackend(ctx.store, user_id, clock=ctx.clock)
+        backend = StoreTierBackend(self.store, user_id, clock=self.clock)
         return await asyncio.to_thread(
             DeepCQ,
             schema,
@@ -88,7 +95,7 @@ class ContextAPI:
             namespace_prefix=TIER_PREFIX,
             cache_size=cache_size,
             history_turns=history_turns,
-            clock=ctx.clock,
+            clock=self.clock,
         )
 
     async def context(
@@ -110,35 +117,19 @@ class ContextAPI:
     ) -> ContextResult:
         """What the next prompt needs about ``query``, within ``budget_tokens``.
 
-        Four parts, in this order in the text: pinned memories; memories retrieved by hybrid search
-        (relevant ones only) with the dates they were said and are about; the sections of the
-        user's deepcq tiers that the query's intent selects; the conversation's active path when
-        ``conversation_id`` is given (summaries, then the latest rounds, oldest first).
-
-        ``shares`` (a :class:`ContextShares` or ``{part: share}``; defaults pinned 0.15, memories
-        0.35, tiers 0.20, conversation 0.30) split the budget; what a part leaves unused goes to the
-        others. Relevance uses the query package's intent score (the share of the query's terms a
-        text contains): ``schema`` gives its settings (section keywords, vocabulary, thresholds,
-        semantic blending) and ``min_intent`` the score memories and tier sections need (default
-        the schema's ``confidence_threshold``, 0.3; ``free_text_threshold`` for cache and history
-        entries). A memory below it is still relevant when its cosine with the query reaches
-        ``min_similarity``. ``memory_limit``: search results considered (1-100);
-        ``max_conversation_nodes``: newest path nodes considered. ``agent_id`` / ``run_id`` limit
-        the pinned and retrieved memories to those scopes.
-
-        Tokens are counted with the embedder's tokenizer, or estimated (see
-        :mod:`deepcontext.context.tokens`). Returns a :class:`ContextResult`: ``text``, the parts
-        with their items (why each is there, its score and tokens), what was left out and why
-        (``budget``, ``relevance``, ``duplicate``). Included memories count as accessed (unless
-        ``track_access`` is False; None: the setting), which slows their forgetting.
-        """
+        Four parts, in this order: pinned memories; memories retrieved by hybrid search (relevant
+        ones only, with their dates); the sections of the user's deepcq tiers the query's intent
+        selects; the conversation's active path when ``conversation_id`` is given. ``shares`` split
+        the budget (unused budget goes to the other parts); ``schema`` and ``min_intent`` set the
+        intent score a memory or section needs, ``min_similarity`` the cosine that also makes a
+        memory relevant. Returns a :class:`ContextResult`: the text, each part's items (why, score,
+        tokens) and what was left out and why. Included memories count as accessed (unless
+        ``track_access`` is False; None: the setting)."""
         from deepcontext.context.build import build_context
 
-        ctx: Any = self
-        ctx._check()
         started = time.perf_counter()
         user_id = check_id(user_id, "user_id")
-        query = check_text(query, "query", ctx.settings.max_query_chars)
+        query = check_text(query, "query", self.settings.max_query_chars)
         if conversation_id is not None:
             conversation_id = check_id(conversation_id, "conversation_id")
         budget = _check_int(budget_tokens, "budget_tokens", 1, MAX_BUDGET_TOKENS)
@@ -154,7 +145,7 @@ class ContextAPI:
         nodes = _check_int(max_conversation_nodes, "max_conversation_nodes", 1, 1000)
         filters = parse_filters(agent_id=agent_id, run_id=run_id)
         result = await build_context(
-            ctx,
+            self,
             query,
             user_id,
             conversation_id,
@@ -165,7 +156,7 @@ class ContextAPI:
             memory_limit=limit,
             min_similarity=min_sim,
             max_nodes=nodes,
-            track_access=ctx.settings.track_access if track_access is None else bool(track_access),
+            track_access=self.settings.track_access if track_access is None else bool(track_access),
             filters=filters,
         )
         result.took_ms = round((time.perf_counter() - started) * 1000, 3)

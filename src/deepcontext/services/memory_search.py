@@ -1,0 +1,188 @@
+"""The search call behind ``DeepContext.search``: inputs validated, the retrieval pipeline run on a
+worker thread, hits turned into results."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from deepcontext.errors import ValidationError
+from deepcontext.retrieve.config import SearchConfig, preset
+from deepcontext.retrieve.profile import uses_profile, vector_pool
+from deepcontext.retrieve.search import MAX_SOURCES, Hit, hybrid_search, leg_k
+from deepcontext.retrieve.supersession import add_superseded
+from deepcontext.services.validation import check_fraction, check_id, check_limit, check_text, parse_filters
+from deepcontext.types import MemorySearchResult, SearchResponse
+
+if TYPE_CHECKING:
+    from deepcontext.clock import Clock
+    from deepcontext.embed.base import Embedder
+    from deepcontext.services.background import BackgroundTasks
+    from deepcontext.settings import DeepContextSettings
+    from deepcontext.store.base import Store
+
+__all__ = ["SearchService"]
+
+
+class SearchService:
+    """Hybrid search over one store; owns the threads that embed queries."""
+
+    def __init__(
+        self, store: Store, embedder: Embedder, settings: DeepContextSettings, clock: Clock, tasks: BackgroundTasks
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.settings = settings
+        self.clock = clock
+        self.tasks = tasks
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _query_pool(self) -> ThreadPoolExecutor:
+        """Threads that embed search queries while the keyword and graph legs run."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="deepcontext-query")
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    async def search(
+        self,
+        query: str,
+        user_id: str,
+        limit: int = 10,
+        tier: str | Iterable[str] | None = None,
+        memory_type: str | Iterable[str] | None = None,
+        include_graph: bool = True,
+        *,
+        conversation_id: str | Iterable[str] | None = None,
+        after: datetime | str | None = None,
+        before: datetime | str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        config: SearchConfig | str | None = None,
+        track_access: bool | None = None,
+        include_superseded: bool = False,
+        min_score: float | None = None,
+        agent_id: str | Iterable[str] | None = None,
+        run_id: str | Iterable[str] | None = None,
+    ) -> SearchResponse:
+        """Hybrid search (vector + keyword + graph, fused by weighted RRF, spread to neighbouring
+        turns, rescored by importance, recency and confidence). Every leg honours the same filters:
+        ``metadata`` takes equality or operators (see :mod:`deepcontext.store.metafilter`),
+        ``agent_id`` / ``run_id`` one or several ids. ``config`` is a :class:`SearchConfig` or a
+        preset name ("hybrid", "relevance", "vector", "keyword", "graph"). Results count as accessed
+        unless ``track_access`` is False (None: the setting). ``include_superseded``: also older
+        values of facts that a later statement changed, each right after the version that replaced
+        it. Each result's ``score`` is its calibrated relevance in [0, 1]; ``min_score`` drops the
+        results below it (of the ``limit`` best)."""
+        started = time.perf_counter()
+        user_id = check_id(user_id, "user_id")
+        query = check_text(query, "query", self.settings.max_query_chars)
+        limit = check_limit(limit)
+        floor = check_fraction(min_score, "min_score") if min_score is not None else 0.0
+        filters = parse_filters(
+            tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before,
+            metadata=metadata, agent_id=agent_id, run_id=run_id,
+        )  # fmt: skip
+        cfg = self._config(config)
+        if not isinstance(include_superseded, bool):
+            raise ValidationError("include_superseded must be true or false", field="include_superseded")
+        now = self.clock.now()
+        per_memory = self.settings.max_connections_per_memory
+        embedding = self._query_pool() if cfg.vector_weight > 0 else None
+
+        store, embedder = self.store, self.embedder
+
+        def vector_leg() -> list[tuple[int, float]]:
+            vector = embedder.embed_one(query)
+            k = vector_pool(leg_k(cfg, limit, cfg.vector_k_factor), uses_profile(query, cfg.profile_weight))
+            with store.side_reading():
+                return store.vector_search(user_id, vector, k, filters, now)
+
+        def run() -> list[Hit]:
+            # one worker-thread hop for the legs and the results' details and links (each hop back to
+            # the event loop costs a wake-up); the reads share one connection and snapshot. The query
+            # is embedded on another thread meanwhile (onnxruntime releases the GIL); where the store
+            # says so (PostgreSQL) that thread also runs the vector leg, on a connection of its own
+            qvec = hits = None
+            if embedding is not None and store.concurrent_vector_leg:
+                hits = embedding.submit(vector_leg)
+            elif embedding is not None:
+                qvec = embedding.submit(embedder.embed_one, query)
+            found = hybrid_search(
+                store,
+                user_id,
+                query,
+                qvec,
+                limit=limit,
+                filters=filters,
+                config=cfg,
+                now=now,
+                include_graph=include_graph,
+                links_per_memory=per_memory,
+                vector_hits=hits,
+            )
+            if include_superseded:
+                found = add_superseded(
+                    store, user_id, query, found, limit=limit, filters=filters, now=now, max_sources=MAX_SOURCES,
+                    make_hit=lambda m, score: Hit(memory=m, score=score, rrf_score=0.0),
+                )
+                # an older version scores just below its replacement: what follows it, not above it
+                for prev, h in zip(found, found[1:], strict=False):
+                    h.score = min(h.score, prev.score)
+            return found
+
+        hits = [h for h in await asyncio.to_thread(run) if h.score >= floor]
+        ids = [h.memory.id for h in hits]
+        results = [
+            MemorySearchResult(
+                memory_id=h.memory.id,
+                text=h.memory.text,
+                memory_type=h.memory.memory_type,
+                tier=h.memory.tier,
+                score=h.score,
+                importance=h.memory.importance,
+                confidence=h.memory.confidence,
+                created_at=h.memory.created_at,
+                connections=h.links[:per_memory],
+                entities=h.memory.entities,
+                metadata=h.memory.metadata,
+                said_at=h.memory.said_at,
+                occurred_at=h.memory.occurred_at,
+                conversation_id=h.memory.conversation_id,
+                sources=h.memory.sources,
+                legs=h.legs,
+                rrf_score=h.rrf_score,
+                similarity=h.similarity,
+                access_count=h.memory.access_count,
+                superseded_by=h.memory.superseded_by,
+                valid_to=h.memory.valid_to,
+                agent_id=h.memory.agent_id,
+                run_id=h.memory.run_id,
+            )
+            for h in hits
+        ]
+        if ids and (self.settings.track_access if track_access is None else track_access) and not self.store.read_only:
+            self.tasks.spawn(asyncio.to_thread(self.store.bump_access, user_id, ids, now))
+        return SearchResponse(
+            query=query,
+            user_id=user_id,
+            total=len(results),
+            results=results,
+            took_ms=round((time.perf_counter() - started) * 1000, 3),
+        )
+
+    def _config(self, config: SearchConfig | str | None) -> SearchConfig:
+        if config is None:
+            return SearchConfig.from_settings(self.settings)
+        if isinstance(config, str):
+            return preset(config)
+        if isinstance(config, SearchConfig):
+            return config
+        raise ValidationError("config must be a SearchConfig or a preset name", field="config")
