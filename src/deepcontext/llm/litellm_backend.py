@@ -17,9 +17,9 @@ from typing import Any
 from pydantic import SecretStr
 
 from deepcontext.errors import ConfigurationError, LLMBackendError, LLMRateLimitError, LLMResponseError, LLMStreamError
-from deepcontext.llm.base import LLM
+from deepcontext.llm.client import LLM
 from deepcontext.llm.errors import from_sdk_error, parse_retry_after
-from deepcontext.llm.types import ChatRequest, Completion, JSONFormat, Usage
+from deepcontext.llm.messages import ChatRequest, Completion, JSONFormat, Usage
 from deepcontext.settings import JSONMode
 
 __all__ = ["LiteLLMBackend", "import_litellm"]

@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import SecretStr
 
 from deepcontext.errors import ConfigurationError, LLMBackendError, LLMResponseError, LLMStreamError
-from deepcontext.llm.base import LLM
+from deepcontext.llm.client import LLM
 from deepcontext.llm.errors import from_sdk_error
-from deepcontext.llm.types import ChatRequest, Completion, JSONFormat, Usage
+from deepcontext.llm.messages import ChatRequest, Completion, JSONFormat, Usage
 from deepcontext.settings import JSONMode
 
 __all__ = ["OPENROUTER_BASE_URL", "OpenAICompatibleLLM"]

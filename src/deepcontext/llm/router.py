@@ -28,8 +28,8 @@ from deepcontext.errors import (
     LLMTimeoutError,
     ValidationError,
 )
-from deepcontext.llm.base import LLM
-from deepcontext.llm.types import ChatRequest, Completion
+from deepcontext.llm.client import LLM
+from deepcontext.llm.messages import ChatRequest, Completion
 
 __all__ = ["Router", "backoff_delay"]
 

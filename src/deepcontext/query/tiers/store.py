@@ -1,9 +1,9 @@
 """T4 LongTermStore (append-only notes) and T5 ReferenceData (static reference values).
 
-Given a ``path`` (deepcq's signature) each is kept in that JSON file in deepcq's format (notes:
-``{key: [entries]}``; reference: ``{key: value}``), now written atomically. Given a ``backend``
-instead, the same values are kept under the tier's namespace. Keys are rendered in the order
-the backend lists them (for files and memory: insertion order).
+Given a ``path`` each is kept in that JSON file in deepcq's format (notes: ``{key: [entries]}``;
+reference: ``{key: value}``), written atomically. Given a ``backend`` instead, the same values are
+kept under the tier's namespace. Keys are rendered in the order the backend lists them (for files
+and memory: insertion order).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from deepcontext.errors import ValidationError
 from deepcontext.query.tiers.backend import JsonFileBackend, TierBackend, check_json
-from deepcontext.query.tiers.base import Tier, check_text
+from deepcontext.query.tiers.tier import Tier, check_text
 
 __all__ = ["LongTermStore", "ReferenceData"]
 
