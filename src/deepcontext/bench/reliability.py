@@ -1,22 +1,11 @@
 """``deepcontext bench reliability``: what survives kill -9, concurrency and hostile clients.
 
-Scenarios, each on every database given (SQLite file, PostgreSQL), with the hash embedder:
-
-* ``kill-add`` / ``kill-import`` / ``kill-consolidate``: a writer process adds messages (imports an
-  export, adds and consolidates) and prints an acknowledgement after each call returned; it is
-  killed with SIGKILL at a random moment, again and again. Then every acknowledged write must be
-  there whole, nothing half-written may be, and the keyword index must match the memories row for
-  row (SQLite: also ``PRAGMA integrity_check`` and FTS5's own check). After the consolidation kills
-  the user's lifecycle must run at once (a dead holder's lock is taken over).
-* ``processes``: several writer processes and a reader process on one database at once.
-* ``race-delete``: adds racing ``delete_user`` of the same user in one process.
-* ``rest``: a real ``deepcontext serve`` on loopback, two tenants, valid requests mixed with hostile
-  ones (malformed, oversized, wrong types, NaN, deep nesting, other tenants' ids, bad keys).
-
-Counted per scenario: ``tried`` calls; ``failed`` calls that raised (or answered) something they
-should not have; ``lost`` acknowledged writes missing, writes found half-done, or index rows out of
-step; ``leaked`` another user's or tenant's data seen; ``5xx`` server errors; ``p99`` latency (ms)
-of the calls timed.
+Scenarios run on every database given, with the hash embedder: ``kill-add`` / ``kill-import`` /
+``kill-consolidate`` (a writer killed with SIGKILL at random moments; every acknowledged write must
+be there whole and the keyword index must match the memories), ``processes`` (writers and a reader
+at once), ``race-delete`` (adds racing ``delete_user``) and ``rest`` (a real server, two tenants,
+valid and hostile requests). Each scenario counts ``tried``, ``failed``, ``lost``, ``leaked``,
+``5xx`` and the ``p99`` latency in milliseconds (:class:`~deepcontext.bench.reliability_types.Outcome`).
 """
 
 from __future__ import annotations
