@@ -10,6 +10,7 @@ from deepcontext.cli.app import app
 #: modules whose import registers commands on ``app`` (one line per module)
 COMMAND_MODULES = [
     "deepcontext.cli.memory",
+    "deepcontext.cli.transfer",
     "deepcontext.cli.demo",
     "deepcontext.cli.lifecycle",
     "deepcontext.cli.bench_locomo",
