@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Coroutine
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +13,17 @@ from deepcontext.cli.bench import SETTING, bench, run_settings, with_progress
 from deepcontext.cli.common import console, database_url, fail, print_json
 
 
-def _cv_table(ranks: dict[tuple[float, ...], list[int | None]], names: list[str], top: int) -> tuple[list[list[Any]], float, list[Any]]:
+def _cross_validate(c: Any, sweep: Callable[[Any], Coroutine[Any, Any, Any]], names: list[str], top: int, column: str) -> None:
+    """Print the sweep's grid (share of cases at rank ``top`` or better per setting) and its 5-fold score."""
     from deepcontext.bench.needs import kfold
+    from deepcontext.bench.report import markdown_table
 
+    ranks: dict[tuple[float, ...], list[int | None]] = with_progress("cross-validation", sweep)
     n = len(next(iter(ranks.values())))
     rows = [[*key, round(100 * sum(1 for r in v if r is not None and r <= top) / n, 1)] for key, v in ranks.items()]
     cv, chosen = kfold(ranks, top=top)
-    return rows, round(100 * cv, 1), chosen
+    c.print(markdown_table([*names, column], rows))
+    c.print(f"5-fold cross-validated{'' if top == 1 else f' top {top}'}: {round(100 * cv, 1)} % (choices per fold: {chosen})")
 
 
 def _labelled(data: Path | None, default: Path, settings: list[str]) -> tuple[Path, dict[str, Any], Any]:
@@ -63,12 +69,8 @@ def updates(
     )
     if cv:
         grid = [{"outdated_factor": f, "slot_boost": b} for f in (0.25, 0.5, 0.75, 1.0) for b in (0.0, 0.25, 0.5, 1.0)]
-        ranks = with_progress(
-            "cross-validation", lambda cb: sweep_updates(path, grid, filler=filler, settings={**extra, "track_access": False}, progress=cb)
-        )
-        rows2, score, chosen = _cv_table(ranks, ["outdated_factor", "slot_boost"], 1)
-        c.print(markdown_table(["outdated_factor", "slot_boost", "current value first %"], rows2))
-        c.print(f"5-fold cross-validated: {score} % (choices per fold: {chosen})")
+        sweep = partial(sweep_updates, path, grid, filler=filler, settings={**extra, "track_access": False})
+        _cross_validate(c, lambda cb: sweep(progress=cb), ["outdated_factor", "slot_boost"], 1, "current value first %")
 
 
 @bench.command()
@@ -92,12 +94,8 @@ def needs(
     c.print(f"\n{len(report.results)} cases: top 1 {100 * m['top_1']:.1f} %, top 3 {100 * m['top_3']:.1f} %, top 10 {100 * m['top_10']:.1f} %")
     if cv:
         grid = [{"profile_weight": w, "profile_hard_bonus": b} for w in (0.0, 0.3, 0.6, 0.9, 1.2) for b in (0.0, 0.1, 0.2, 0.4)]
-        ranks = with_progress(
-            "cross-validation", lambda cb: sweep_needs(path, grid, filler=filler, settings={**extra, "track_access": False}, progress=cb)
-        )
-        rows2, score, chosen = _cv_table(ranks, ["profile_weight", "profile_hard_bonus"], 3)
-        c.print(markdown_table(["profile_weight", "profile_hard_bonus", "top 3 %"], rows2))
-        c.print(f"5-fold cross-validated top 3: {score} % (choices per fold: {chosen})")
+        sweep = partial(sweep_needs, path, grid, filler=filler, settings={**extra, "track_access": False})
+        _cross_validate(c, lambda cb: sweep(progress=cb), ["profile_weight", "profile_hard_bonus"], 3, "top 3 %")
 
 
 @bench.command()
