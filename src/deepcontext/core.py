@@ -27,7 +27,7 @@ from deepcontext.context.types import (
     DEFAULT_MIN_SIMILARITY,
 )
 from deepcontext.dialogue.conversations import DialogueService
-from deepcontext.embed.base import Embedder
+from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import ConfigurationError, ValidationError
 from deepcontext.extract.base import Classifier, Extractor
 from deepcontext.lifecycle.service import LifecycleService
@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from deepcontext.dialogue.context import ConversationPath
     from deepcontext.dialogue.plan import Planner
     from deepcontext.dialogue.session import DialogueSession
-    from deepcontext.llm.base import LLM
+    from deepcontext.llm.client import LLM
     from deepcontext.query.core import DeepCQ
     from deepcontext.query.schema import MemorySchema
     from deepcontext.services.summaries import SummaryService

@@ -1,34 +1,10 @@
-"""Every exception deepcontext raises, under one root.
+"""Every exception deepcontext raises, under one root, :class:`DeepContextError`.
 
-The tree::
-
-    DeepContextError                  anything raised on purpose by deepcontext
-    ├── ConfigurationError            bad or incompatible settings (unknown backend, missing model package,
-    │                                 a database made with another embedder, ...)
-    ├── ValidationError (ValueError)  bad input to a public call; nothing was written
-    ├── NotFoundError (LookupError)   an id that does not exist for this user
-    │   ├── MemoryNotFoundError (ValueError too, as DeepContext 0.1 raised ValueError)
-    │   ├── EntityNotFoundError
-    │   ├── TurnNotFoundError
-    │   └── ConversationNotFoundError
-    ├── StorageError                  the database failed; the transaction was rolled back
-    │   ├── MigrationError            the schema could not be brought to the current version
-    │   │   └── LegacyDatabaseError   a DeepContext 0.1 database: import it (deepcontext import-0.1)
-    │   ├── LockTimeoutError          a per-user lock (lifecycle) could not be taken in time
-    │   └── WriteConflictError        concurrent writes kept changing what a write depends on; retry it
-    ├── EmbeddingError                the embedder failed; nothing was written
-    ├── ExtractionError               an extractor failed or returned something unusable
-    ├── LLMError                      an LLM call failed (the LLM layer adds subclasses)
-    │   ├── LLMTimeoutError (TimeoutError too, as in Memory Graph)  no answer in time, after the retries
-    │   ├── LLMBackendError           the backend failed: HTTP error, connection refused, ...
-    │   │   ├── LLMRateLimitError     HTTP 429 (``retry_after`` when the backend said)
-    │   │   └── LLMStreamError        a stream broke after text was already yielded (never retried)
-    │   └── LLMResponseError          an answer arrived but is unusable (empty, not JSON, ...)
-    │       └── LLMValidationError    JSON that does not fit the expected schema, even after one repair
-    ├── CyclicGraphError (ValueError) an edge would create a cycle in a conversation DAG
-    └── AuthError                     REST API authentication / authorisation
-
-Ids are attached as attributes (``memory_id``, ``user_id``...), never only in the message.
+Below it: configuration, validation (nothing was written), not found (per kind of id), storage
+(the transaction was rolled back; migrations, locks, write conflicts), embedding, extraction, LLM
+(timeouts, backend failures, rate limits, broken streams, unusable answers), cyclic conversation
+graphs and authentication. Ids are attached as attributes (``memory_id``, ``user_id``...), never
+only in the message.
 """
 
 from __future__ import annotations

@@ -136,14 +136,7 @@ class DeepContextSettings(BaseSettings):
     @field_validator("llm_fallback", mode="before")
     @classmethod
     def _split_fallback(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            text = v.strip()
-            if text.startswith("["):
-                import json
-
-                return json.loads(text)
-            return [part.strip() for part in text.split(",") if part.strip()]
-        return v
+        return _split_list(v)
 
     @model_validator(mode="after")
     def _check_llm_backends(self) -> DeepContextSettings:
@@ -304,14 +297,7 @@ class DeepContextSettings(BaseSettings):
     @field_validator("cors_origins", mode="before")
     @classmethod
     def _split_origins(cls, v: Any) -> Any:
-        if isinstance(v, str):
-            text = v.strip()
-            if text.startswith("["):
-                import json
-
-                return json.loads(text)
-            return [part.strip() for part in text.split(",") if part.strip()]
-        return v
+        return _split_list(v)
 
     @field_validator("database_url")
     @classmethod
@@ -360,3 +346,15 @@ class DeepContextSettings(BaseSettings):
             if isinstance(getattr(self, k, None), SecretStr):
                 out[k] = "**********" if v else None
         return out
+
+
+def _split_list(v: Any) -> Any:
+    """A list setting given as a string: a JSON list, or comma-separated items."""
+    if isinstance(v, str):
+        text = v.strip()
+        if text.startswith("["):
+            import json
+
+            return json.loads(text)
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return v

@@ -1,7 +1,7 @@
 """``deepcontext chat``: a terminal chat with an assistant that remembers, across turns and sessions.
 
 - :mod:`~deepcontext.chat.runner`: :func:`run_chat`, the program (lines from a terminal or a stream);
-- :mod:`~deepcontext.chat.session`: :class:`ChatSession`, one line at a time (messages and commands);
+- :mod:`~deepcontext.chat.conversation`: :class:`ChatSession`, one line at a time (messages and commands);
 - :mod:`~deepcontext.chat.commands`: telling commands from messages;
 - :mod:`~deepcontext.chat.prompt`: the context of a message and what the LLM receives;
 - :mod:`~deepcontext.chat.render`: what the chat prints.
@@ -17,7 +17,7 @@ __all__ = ["ChatSession", "run_chat"]
 
 if TYPE_CHECKING:
     from deepcontext.chat.runner import run_chat
-    from deepcontext.chat.session import ChatSession
+    from deepcontext.chat.conversation import ChatSession
 
 
 def __getattr__(name: str) -> Any:
@@ -26,7 +26,7 @@ def __getattr__(name: str) -> Any:
 
         return run_chat
     if name == "ChatSession":
-        from deepcontext.chat.session import ChatSession
+        from deepcontext.chat.conversation import ChatSession
 
         return ChatSession
     raise AttributeError(f"module 'deepcontext.chat' has no attribute {name!r}")

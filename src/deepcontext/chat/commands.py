@@ -1,18 +1,10 @@
 """Telling commands from messages in ``deepcontext chat``.
 
-A line is a **command** when
-
-- it starts with ``/`` (``/memories lisbon``, ``/exit``): always a command; an unknown name or bad
-  arguments get a one-line hint; or
-- it is a bare command word whose arguments fit it (the seed's form: ``memories``, ``graph Lena``,
-  ``lifecycle``, ``exit``). Alone on the line, a command word matches in any case (``Exit``). With
-  arguments it must be written in lower case and the arguments must fit: ``history 12``,
-  ``forget #12`` and ``branch [7]`` need one id; ``lifecycle``, ``context``, ``path``, ``help`` and
-  ``exit`` take none, so ``help me plan a trip`` or ``history of Rome`` are messages. Only
-  ``memories ...`` and ``graph ...`` take free text.
-
-Everything else is a **message**. To send a message that a bare command would catch
-(``memories fade over time``), write ``/say memories fade over time``.
+A line is a command when it starts with ``/`` (an unknown name or bad arguments get a one-line
+hint), or when it is a bare command word whose arguments fit it: alone on the line in any case
+(``Exit``), or in lower case with fitting arguments (``history 12``, ``memories lisbon``; so
+``help me plan a trip`` stays a message). Everything else is a message; ``/say ...`` sends one
+that a bare command would catch.
 """
 
 from __future__ import annotations

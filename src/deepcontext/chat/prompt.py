@@ -1,18 +1,9 @@
 """What the chat sends the LLM for one message, and what it shows of it (``context``).
 
-:func:`build_turn` asks the context builder (:meth:`DeepContext.context`) for the message, within
-the chat's token budget: pinned memories, relevant memories with their dates, tier sections, and
-the conversation's path. The LLM then receives two messages: a system message (the chat's system
-prompt, then the context text) and the user's message. Offline, the same two messages are what the
-chat shows as "what an LLM would have received".
-
-After ``branch <node>`` the path must end at that node, not at the conversation's tip (which is
-all the builder's conversation part follows): the builder is then asked for the other three parts
-within the budget minus the conversation's share, and the path to the branch point is packed into
-that share here, newest rounds first, rendered like the builder renders it.
-
-:class:`TurnContext` keeps the builder's :class:`~deepcontext.context.ContextResult` (text, parts,
-items, tokens, what was left out) plus the memories used with the turns they cite.
+:func:`build_turn` asks the context builder for the message within the chat's token budget; the
+LLM receives a system message (system prompt, then the context) and the user's message. After
+``branch <node>`` the conversation's path ends at that node, so it is packed here, within the
+conversation's share of the budget, newest rounds first.
 """
 
 from __future__ import annotations

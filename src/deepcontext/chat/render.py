@@ -171,15 +171,19 @@ def path_view(path: ConversationPath, *, branch_from: int | None = None) -> Rend
     if branch_from is not None:
         head += f"; the next message branches off [{branch_from}]"
     out = [Text(head, style="bold")]
-    for n in path.nodes:
-        t = Text(f"[{n.id}] ", style="bold yellow" if n.is_summary else "bold")
-        for k, (role, content) in enumerate(n.messages):
-            if k:
-                t.append("  |  ", style="dim")
-            t.append(f"{role}: ", style="yellow" if role == "summary" else "cyan" if role == "user" else "green")
-            t.append(clip(content, 70))
-        out.append(t)
+    out.extend(path_node(n, 70) for n in path.nodes)
     return Group(*out)
+
+
+def path_node(node: Any, width: int) -> Text:
+    """One node of a conversation path on one line: its id and its messages, each clipped to ``width``."""
+    t = Text(f"[{node.id}] ", style="bold yellow" if node.is_summary else "bold")
+    for k, (role, content) in enumerate(node.messages):
+        if k:
+            t.append("  |  ", style="dim")
+        t.append(f"{role}: ", style="yellow" if role == "summary" else "cyan" if role == "user" else "green")
+        t.append(clip(content, width))
+    return t
 
 
 def breakdown_view(turn: TurnContext) -> RenderableType:

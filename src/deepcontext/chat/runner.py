@@ -1,18 +1,10 @@
 """Running a chat: lines in, rich output out, from a terminal or from any text stream.
 
-:func:`run_chat` is the whole program behind ``deepcontext chat`` and what the tests drive::
-
-    code = run_chat(lambda: DeepContext(database_url=url), user_id="ana", stdin=io.StringIO("hi\\nexit\\n"),
-                    console=Console(file=out))
-
-The DeepContext and the :class:`~deepcontext.chat.session.ChatSession` live on an event loop in a
-thread of their own, which keeps running between lines (background work such as access counts,
-summaries or auto-consolidation goes on while the user types). The calling thread reads the lines:
-from a terminal with ``input()`` (line editing and history through ``readline``), from anything else
-with ``readline()`` (the line is echoed after the prompt, so a transcript reads like a session).
-Reading in the main thread keeps Ctrl-C simple: at the prompt it leaves; during an answer it stops
-the answer (nothing of that message is stored, unless storing had begun: then it finishes) and
-leaves. A second Ctrl-C while closing forces the exit. ``exit`` and end of input (Ctrl-D) leave too.
+:func:`run_chat` is the program behind ``deepcontext chat``. The DeepContext and the
+:class:`~deepcontext.chat.conversation.ChatSession` live on an event loop in a thread of their own,
+so background work goes on while the user types; the calling thread reads the lines (``input()``
+on a terminal, else ``readline()`` with the line echoed), which keeps Ctrl-C simple: at the prompt
+it leaves, during an answer it stops the answer, a second one while closing forces the exit.
 """
 
 from __future__ import annotations
@@ -29,7 +21,7 @@ from rich.text import Text
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from deepcontext.chat.session import ChatSession
+    from deepcontext.chat.conversation import ChatSession
     from deepcontext.core import DeepContext
 
 __all__ = ["PROMPT", "ConsoleLogHandler", "LoopThread", "run_chat"]
@@ -172,7 +164,7 @@ def run_chat(
     """
     from rich.console import Console
 
-    from deepcontext.chat.session import ChatSession
+    from deepcontext.chat.conversation import ChatSession
     from deepcontext.errors import DeepContextError
 
     stdin = stdin if stdin is not None else sys.stdin

@@ -8,7 +8,7 @@ from typing import Any
 
 import typer
 
-from deepcontext.cli.bench import SETTING, _progress_cb, _settings, bench
+from deepcontext.cli.bench import SETTING, bench, progress_callback, run_settings
 from deepcontext.cli.common import console, database_url
 
 
@@ -32,8 +32,8 @@ def ui(
                   console=console(stderr=True), transient=True) as progress:  # fmt: skip
         task = progress.add_task("memories", total=None)
         result: dict[str, Any] = asyncio.run(
-            run_ui_bench(memories=memories, db_url=url, settings=_settings(settings), rounds=rounds, reuse=reuse,
-                         progress=_progress_cb(progress, task))  # fmt: skip
+            run_ui_bench(memories=memories, db_url=url, settings=run_settings(settings), rounds=rounds, reuse=reuse,
+                         progress=progress_callback(progress, task))  # fmt: skip
         )
     result["machine"] = machine()
     path = save_json(result, out or default_results_dir(), f"ui-{result['backend']}")

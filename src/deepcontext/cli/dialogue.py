@@ -22,14 +22,11 @@ USER = typer.Option(..., "--user", "-u", help="The user who owns the conversatio
 CONVERSATION = typer.Option("default", "--conversation", "-c", help="Conversation id")
 
 
-def _clip(text: str, n: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= n else text[: n - 1] + "…"
-
-
 def _line(node: dict[str, Any], width: int, tip: int | None, shown_parents: list[int]) -> Any:
     """One node as a rich Text: id, flags, messages."""
     from rich.text import Text
+
+    from deepcontext.chat.render import clip
 
     t = Text()
     nid = node["id"]
@@ -38,7 +35,7 @@ def _line(node: dict[str, Any], width: int, tip: int | None, shown_parents: list
         span = f"{covered[0]}..{covered[-1]}" if len(covered) > 1 else ", ".join(map(str, covered))
         t.append(f"[{nid}] ", style="bold yellow")
         t.append(f"summary of {span}: ", style="yellow")
-        t.append(_clip(node["assistant"]["content"], width), style="yellow")
+        t.append(clip(node["assistant"]["content"], width), style="yellow")
     else:
         style = "dim" if node["archived"] else ""
         t.append(f"[{nid}] ", style="bold dim" if node["archived"] else "bold")
@@ -47,7 +44,7 @@ def _line(node: dict[str, Any], width: int, tip: int | None, shown_parents: list
             if k:
                 t.append("  |  ", style="dim")
             t.append(f"{h['role']}: ", style=style or ("cyan" if h["role"] == "user" else "green"))
-            t.append(_clip(h["content"], width // max(1, len(halves))), style=style)
+            t.append(clip(h["content"], width // max(1, len(halves))), style=style)
     if node["archived"] and node["summarized_by"] is not None:
         t.append(f"  (archived, in summary [{node['summarized_by']}])", style="dim italic")
     if len(shown_parents) > 1:
@@ -125,7 +122,7 @@ def show(
     width: int = typer.Option(100, "--width", min=20, help="Characters of message text per node"),
 ) -> None:
     """Show a conversation as a tree (branches, merges, summaries, archived rounds) or one chain."""
-    from rich.text import Text
+    from deepcontext.chat.render import path_node
 
     async def body(ctx: Any) -> Any:
         if node is not None:
@@ -143,13 +140,7 @@ def show(
         head = f"chain to [{data.node_id}]: {data.chain_length} nodes"
         out.print(head + (f", showing the last {len(data.nodes)}" if data.truncated else ""))
         for n in data.nodes:
-            t = Text(f"[{n.id}] ", style="bold yellow" if n.is_summary else "bold")
-            for k, (role, content) in enumerate(n.messages):
-                if k:
-                    t.append("  |  ", style="dim")
-                t.append(f"{role}: ", style="yellow" if role == "summary" else "cyan" if role == "user" else "green")
-                t.append(_clip(content, width))
-            out.print(t)
+            out.print(path_node(n, width))
         return
     if not data["nodes"]:
         fail(f"conversation {conversation!r} of user {user!r} is empty")

@@ -10,9 +10,13 @@ from deepcontext.cli.app import app
 #: modules whose import registers commands on ``app`` (one line per module)
 COMMAND_MODULES = [
     "deepcontext.cli.memory",
+    "deepcontext.cli.transfer",
     "deepcontext.cli.demo",
     "deepcontext.cli.lifecycle",
-    "deepcontext.cli.bench",
+    "deepcontext.cli.bench_locomo",
+    "deepcontext.cli.bench_speed",
+    "deepcontext.cli.bench_cases",
+    "deepcontext.cli.bench_reliability",
     "deepcontext.cli.bench_ui",
     "deepcontext.cli.serve",
     "deepcontext.cli.ui",

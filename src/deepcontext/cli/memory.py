@@ -1,28 +1,20 @@
-"""Memory commands: add, search, list, get, history, delete, graph, export, import, users, set-user, stats."""
+"""Memory commands: add, search, list, get, history, delete, graph, users, set-user, stats, delete-user."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import json
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import typer
 
-from deepcontext.cli.common import console, esc, fail, print_json, read_input, run, short
 from deepcontext.cli.app import app
+from deepcontext.cli.bulk_input import ADD_CHUNK, committed_count, mark_positions, read_batches, source_key, turn_texts
+from deepcontext.cli.common import console, esc, print_json, run, short
 
 USER = typer.Option(..., "--user", "-u", help="The user whose memories to use")
-#: messages per add() when a file holds more (progress shows between chunks)
-ADD_CHUNK = 100
-#: the turn metadata key that records a message's place in a bulk input (what resuming reads)
-IMPORT_KEY = "import"
-#: recent turns per conversation read to find where an interrupted input stopped
-RESUME_SCAN = 1000
 AGENT_HELP = "The agent the memories belong to, inside the user"
 RUN_HELP = "The run (session) the memories belong to, inside the user"
 METADATA_HELP = (
@@ -40,99 +32,6 @@ def _metadata_filter(raw: str | None) -> Any:
         return json.loads(raw)
     except ValueError as exc:
         raise ValidationError(f"--metadata is not valid JSON: {exc}", field="metadata") from None
-
-
-def _read_batches(path: str, conversation: str, timestamp: str | None) -> list[dict[str, Any]]:
-    """Messages from a JSON / JSONL file or stdin ('-'), as batches for add().
-
-    Accepted: a JSON list of messages; a JSON object {"messages": [...], "conversation_id"?,
-    "timestamp"?}; a list of such objects; JSONL with one message or one batch object per line.
-    """
-    raw = read_input(path).strip()
-    if not raw:
-        fail("no input: expected JSON or JSONL messages")
-    try:
-        data: Any = json.loads(raw)
-        items = data if isinstance(data, list) else [data]
-    except json.JSONDecodeError:
-        items = []
-        for n, line in enumerate(raw.splitlines(), start=1):
-            if line.strip():
-                try:
-                    items.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    fail(f"line {n}: not JSON ({exc.msg})")
-    batches: list[dict[str, Any]] = []
-    loose: list[dict[str, Any]] = []
-    for it in items:
-        if isinstance(it, dict) and "messages" in it:
-            batches.append(
-                {
-                    "messages": it["messages"],
-                    "conversation_id": it.get("conversation_id", conversation),
-                    "timestamp": it.get("timestamp", timestamp),
-                }
-            )
-        else:
-            loose.append(it)
-    if loose:
-        batches.insert(0, {"messages": loose, "conversation_id": conversation, "timestamp": timestamp})
-    return batches
-
-
-def _source_key(path: str, batches: list[dict[str, Any]]) -> str:
-    """What identifies one input across runs: a digest of its messages (the same file read again,
-    or a copy of it, has the same key; an edited one has another)."""
-    body = json.dumps(batches, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(body.encode("utf-8")).hexdigest()[:16]
-
-
-def _mark(msgs: Any, source: str, start: int) -> Any:
-    """Each message tagged with its place in the input (stored in its turn's metadata, so the
-    checkpoint is written in the same transaction as the batch); anything else add() refuses."""
-    if not isinstance(msgs, list):
-        return msgs
-    out = []
-    for i, m in enumerate(msgs):
-        meta = m.get("metadata", {}) if isinstance(m, dict) else None
-        if not isinstance(meta, dict):
-            out.append(m)
-            continue
-        out.append({**m, "metadata": {**meta, IMPORT_KEY: {"source": source, "position": start + i}}})
-    return out
-
-
-async def _committed(ctx: Any, user: str, conversations: list[str], source: str) -> int:
-    """How many messages of ``source`` are stored already: one past the highest position among
-    the recent turns of the conversations it writes to (batches commit in order)."""
-    done = 0
-    for conv in conversations:
-        for turn in await ctx.turns(user, conv, limit=RESUME_SCAN):
-            mark = turn.metadata.get(IMPORT_KEY)
-            if isinstance(mark, dict) and mark.get("source") == source and isinstance(mark.get("position"), int):
-                done = max(done, mark["position"] + 1)
-    return done
-
-
-def _turn_texts(ctx: Any, msgs: Any, user_name: str | None) -> list[str]:
-    """The texts add() will embed for these messages' own memories (none if they do not parse:
-    add() then reports the error)."""
-    from datetime import datetime, timezone
-
-    from deepcontext.errors import ValidationError
-    from deepcontext.services.ingest import turn_memory_text
-    from deepcontext.services.validation import parse_messages
-
-    if not ctx.settings.store_turn_memories:
-        return []
-    try:
-        parsed = parse_messages(
-            msgs, now=datetime.now(timezone.utc), default_time=None,
-            max_messages=ctx.settings.max_messages_per_add, max_chars=ctx.settings.max_message_chars,
-        )  # fmt: skip
-    except ValidationError:
-        return []
-    return [turn_memory_text(m, user_name) for m in parsed if m.role in ("user", "assistant")]
 
 
 @app.command()
@@ -154,7 +53,7 @@ def add(
     """Store messages and the memories derived from them. An input of more than 100 messages is
     stored in batches of 100 (one transaction each) with a progress bar; run again after an
     interruption, it continues after the last stored batch."""
-    batches = _read_batches(path, conversation, timestamp)
+    batches = read_batches(path, conversation, timestamp)
 
     async def body(ctx: Any) -> tuple[list[Any], int, int, float]:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
@@ -173,10 +72,10 @@ def add(
                 chunks.append((b, msgs))  # add() validates anything else
         total = sum(len(c) if isinstance(c, list) else 1 for _, c in chunks)
         # a bulk input is resumable: its turns record their place in it
-        source = _source_key(path, batches) if len(chunks) > 1 else None
+        source = source_key(path, batches) if len(chunks) > 1 else None
         skip = 0
         if source is not None and not restart:
-            skip = await _committed(ctx, user, list(dict.fromkeys(str(b["conversation_id"]) for b, _ in chunks)), source)
+            skip = await committed_count(ctx, user, list(dict.fromkeys(str(b["conversation_id"]) for b, _ in chunks)), source)
             if skip and not json_out:
                 console(stderr=True).print(f"resuming: {skip} of {total} messages were stored by an earlier run", markup=False)
         out = []
@@ -200,9 +99,9 @@ def add(
                 if prefetch is not None:
                     with contextlib.suppress(Exception):  # a failing model fails the add itself, clearly
                         await prefetch
-                nxt = _turn_texts(ctx, pending[k + 1][1], display) if k + 1 < len(pending) else []
+                nxt = turn_texts(ctx, pending[k + 1][1], display) if k + 1 < len(pending) else []
                 prefetch = asyncio.ensure_future(asyncio.to_thread(ctx.embedder.embed, nxt)) if nxt else None
-                marked = _mark(todo, source, start) if source is not None else todo
+                marked = mark_positions(todo, source, start) if source is not None else todo
                 try:
                     out.append(
                         await ctx.add(marked, user, b["conversation_id"], timestamp=b["timestamp"], agent_id=agent, run_id=run_id)
@@ -392,87 +291,6 @@ def print_graph(entity: str, hood: list[dict[str, Any]]) -> None:
     from deepcontext.chat.render import graph_view
 
     console().print(graph_view(entity, hood))
-
-
-@app.command()
-def export(
-    user: str = USER,
-    output: str = typer.Option("-", "--output", "-o", help="File to write (JSONL); '-' for stdout"),
-) -> None:
-    """Export everything of a user as JSONL (turns, graph, memories with provenance and history)."""
-
-    async def body(ctx: Any) -> list[dict[str, Any]]:
-        return [r async for r in ctx.export(user)]
-
-    records = run(body)
-    lines = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in records)
-    if output == "-":
-        sys.stdout.write(lines)
-    else:
-        Path(output).write_text(lines, encoding="utf-8")
-        console(stderr=True).print(f"wrote {len(records)} records to {output}")
-
-
-@app.command("import")
-def import_cmd(
-    path: str = typer.Argument(..., help="JSONL file made by `deepcontext export` ('-' for stdin)"),
-    user: str = typer.Option(None, "--user", "-u", help="Import into this user (default: the exported one)"),
-) -> None:
-    """Restore an export (fresh ids, same memories, provenance and history). One transaction: an
-    interrupted import stores nothing, so running it again stores everything once."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
-
-    text = read_input(path)
-    records = []
-    lines = [ln for ln in text.splitlines() if ln.strip()]
-    t0 = time.perf_counter()
-    columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), "eta", TimeRemainingColumn())
-    with Progress(*columns, console=console(stderr=True), transient=True, disable=len(lines) < 1000) as progress:
-        task = progress.add_task("reading", total=len(lines))
-        for n, line in enumerate(lines, start=1):
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                fail(f"line {n}: not JSON ({exc.msg})")
-            if n % 1000 == 0:
-                progress.update(task, completed=n)
-        progress.update(task, description="writing (one transaction)", completed=len(lines))
-        counts = run(lambda ctx: ctx.import_records(records, user))
-    seconds = time.perf_counter() - t0
-    rate = f" in {seconds:.1f} s ({counts.get('turns', 0) / seconds:.1f} turns/s)" if counts.get("turns") and seconds > 0 else ""
-    console().print("imported " + ", ".join(f"{v} {k}" for k, v in counts.items() if v) + rate)
-
-
-@app.command("import-0.1")
-def import_v01(
-    path: str = typer.Argument(..., help="The DeepContext 0.1 SQLite file (e.g. ~/.deepcontext/memory.db)"),
-) -> None:
-    """Import a DeepContext 0.1 database: memories, entities, relations, summaries of every user.
-
-    When PATH is the database this command opens (--db, default ~/.deepcontext/memory.db), the 0.1
-    file is first moved aside to PATH.v0.1.bak and the new database is written in its place."""
-    from deepcontext.cli.common import settings_kwargs
-    from deepcontext.services.legacy import is_v01_database
-    from deepcontext.settings import DeepContextSettings
-
-    source = Path(path).expanduser().resolve()
-    if not is_v01_database(source):
-        fail(f"{source} is not a DeepContext 0.1 database")
-    target = DeepContextSettings(**{k: v for k, v in settings_kwargs().items() if k != "embedder"}).resolved_database_url
-    if target.startswith("sqlite:") and Path(target.split("///", 1)[-1]).expanduser().resolve() == source:
-        backup = source.with_name(source.name + ".v0.1.bak")
-        if backup.exists():
-            fail(f"{backup} already exists: move it away first")
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            if Path(f"{source}{suffix}").exists():
-                Path(f"{source}{suffix}").rename(f"{backup}{suffix}")
-        console(stderr=True).print(f"moved the 0.1 database to {backup}", markup=False)
-        source = backup
-    counts = run(lambda ctx: ctx.import_v01(source))
-    for user, c in counts.items():
-        console().print(f"{user}: " + ", ".join(f"{v} {k}" for k, v in c.items() if v), markup=False)
-    if not counts:
-        console().print("the 0.1 database holds no users", markup=False)
 
 
 @app.command()

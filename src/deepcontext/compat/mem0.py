@@ -1,21 +1,10 @@
 """mem0's open-source ``Memory`` / ``AsyncMemory`` interface over the deepcontext engine.
 
-Code written for mem0 runs with one changed line::
-
-    from deepcontext.compat.mem0 import Memory      # was: from mem0 import Memory
-
-:class:`AsyncMemory` is the implementation; :class:`Memory` is a blocking shell running it on a
-:class:`~deepcontext.SyncDeepContext`'s event loop. What differs from mem0:
-
-* Memory ids are deepcontext's integer ids, returned as strings; ids are unique across users, so
-  ``get`` / ``update`` / ``delete`` / ``history`` need no user id.
-* Every memory belongs to a user. Without ``user_id`` (only ``agent_id`` / ``run_id``) the memories
-  go to, and are looked for in, ``default_user_id`` ("default"); a query never crosses users, so
-  ``user_id="*"`` is refused.
-* mem0's provider configuration (``config`` / ``from_config``) does not apply: the engine reads its
-  settings from keyword arguments and ``DEEPCONTEXT_*`` variables.
-* ``score`` is deepcontext's calibrated relevance (0-1) and ``threshold`` keeps results scoring at
-  least that.
+Code written for mem0 runs with ``from deepcontext.compat.mem0 import Memory``.
+:class:`AsyncMemory` is the implementation; :class:`Memory` runs it on a
+:class:`~deepcontext.SyncDeepContext`'s event loop. Ids are deepcontext's integer ids as strings
+(unique across users); without ``user_id`` memories go to ``default_user_id``; mem0's provider
+``config`` does not apply; ``score`` is deepcontext's calibrated relevance (0-1).
 """
 
 from __future__ import annotations

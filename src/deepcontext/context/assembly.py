@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from deepcontext.clock import Clock
     from deepcontext.context.types import ContextResult
     from deepcontext.dialogue.conversations import DialogueService
-    from deepcontext.embed.base import Embedder
+    from deepcontext.embed.embedder import Embedder
     from deepcontext.query.core import DeepCQ
     from deepcontext.query.schema import MemorySchema
     from deepcontext.services.background import BackgroundTasks

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from deepcontext.embed.base import Embedder
+from deepcontext.embed.embedder import Embedder
 
 __all__ = ["TokenCounter"]
 

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
     from deepcontext.dialogue.context import ConversationPath
     from deepcontext.dialogue.plan import Planner
     from deepcontext.dialogue.session import DialogueSession, TrackedBackend
-    from deepcontext.embed.base import Embedder
-    from deepcontext.llm.base import LLM
+    from deepcontext.embed.embedder import Embedder
+    from deepcontext.llm.client import LLM
     from deepcontext.services.background import BackgroundTasks
     from deepcontext.services.ingest import IngestService
     from deepcontext.services.summaries import SummaryService

@@ -54,8 +54,8 @@ from deepcontext.errors import (
 from deepcontext.dialogue.types import LLMContext
 
 if TYPE_CHECKING:
-    from deepcontext.llm.base import LLM
-    from deepcontext.llm.types import Usage
+    from deepcontext.llm.client import LLM
+    from deepcontext.llm.messages import Usage
 
 __all__ = [
     "FetchResponse",
@@ -205,7 +205,7 @@ class LLMFetcher:
         backoff_base: float = 0.5,
         max_concurrency: int = 8,
     ) -> None:
-        from deepcontext.llm.base import LLM
+        from deepcontext.llm.client import LLM
 
         named: dict[str, LLM] = {}
         if backends:
@@ -252,7 +252,7 @@ class LLMFetcher:
     def from_llm(cls, llm: LLM, *, limiter: Limiter | None = None) -> LLMFetcher:
         """A fetcher over an existing deepcontext LLM (a backend or a router); :meth:`aclose` leaves
         it open. A router keeps its own default and fallback order."""
-        from deepcontext.llm.base import LLM
+        from deepcontext.llm.client import LLM
 
         if not isinstance(llm, LLM):
             raise ConfigurationError(f"from_llm needs a deepcontext.llm.LLM, got {type(llm).__name__}")
@@ -329,7 +329,7 @@ class LLMFetcher:
         fallback_order: Sequence[str] | None,
         tools: Any,
     ) -> Any:
-        from deepcontext.llm.types import ChatRequest
+        from deepcontext.llm.messages import ChatRequest
 
         if tools:
             raise ConfigurationError("LLMFetcher does not support tools (function calling)")

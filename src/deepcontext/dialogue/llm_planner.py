@@ -203,8 +203,8 @@ class LLMPlanner:
         return plan.model_copy(update={"reasoning": f"{reason}; {plan.reasoning}" if plan.reasoning else reason})
 
     async def _call(self, messages: Sequence[dict[str, str]]) -> str:
-        from deepcontext.llm.base import LLM
-        from deepcontext.llm.types import ChatRequest, JSONFormat
+        from deepcontext.llm.client import LLM
+        from deepcontext.llm.messages import ChatRequest, JSONFormat
 
         if isinstance(self.llm, LLM):
             request = ChatRequest.create(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from deepcontext.embed.base import Embedder
+from deepcontext.embed.embedder import Embedder
 from deepcontext.embed.hashing import HashEmbedder
 
 if TYPE_CHECKING:

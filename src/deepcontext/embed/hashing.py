@@ -10,7 +10,7 @@ import hashlib
 
 import numpy as np
 
-from deepcontext.embed.base import Embedder
+from deepcontext.embed.embedder import Embedder
 from deepcontext.text import word_tokens
 
 __all__ = ["HashEmbedder"]

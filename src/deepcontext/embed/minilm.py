@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from deepcontext.embed.base import Embedder
+from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import ConfigurationError, DeepContextError, ValidationError
 
 if TYPE_CHECKING:
@@ -98,17 +98,11 @@ class MiniLMEmbedder(Embedder):
     """all-MiniLM-L6-v2 sentence embeddings (384 dimensions) on ONNX Runtime, CPU, float32.
 
     ``batch_size`` is the largest model batch (long texts get smaller batches, bounded by tokens; a
-    batch also ends where padding would pass 10 %: texts are sorted by length and padding costs as
-    much as real tokens). Measured on 2 cores with chat sentences (texts/s, calls of 30 / 100 / 1000
-    texts): 64 rows without the padding bound 216 / 325 / 430, 16 rows with it 367 / 490 / 420.
-    ``threads`` the intra-op threads (default: the cores this process may use; on a machine whose cores
-    are busy with other work, ``threads=1`` gives more sentences per CPU-second). ``allow_spinning``
-    lets idle ORT threads spin after a run. Off by default: the spinning threads compete with the
-    database work that follows every embedding (hybrid search p50 23 -> 15 ms at 10k memories with it
-    off; bulk embedding is ~5 % faster with it on, on an idle machine). ``cache_dir`` is
-    accepted and unused: nothing is written to disk, because building the graph in memory over
-    memory-mapped weights (~0.15 s) was measured faster than loading a cached 90 MB ``.onnx`` file and
-    hashing the weights to key it (~0.24 s), with a lower peak RSS.
+    batch also ends where padding would pass 10 %, texts sorted by length). ``threads``: the intra-op
+    threads (default: the cores this process may use; ``threads=1`` gives more sentences per
+    CPU-second on busy cores). ``allow_spinning`` lets idle ORT threads spin after a run: off by
+    default, as spinning threads compete with the database work after every embedding.
+    ``cache_dir`` is accepted and unused: the graph is built in memory over memory-mapped weights.
     """
 
     def __init__(
@@ -246,9 +240,8 @@ class MiniLMEmbedder(Embedder):
         so.intra_op_num_threads = self.threads
         so.inter_op_num_threads = 1
         so.log_severity_level = 3  # errors only
-        # Spinning worker threads (ORT's default) were measured faster on an idle machine (2 cores: 555 vs
-        # 490 sentences/s, single query p50 2.0 vs 3.0 ms) but waste CPU when the cores are shared with
-        # other busy processes (165 vs 220 sentences per CPU-second under load): allow_spinning=False there.
+        # spinning worker threads (ORT's default) help on an idle machine but burn CPU that other busy
+        # processes on shared cores need
         so.add_session_config_entry("session.intra_op.allow_spinning", "1" if self.allow_spinning else "0")
         return so
 

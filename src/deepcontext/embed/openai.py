@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from deepcontext.embed.base import Embedder
+from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import ConfigurationError, EmbeddingError, ValidationError
 
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ from deepcontext.extract.base import (
     MessageIn,
 )
 from deepcontext.llm import prompts
-from deepcontext.llm.base import LLM
+from deepcontext.llm.client import LLM
 from deepcontext.llm.structured import shorten
 from deepcontext.llm.tasks import format_turn
 from deepcontext.types import EntityType, MemoryType, ToolAction

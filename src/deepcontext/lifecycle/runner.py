@@ -48,8 +48,8 @@ from deepcontext.text import content_hash, normalize_for_hash
 
 if TYPE_CHECKING:
     from deepcontext.clock import Clock
-    from deepcontext.embed.base import Embedder
-    from deepcontext.llm.base import LLM
+    from deepcontext.embed.embedder import Embedder
+    from deepcontext.llm.client import LLM
     from deepcontext.settings import DeepContextSettings
     from deepcontext.store.base import Store
     from deepcontext.store.locks import HeldLock

@@ -17,9 +17,9 @@ from deepcontext.services.validation import check_id
 
 if TYPE_CHECKING:
     from deepcontext.clock import Clock
-    from deepcontext.embed.base import Embedder
+    from deepcontext.embed.embedder import Embedder
     from deepcontext.lifecycle.runner import LifecycleRunner
-    from deepcontext.llm.base import LLM
+    from deepcontext.llm.client import LLM
     from deepcontext.services.background import BackgroundTasks
     from deepcontext.settings import DeepContextSettings
     from deepcontext.store.base import Store

@@ -1,7 +1,6 @@
-"""The LLM layer's errors (defined in :mod:`deepcontext.errors`) and the translation of SDK errors.
+"""Translating SDK and HTTP errors into deepcontext's LLM errors (defined in :mod:`deepcontext.errors`).
 
-Memory Graph's names ``LLMError``, ``LLMTimeoutError`` and ``LLMBackendError`` are importable from
-``deepcontext.llm``. Error messages never carry an API key: :func:`scrub` masks the keys a backend holds.
+Error messages never carry an API key: :func:`scrub` masks the keys a backend holds.
 """
 
 from __future__ import annotations
@@ -12,29 +11,10 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from deepcontext.errors import (
-    LLMBackendError,
-    LLMError,
-    LLMRateLimitError,
-    LLMResponseError,
-    LLMStreamError,
-    LLMTimeoutError,
-    LLMValidationError,
-)
+from deepcontext.errors import LLMBackendError, LLMError, LLMRateLimitError, LLMTimeoutError
 from deepcontext.llm.structured import shorten
 
-__all__ = [
-    "LLMBackendError",
-    "LLMError",
-    "LLMRateLimitError",
-    "LLMResponseError",
-    "LLMStreamError",
-    "LLMTimeoutError",
-    "LLMValidationError",
-    "from_sdk_error",
-    "parse_retry_after",
-    "scrub",
-]
+__all__ = ["from_sdk_error", "parse_retry_after", "scrub"]
 
 
 #: things shaped like API keys or bearer tokens, masked in every error message whoever they belong to

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import SecretStr
 
 from deepcontext.errors import ConfigurationError
-from deepcontext.llm.base import LLM
+from deepcontext.llm.client import LLM
 from deepcontext.llm.openai_compat import OPENROUTER_BASE_URL, OpenAICompatibleLLM
 from deepcontext.llm.router import Router
 from deepcontext.settings import DeepContextSettings, JSONMode, LLMBackendConfig, LLMProvider

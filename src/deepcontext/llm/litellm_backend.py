@@ -16,10 +16,11 @@ from typing import Any
 
 from pydantic import SecretStr
 
-from deepcontext.errors import ConfigurationError, LLMBackendError, LLMRateLimitError, LLMResponseError, LLMStreamError
-from deepcontext.llm.base import LLM
+from deepcontext.errors import ConfigurationError, LLMRateLimitError
+from deepcontext.llm.chat_api import completion_from, response_format, sampling_params, stream_deltas
+from deepcontext.llm.client import LLM
 from deepcontext.llm.errors import from_sdk_error, parse_retry_after
-from deepcontext.llm.types import ChatRequest, Completion, JSONFormat, Usage
+from deepcontext.llm.messages import ChatRequest, Completion
 from deepcontext.settings import JSONMode
 
 __all__ = ["LiteLLMBackend", "import_litellm"]
@@ -70,25 +71,13 @@ class LiteLLMBackend(LLM):
             params["api_base"] = self.base_url
         if self._api_key:
             params["api_key"] = self._api_key
-        if request.temperature is not None:
-            params["temperature"] = request.temperature
-        if request.max_tokens is not None:
-            params["max_tokens"] = request.max_tokens
-        if request.stop:
-            params["stop"] = list(request.stop)
-        response_format = self._response_format(request.response_format)
-        if response_format is not None:
-            params["response_format"] = response_format
+        params.update(sampling_params(request))
+        fmt = response_format(self.json_mode, request.response_format)
+        if fmt is not None:
+            params["response_format"] = fmt
             params["drop_params"] = True  # providers without it get the prompt instructions only
         params.update(self._extra)
         return params
-
-    def _response_format(self, fmt: JSONFormat | None) -> dict[str, Any] | None:
-        if fmt is None or self.json_mode is JSONMode.PROMPT:
-            return None
-        if self.json_mode is JSONMode.JSON_OBJECT:
-            return {"type": "json_object"}
-        return {"type": "json_schema", "json_schema": {"name": fmt.name[:64], "schema": fmt.schema, "strict": False}}
 
     def _error(self, exc: BaseException) -> Exception:
         err = from_sdk_error(exc, backend=self.name, secrets=[self._api_key])
@@ -106,22 +95,7 @@ class LiteLLMBackend(LLM):
                 response = await self._litellm.acompletion(**self._params(request))
         except Exception as exc:  # noqa: BLE001 - translated
             raise self._error(exc) from None
-        choices = getattr(response, "choices", None) or []
-        if not choices:
-            raise LLMResponseError(f"backend {self.name!r} returned no choices", backend=self.name)
-        choice = choices[0]
-        usage = getattr(response, "usage", None)
-        return Completion(
-            text=choice.message.content or "",
-            backend=self.name,
-            model=getattr(response, "model", None) or self.model,
-            finish_reason=getattr(choice, "finish_reason", None),
-            usage=Usage(
-                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-                total_tokens=getattr(usage, "total_tokens", 0) or 0,
-            ),
-        )
+        return completion_from(response, backend=self.name, model=self.model)
 
     async def stream(self, request: ChatRequest) -> AsyncGenerator[str, None]:
         """Yield text deltas; a break after text was yielded raises :class:`LLMStreamError`."""
@@ -131,35 +105,8 @@ class LiteLLMBackend(LLM):
                 stream = await self._litellm.acompletion(**self._params(request), stream=True)
         except Exception as exc:  # noqa: BLE001
             raise self._error(exc) from None
-        parts: list[str] = []
-        finished = False
-        iterator = stream.__aiter__()
-        while True:
-            try:
-                async with asyncio.timeout(timeout):
-                    chunk = await iterator.__anext__()
-            except StopAsyncIteration:
-                break
-            except Exception as exc:  # noqa: BLE001
-                err = self._error(exc)
-                if parts:
-                    raise LLMStreamError(f"{err}", backend=self.name, partial_text="".join(parts)) from None
-                raise err from None
-            delta = ""
-            for choice in getattr(chunk, "choices", None) or []:
-                if getattr(choice, "finish_reason", None):
-                    finished = True
-                content = getattr(getattr(choice, "delta", None), "content", None)
-                if content:
-                    delta += content
-            if delta:
-                parts.append(delta)
-                yield delta
-        if not finished:
-            message = f"stream from backend {self.name!r} ended before the backend finished the answer"
-            if parts:
-                raise LLMStreamError(message, backend=self.name, partial_text="".join(parts))
-            raise LLMBackendError(message, backend=self.name, retryable=True)
+        async for delta in stream_deltas(stream, backend=self.name, timeout=timeout, translate=self._error):
+            yield delta
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r})"

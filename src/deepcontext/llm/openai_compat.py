@@ -10,14 +10,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncGenerator, Mapping
+from functools import partial
 from typing import Any
 
 from pydantic import SecretStr
 
-from deepcontext.errors import ConfigurationError, LLMBackendError, LLMResponseError, LLMStreamError
-from deepcontext.llm.base import LLM
+from deepcontext.errors import ConfigurationError, LLMBackendError
+from deepcontext.llm.chat_api import completion_from, response_format, sampling_params, stream_deltas
+from deepcontext.llm.client import LLM
 from deepcontext.llm.errors import from_sdk_error
-from deepcontext.llm.types import ChatRequest, Completion, JSONFormat, Usage
+from deepcontext.llm.messages import ChatRequest, Completion
 from deepcontext.settings import JSONMode
 
 __all__ = ["OPENROUTER_BASE_URL", "OpenAICompatibleLLM"]
@@ -88,27 +90,12 @@ class OpenAICompatibleLLM(LLM):
             )
         return self._client
 
-    def _response_format(self, fmt: JSONFormat | None) -> dict[str, Any] | None:
-        if fmt is None or self._effective_mode is JSONMode.PROMPT:
-            return None
-        if self._effective_mode is JSONMode.JSON_OBJECT:
-            return {"type": "json_object"}
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": _safe_name(fmt.name), "schema": fmt.schema, "strict": False},
-        }
-
     def _params(self, request: ChatRequest) -> dict[str, Any]:
         params: dict[str, Any] = {"model": self.model, "messages": [dict(m) for m in request.messages]}
-        if request.temperature is not None:
-            params["temperature"] = request.temperature
-        if request.max_tokens is not None:
-            params["max_tokens"] = request.max_tokens
-        if request.stop:
-            params["stop"] = list(request.stop)
-        response_format = self._response_format(request.response_format)
-        if response_format is not None:
-            params["response_format"] = response_format
+        params.update(sampling_params(request))
+        fmt = response_format(self._effective_mode, request.response_format)
+        if fmt is not None:
+            params["response_format"] = fmt
         if self._extra_body:
             params["extra_body"] = dict(self._extra_body)
         return params
@@ -147,26 +134,7 @@ class OpenAICompatibleLLM(LLM):
                 if isinstance(err, LLMBackendError) and self._downgrade(err, request):
                     continue
                 raise err from None
-        choices = getattr(response, "choices", None) or []
-        if not choices:
-            raise LLMResponseError(f"backend {self.name!r} returned no choices", backend=self.name)
-        choice = choices[0]
-        message = choice.message
-        text = message.content or ""
-        if not text and getattr(message, "refusal", None):
-            raise LLMResponseError(f"backend {self.name!r} refused: {message.refusal}", backend=self.name)
-        usage = getattr(response, "usage", None)
-        return Completion(
-            text=text,
-            backend=self.name,
-            model=getattr(response, "model", None) or self.model,
-            finish_reason=choice.finish_reason,
-            usage=Usage(
-                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-                total_tokens=getattr(usage, "total_tokens", 0) or 0,
-            ),
-        )
+        return completion_from(response, backend=self.name, model=self.model)
 
     async def stream(self, request: ChatRequest) -> AsyncGenerator[str, None]:
         """Yield text deltas as they arrive. ``timeout`` bounds the wait for each chunk.
@@ -186,37 +154,10 @@ class OpenAICompatibleLLM(LLM):
                 if isinstance(err, LLMBackendError) and self._downgrade(err, request):
                     continue
                 raise err from None
-        parts: list[str] = []
-        finished = False
-        iterator = stream.__aiter__()
         try:
-            while True:
-                try:
-                    async with asyncio.timeout(timeout):
-                        chunk = await iterator.__anext__()
-                except StopAsyncIteration:
-                    break
-                except Exception as exc:  # noqa: BLE001
-                    raise _broken(from_sdk_error(exc, backend=self.name, secrets=self._secrets()), parts) from None
-                delta = ""
-                for choice in getattr(chunk, "choices", None) or []:
-                    if getattr(choice, "finish_reason", None):
-                        finished = True
-                    content = getattr(getattr(choice, "delta", None), "content", None)
-                    if content:
-                        delta += content
-                if delta:
-                    parts.append(delta)
-                    yield delta
-            if not finished:
-                raise _broken(
-                    LLMBackendError(
-                        f"stream from backend {self.name!r} ended before the backend finished the answer",
-                        backend=self.name,
-                        retryable=True,
-                    ),
-                    parts,
-                )
+            translate = partial(from_sdk_error, backend=self.name, secrets=self._secrets())
+            async for delta in stream_deltas(stream, backend=self.name, timeout=timeout, translate=translate):
+                yield delta
         finally:
             try:
                 await stream.close()
@@ -235,18 +176,3 @@ class OpenAICompatibleLLM(LLM):
             f"json_mode={self.json_mode.value!r})"
         )
 
-
-def _broken(err: Exception, parts: list[str]) -> Exception:
-    """After text was yielded, any failure becomes a non-retryable :class:`LLMStreamError`."""
-    if not parts:
-        return err
-    return LLMStreamError(
-        f"{err} (after {sum(map(len, parts))} characters were streamed)",
-        backend=getattr(err, "backend", None),
-        partial_text="".join(parts),
-    )
-
-
-def _safe_name(name: str) -> str:
-    cleaned = "".join(c if c.isalnum() or c in "_-" else "_" for c in name)[:64]
-    return cleaned or "answer"

@@ -28,8 +28,8 @@ from deepcontext.errors import (
     LLMTimeoutError,
     ValidationError,
 )
-from deepcontext.llm.base import LLM
-from deepcontext.llm.types import ChatRequest, Completion
+from deepcontext.llm.client import LLM
+from deepcontext.llm.messages import ChatRequest, Completion
 
 __all__ = ["Router", "backoff_delay"]
 
@@ -146,41 +146,46 @@ class Router(LLM):
         await asyncio.sleep(delay)
 
     # --- the seam ------------------------------------------------------------------------------------
-    async def complete(self, request: ChatRequest) -> Completion:
-        """Run the call on the first backend that answers, retrying and falling back as configured."""
-        failures: list[tuple[str, LLMError]] = []
-        attempts = 0
+    async def _tries(
+        self, request: ChatRequest, failures: list[tuple[str, LLMError]], what: str
+    ) -> AsyncGenerator[tuple[str, LLM, ChatRequest], None]:
+        """(backend name, backend, request) of each try in order, waiting before each retry. The caller
+        appends every failure to ``failures`` and stops at the first success."""
         for name in self.order(request.backend, request.fallback):
             backend = self._backends[name]
             retries, call = self._limits(backend, request)
             for attempt in range(retries + 1):
                 if attempt:
                     await self._wait(name, attempt, failures[-1][1])
+                yield name, backend, call
+                if not _retryable(failures[-1][1]):
+                    break
+            logger.warning("LLM backend %s gave up%s: %s", name, what, failures[-1][1])
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        """Run the call on the first backend that answers, retrying and falling back as configured."""
+        failures: list[tuple[str, LLMError]] = []
+        attempts = 0
+        async with aclosing(self._tries(request, failures, "")) as tries:
+            async for name, backend, call in tries:
                 attempts += 1
                 try:
                     async with self._semaphore:
                         completion = await backend.complete(call)
                 except LLMError as err:
                     failures.append((name, err))
-                    if not _retryable(err):
-                        break
                     continue
                 if failures:
                     logger.info("LLM call answered by %s after %d failed attempt(s)", name, len(failures))
                 return replace(completion, attempts=attempts)
-            logger.warning("LLM backend %s gave up: %s", name, failures[-1][1])
         raise _exhausted(failures, attempts)
 
     async def stream(self, request: ChatRequest) -> AsyncGenerator[str, None]:
         """Stream from the first backend that starts answering; never retried once text was yielded."""
         failures: list[tuple[str, LLMError]] = []
         attempts = 0
-        for name in self.order(request.backend, request.fallback):
-            backend = self._backends[name]
-            retries, call = self._limits(backend, request)
-            for attempt in range(retries + 1):
-                if attempt:
-                    await self._wait(name, attempt, failures[-1][1])
+        async with aclosing(self._tries(request, failures, " streaming")) as tries:
+            async for name, backend, call in tries:
                 attempts += 1
                 parts: list[str] = []
                 try:
@@ -199,9 +204,6 @@ class Router(LLM):
                             partial_text="".join(parts),
                         ) from None
                     failures.append((name, err))
-                    if not _retryable(err):
-                        break
-            logger.warning("LLM backend %s gave up streaming: %s", name, failures[-1][1])
         raise _exhausted(failures, attempts)
 
     async def aclose(self) -> None:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, field_validator
 
 from deepcontext.errors import LLMResponseError, ValidationError
 from deepcontext.llm import prompts
-from deepcontext.llm.base import LLM
+from deepcontext.llm.client import LLM
 from deepcontext.llm.structured import shorten, strip_fences, strip_reasoning
 
 __all__ = ["MergedFact", "format_turn", "merge_memories", "summarize_conversation"]

@@ -1,11 +1,8 @@
-"""Intent-aware memory querying: deepcq's public API, reimplemented with its defects fixed.
+"""Intent-aware memory querying: deepcq's public API over deepcontext's own implementation.
 
 ``from deepcontext.query import DeepCQ, MemorySchema, locate`` works where deepcq code said
-``from deepcq import ...``. What changed (see each module): Snowball stemming (PyStemmer),
-Unicode and CJK tokens, section extraction that ends only at known headers, cache entries and
-history turns included one by one by relevance, ``locate()`` in linear time, atomic JSON writes,
-pluggable tier storage (:class:`TierBackend`), and optional semantic blending
-(:class:`SemanticScoring`). Names are imported lazily: importing this package is cheap.
+``from deepcq import ...``; the README ("For deepcq users") lists where behaviour differs.
+Names are imported lazily: importing this package is cheap.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ EMOJI_SYMBOL_PATTERN = re.compile(
 QUOTED_PATTERN = re.compile(
     r'"([^"\n]{2,80})"|\'([^\'\n]{2,80})\'|“([^”\n]{2,80})”|「([^」\n]{1,80})」|«([^»\n]{2,80})»'
 )
-#: clock times "02:15", "14:30:05" (kept whole: deepcq split them into "02" and "15")
+#: clock times "02:15", "14:30:05", kept whole
 TIME_PATTERN = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
 #: ISO dates "2025-03-14"
 DATE_PATTERN = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")

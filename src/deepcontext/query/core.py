@@ -1,11 +1,10 @@
-"""DeepCQ: five memory tiers queried by intent (deepcq's orchestrator, defects fixed).
+"""DeepCQ: five memory tiers queried by intent.
 
-``query()`` scores each schema section against the query over all five tiers and returns only
-the sections that clear the threshold, plus the cache entries and history turns that are
-relevant on their own (deepcq returned the whole cache and history on one shared word). A turn
-is scored with the turn before it, so the answer to a relevant question comes along. When
-nothing at all clears the thresholds and ``fallback_include_all`` is on, the full text is
-returned, as in deepcq.
+``query()`` scores each schema section against the query over all five tiers and returns the
+sections that clear the threshold, plus the cache entries and history turns that are relevant on
+their own. A turn is scored with the turn before it, so the answer to a relevant question comes
+along. When nothing clears the thresholds and ``fallback_include_all`` is on, the full text is
+returned.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from deepcontext.query.recency import Recency
 from deepcontext.query.result import EntryMatch, OptimizationMetrics, QueryResult, ScoreExplanation
 from deepcontext.query.schema import MemorySchema
 from deepcontext.query.tiers import AppState, History, LongTermStore, ReferenceData, SessionCache, TierBackend
-from deepcontext.query.tiers.base import Tier
+from deepcontext.query.tiers.tier import Tier
 
 __all__ = ["DeepCQ"]
 
@@ -35,15 +34,13 @@ class DeepCQ:
 
     ::
 
-        schema = MemorySchema(sections=["status", "errors", "metrics"])
-        cq = DeepCQ(schema=schema)
+        cq = DeepCQ(schema=MemorySchema(sections=["status", "errors", "metrics"]))
         cq.state.set("metrics", "[metrics]\\nCPU: 78%\\nMemory: 4.2GB\\n")
         result = cq.query("any memory or cpu spikes?")
 
-    ``store_path`` / ``reference_path`` keep the notes / reference tiers in JSON files (deepcq's
-    format, written atomically). ``backend`` keeps every tier in a :class:`TierBackend` (e.g. a
-    per-user database adapter) under ``namespace_prefix + tier`` namespaces; the default is in
-    memory. ``clock`` gives the time for recency when ``now`` is not passed.
+    ``store_path`` / ``reference_path`` keep the notes / reference tiers in JSON files, written
+    atomically. ``backend`` keeps every tier in a :class:`TierBackend` under ``namespace_prefix + tier``
+    namespaces (default: in memory). ``clock`` gives the time for recency when ``now`` is not passed.
     """
 
     def __init__(

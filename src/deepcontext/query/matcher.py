@@ -1,16 +1,10 @@
 """Find query patterns in many texts at once, in time linear in their total size.
 
-deepcq tokenised every section (and, in ``locate()``, ran one regex per chunk over the whole
-document, which is quadratic). Here the texts ("units") are joined once into a normalised string
-and each query pattern is looked for with ``str.find``:
-
-- a Latin pattern (a sequence of stems) is searched by the :func:`~deepcontext.query.tokens.safe_prefixes`
-  of its first stem; each occurrence at a word start is read as a word, stemmed and compared,
-  then the following content words are compared for multi-word patterns;
-- a CJK pattern is a plain substring.
-
-Once a pattern is found in a unit, the search jumps to the end of that unit: the work is bounded
-by the text size times the number of patterns, plus one check per occurrence.
+The texts ("units") are joined once into a normalised string and each pattern is looked for with
+``str.find``: a Latin pattern (a sequence of stems) by the
+:func:`~deepcontext.query.tokens.safe_prefixes` of its first stem, each occurrence read as a word,
+stemmed and compared; a CJK pattern as a plain substring. Once a pattern is found in a unit the
+search jumps to that unit's end, so the work is the text size times the number of patterns.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """MemorySchema: the section names that structure memory text, and how sections are cut out.
 
-Sections are delimited by a header line, ``[{name}]`` by default. deepcq ended a section at any
-line starting with the header's first character, so a markdown link (``[docs](http://...)``) or a
-checkbox (``[x] done``) cut a section short. Here a section runs from its header to the next line
-that is a *known* header: a section of the schema, a name given by the caller (the keys of the
-state tier), or a tier's own header (``[cache:...]``, ``[notes:...]``, ``[reference]``).
+Sections are delimited by a header line, ``[{name}]`` by default. A section runs from its header
+to the next line that is a *known* header: a section of the schema, a name given by the caller
+(the keys of the state tier), or a tier's own header (``[cache:...]``, ``[notes:...]``,
+``[reference]``), so a markdown link or a checkbox inside a section does not cut it short.
 """
 
 from __future__ import annotations
@@ -55,24 +54,14 @@ def _check_number(value: float, name: str, *, low: float = 0.0, high: float | No
 class MemorySchema:
     """Declares the logical sections of stored memory text (deepcq's ``MemorySchema``).
 
-    sections: section names, e.g. ``["errors", "metrics", "status"]``.
-    keywords: optional extra terms per section (useful for jargon: ``{"db": ["database"]}``).
+    sections / keywords: section names and optional extra terms per section (``{"db": ["database"]}``).
     section_header_format: how sections are delimited; ``"[{name}]"`` or e.g. ``"## {name}"``.
-    confidence_threshold: minimum score (0..1) for a section to be included.
-    fallback_include_all: when nothing clears the thresholds, return all text unfiltered.
-    anchor_patterns: regexes for literal anchors (None: ``anchors.DEFAULT_ANCHOR_PATTERNS``).
-    vocabulary: a :class:`~deepcontext.query.synonyms.SynonymMap` for synonym expansion.
-    phrase_sizes / phrase_boost: n-gram sizes whose stemmed query phrases found in a section add
-        ``phrase_boost`` each (bonus only, capped at 1.0). ``()`` = off.
-    tier_weights / schema_weight: weight of a match per tier (``{"history": 0.5}``) and on the
-        section's own name/keywords. A query term counts once, at its best weight.
-
-    Added here (not in deepcq):
-
-    free_text_threshold: minimum score of a cache entry or history turn to be included (each
-        entry is scored on its own); None = ``confidence_threshold``.
-    semantic: a :class:`~deepcontext.query.semantic.SemanticScoring` to blend lexical scores with
-        embedding similarity. None (default) = lexical only.
+    confidence_threshold / free_text_threshold: minimum score of a section / of a cache entry or
+        history turn (None: ``confidence_threshold``); fallback_include_all: all text when none clear it.
+    anchor_patterns: literal-anchor regexes; vocabulary: a :class:`~deepcontext.query.synonyms.SynonymMap`.
+    phrase_sizes / phrase_boost: stemmed query n-grams found in a section add ``phrase_boost`` each.
+    tier_weights / schema_weight: weight of a match per tier and on the section's own name/keywords.
+    semantic: a :class:`~deepcontext.query.semantic.SemanticScoring` (None: lexical only).
     """
 
     sections: Sequence[str]
@@ -146,8 +135,8 @@ class MemorySchema:
         header = rf"[ \t]*(?:{_ROLE_PREFIX})?(?P<hdr>{re.escape(prefix)}{name_re}{re.escape(suffix)}|{_TIER_HEADER})"
         self._header_re = re.compile("^" + header, re.MULTILINE)
         self._header_at = re.compile(header)
-        # header lines are found by str.find of their first characters (much faster than a
-        # MULTILINE regex over megabytes); an empty prefix falls back to the regex
+        # header lines are found by str.find of their first characters (a MULTILINE regex is slow
+        # over megabytes); an empty prefix falls back to the regex
         self._needles = tuple(sorted({prefix, "["})) if prefix else ()
         self._canonical = {s.casefold(): s for s in self.sections}
         known = "|".join(re.escape(fmt.format(name=s)) for s in sorted(self.sections, key=len, reverse=True))

@@ -1,22 +1,11 @@
 """Optional semantic scoring: blend lexical intent with embedding similarity.
 
-Off by default. With ``MemorySchema(semantic=SemanticScoring(embedder))`` each section's score
-becomes ``(1 - weight) * lexical + weight * semantic``. *semantic* compares the section with the
-other sections of the same query: it is ``(cos - floor) / (best - floor)``, clamped to [0, 1],
-where ``cos`` is the best cosine between the query and the section's pieces (its name and
-keywords, and its text cut at blank lines and lines into pieces of at most ``max_piece_chars``)
-and ``best`` the highest such cosine among the sections scored. Absolute cosines of a short
-query against memory text overlap too much between relevant and irrelevant sections to be
-thresholded (all-MiniLM-L6-v2 on ``benchmarks/data/deepcq_cases.jsonl``: median 0.46 relevant,
-0.19 irrelevant, but 90th percentile of irrelevant 0.51); how close a section comes to the best
-one separates them better.
-
-With the defaults (``weight`` 0.3, ``floor`` 0.2, chosen on half of that labelled set) and the
-default threshold 0.3, the section most similar to the query is included whenever its cosine is
-above the floor, and the others need lexical evidence as well. Queries with CJK terms stay
-lexical unless ``cjk_queries`` is set (for a multilingual embedder). Literal anchors still raise the
-score afterwards and recency still multiplies it. Embeddings come from any
-:class:`deepcontext.embed.base.Embedder` (its cache makes unchanged sections free next time).
+Off by default. With ``MemorySchema(semantic=SemanticScoring(embedder))`` a section's score becomes
+``(1 - weight) * lexical + weight * semantic``, where *semantic* is ``(cos - floor) / (best -
+floor)`` clamped to [0, 1]: ``cos`` the best cosine between the query and the section's pieces
+(name, keywords, text cut into pieces of at most ``max_piece_chars``) and ``best`` the highest among
+the sections scored. Relative, because absolute cosines of a short query overlap between relevant
+and irrelevant sections. Queries with CJK terms stay lexical unless ``cjk_queries`` is set.
 """
 
 from __future__ import annotations
@@ -29,7 +18,7 @@ from typing import TYPE_CHECKING
 from deepcontext.errors import ValidationError
 
 if TYPE_CHECKING:
-    from deepcontext.embed.base import Embedder
+    from deepcontext.embed.embedder import Embedder
 
 __all__ = ["SemanticScoring", "split_pieces"]
 
@@ -77,7 +66,7 @@ class SemanticScoring:
     cjk_queries: bool = False
 
     def __post_init__(self) -> None:
-        from deepcontext.embed.base import Embedder
+        from deepcontext.embed.embedder import Embedder
 
         if not isinstance(self.embedder, Embedder):
             raise ValidationError("SemanticScoring.embedder must be a deepcontext Embedder", field="embedder")

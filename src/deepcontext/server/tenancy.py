@@ -1,18 +1,10 @@
 """Tenants and the user ids the engine sees: the one place (tenant, user id) becomes a stored id.
 
-The engine keys every row by one ``user_id`` string. Requests through the REST API and the MCP
-server run in a :class:`Scope` (from an API key, or the local scope when authentication is off),
-and the user ids they name are *external*: the stored id is
-
-    ``f"{tenant}/{user_id}"``           with a tenant (every API key has one)
-    ``user_id``                        without one (auth off and no ``local_tenant``: the ids of the
-                                       library and the CLI)
-
-An external user id may never contain ``/`` (:data:`SEPARATOR`) and a tenant never contains it
-either, so the mapping is injective: two tenants may use the same user ids without meeting, and no
-user id of one tenant can spell a stored id of another. The engine returns stored ids; responses
-turn them back with :meth:`Scope.external`. The id rules themselves live in :mod:`deepcontext.ids`
-(the store checks API keys' tenants with them too).
+Requests through the REST API and the MCP server run in a :class:`Scope` (from an API key, or the
+local scope when authentication is off). The stored id is ``f"{tenant}/{user_id}"`` with a tenant
+and ``user_id`` without one; neither part may contain ``/`` (:data:`SEPARATOR`), so two tenants may
+use the same user ids without meeting. Responses turn stored ids back with :meth:`Scope.external`;
+the id rules live in :mod:`deepcontext.ids`.
 """
 
 from __future__ import annotations

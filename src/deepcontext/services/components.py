@@ -12,9 +12,9 @@ from deepcontext.services.ingest import IngestService
 
 if TYPE_CHECKING:
     from deepcontext.clock import Clock
-    from deepcontext.embed.base import Embedder
+    from deepcontext.embed.embedder import Embedder
     from deepcontext.extract.base import Classifier, Extractor
-    from deepcontext.llm.base import LLM
+    from deepcontext.llm.client import LLM
     from deepcontext.services.summaries import SummaryService
     from deepcontext.settings import DeepContextSettings
     from deepcontext.store.base import Store
@@ -66,7 +66,7 @@ def build_components(
     store.ensure_embedder(embedder.model_id, embedder.dimensions)
 
     from deepcontext.extract.rules import RuleExtractor
-    from deepcontext.llm.base import LLM
+    from deepcontext.llm.client import LLM
 
     owns_llm = False
     if llm is None:

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from deepcontext.embed.base import Embedder
+from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import (
     LLMError,
     MemoryNotFoundError,

@@ -24,7 +24,7 @@ from deepcontext.types import HistoryEntry, Memory, MemoryPage, MemoryStatus, Tu
 
 if TYPE_CHECKING:
     from deepcontext.clock import Clock
-    from deepcontext.embed.base import Embedder
+    from deepcontext.embed.embedder import Embedder
     from deepcontext.services.ingest import IngestService
     from deepcontext.settings import DeepContextSettings
     from deepcontext.store.base import Store

@@ -20,7 +20,7 @@ from deepcontext.types import MemorySearchResult, SearchResponse
 
 if TYPE_CHECKING:
     from deepcontext.clock import Clock
-    from deepcontext.embed.base import Embedder
+    from deepcontext.embed.embedder import Embedder
     from deepcontext.services.background import BackgroundTasks
     from deepcontext.settings import DeepContextSettings
     from deepcontext.store.base import Store

@@ -18,7 +18,7 @@ from typing import Any
 
 from deepcontext.clock import Clock
 from deepcontext.errors import DeepContextError, LLMError
-from deepcontext.llm.base import LLM
+from deepcontext.llm.client import LLM
 from deepcontext.llm.tasks import summarize_conversation
 from deepcontext.store.base import Store
 from deepcontext.store.summaries import (

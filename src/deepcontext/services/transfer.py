@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from sqlalchemy import JSON
 
-from deepcontext.embed.base import Embedder
+from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import ValidationError
 from deepcontext.services.validation import _check_json, check_json
 from deepcontext.store.schema import is_time_column, is_vector_column

@@ -3,7 +3,7 @@
 module (``deepcq.schema``, ``deepcq.decay``, ``deepcq.vocabulary``, ``deepcq.tokens``,
 ``deepcq.phrases``, ``deepcq.memory.session``, ``deepcq.locate``, ``deepcq.intent``,
 ``deepcq.calibration``, ``deepcq.anchors``). Every name is deepcontext's own implementation; the
-deliberate differences from deepcq are listed in the README ("Coming from deepcq")."""
+deliberate differences from deepcq are listed in the README ("For deepcq users")."""
 
 from __future__ import annotations
 

@@ -7,7 +7,8 @@ from deepcontext.query.tiers.backend import (
     TierBackend,
     atomic_write_json,
 )
-from deepcontext.query.tiers.session import History, SessionCache, Turn
+from deepcontext.query.tiers.cache import SessionCache
+from deepcontext.query.tiers.history import History, Turn
 from deepcontext.query.tiers.state import AppState
 from deepcontext.query.tiers.store import LongTermStore, ReferenceData
 

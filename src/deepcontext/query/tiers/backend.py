@@ -1,26 +1,10 @@
 """Where tiers keep their data: JSON values by ``(namespace, key)``.
 
-:class:`TierBackend` is four methods, so a per-user database adapter is a few lines::
-
-    class StoreTierBackend:
-        def __init__(self, store, user_id):
-            self.store, self.user_id = store, user_id
-        def get(self, namespace, key):
-            return self.store.kv_get(self.user_id, namespace, key)
-        def put(self, namespace, key, value):
-            self.store.kv_put(self.user_id, namespace, key, value)
-        def delete(self, namespace, key):
-            self.store.kv_delete(self.user_id, namespace, key)
-        def list(self, namespace):
-            return dict(self.store.kv_list(self.user_id, namespace))
-
-Values are JSON (dicts, lists, strings, numbers, booleans, None). A backend need not keep
-insertion order: tiers store their own ordering inside the values.
-
-:class:`MemoryBackend` (the default) keeps everything in a dict. :class:`JsonFileBackend` keeps
-one JSON object ``{key: value}`` per namespace in a file, rewritten atomically on every change
-(temporary file in the same directory, flush, fsync, ``os.replace``, fsync of the directory): a
-reader or a crash sees the old file or the new one, never half of one.
+:class:`TierBackend` is four methods (``get``, ``put``, ``delete``, ``list``), so a per-user
+database adapter is a few lines over a key-value store. Values are JSON; a backend need not keep
+insertion order (tiers keep their own ordering inside the values). :class:`MemoryBackend` (the
+default) keeps a dict; :class:`JsonFileBackend` keeps one JSON object per namespace in a file,
+rewritten atomically (a reader or a crash sees the old file or the new one, never half of one).
 """
 
 from __future__ import annotations
@@ -182,7 +166,7 @@ def _read_json_object(path: Path) -> dict[str, JsonValue]:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        # deepcq silently started over (and then overwrote the file): refuse instead.
+        # refuse rather than start over and overwrite what may be the only copy
         raise StorageError(f"{path} is not valid JSON ({exc}); fix or move it, nothing was overwritten") from exc
     if not isinstance(data, dict):
         raise StorageError(f"{path} must hold a JSON object, found {type(data).__name__}")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from deepcontext.query.tiers.backend import TierBackend
-from deepcontext.query.tiers.base import Tier, check_text, seq_of
+from deepcontext.query.tiers.tier import Tier, check_text, seq_of
 
 __all__ = ["AppState"]
 

@@ -1,9 +1,9 @@
 """T4 LongTermStore (append-only notes) and T5 ReferenceData (static reference values).
 
-Given a ``path`` (deepcq's signature) each is kept in that JSON file in deepcq's format (notes:
-``{key: [entries]}``; reference: ``{key: value}``), now written atomically. Given a ``backend``
-instead, the same values are kept under the tier's namespace. Keys are rendered in the order
-the backend lists them (for files and memory: insertion order).
+Given a ``path`` each is kept in that JSON file in deepcq's format (notes: ``{key: [entries]}``;
+reference: ``{key: value}``), written atomically. Given a ``backend`` instead, the same values are
+kept under the tier's namespace. Keys are rendered in the order the backend lists them (for files
+and memory: insertion order).
 """
 
 from __future__ import annotations
@@ -13,20 +13,29 @@ from typing import Any
 
 from deepcontext.errors import ValidationError
 from deepcontext.query.tiers.backend import JsonFileBackend, TierBackend, check_json
-from deepcontext.query.tiers.base import Tier, check_text
+from deepcontext.query.tiers.tier import Tier, check_text
 
 __all__ = ["LongTermStore", "ReferenceData"]
 
 
-def _backend_for(path: str | Path | None, backend: TierBackend | None, namespace: str) -> TierBackend | None:
-    if path is not None and backend is not None:
-        raise ValidationError("give a path or a backend, not both", field="path")
-    if path is not None:
-        return JsonFileBackend(files={namespace: Path(path)})
-    return backend
+class _FileTier(Tier):
+    """A tier kept in one JSON file (``path``, deepcq's signature) or in a ``backend``."""
+
+    def __init__(
+        self, path: str | Path | None = None, *, backend: TierBackend | None = None, namespace: str | None = None
+    ) -> None:
+        if path is not None and backend is not None:
+            raise ValidationError("give a path or a backend, not both", field="path")
+        ns = namespace or self.NAMESPACE
+        super().__init__(JsonFileBackend(files={ns: Path(path)}) if path is not None else backend, ns)
+        self._path = Path(path) if path is not None else None
+
+    @property
+    def path(self) -> Path | None:
+        return self._path
 
 
-class LongTermStore(Tier):
+class LongTermStore(_FileTier):
     """T4: persistent, append-only notes grouped by key."""
 
     NAMESPACE = "notes"
@@ -34,17 +43,11 @@ class LongTermStore(Tier):
     def __init__(
         self, path: str | Path | None = None, *, backend: TierBackend | None = None, namespace: str | None = None
     ) -> None:
-        ns = namespace or self.NAMESPACE
-        super().__init__(_backend_for(path, backend, ns), ns)
-        self._path = Path(path) if path is not None else None
+        super().__init__(path, backend=backend, namespace=namespace)
         self._data: dict[str, list[str]] = {}
         for key, value in self._backend.list(self._namespace).items():
             if isinstance(value, list):
                 self._data[key] = [str(v) for v in value]
-
-    @property
-    def path(self) -> Path | None:
-        return self._path
 
     def append(self, key: str, text: str) -> None:
         """Add a note under ``key``."""
@@ -84,7 +87,7 @@ class LongTermStore(Tier):
             self._bump()
 
 
-class ReferenceData(Tier):
+class ReferenceData(_FileTier):
     """T5: reference / configuration values, loaded on first use.
 
     Change values through :meth:`set`; editing a value returned by :meth:`get` in place does not
@@ -96,14 +99,8 @@ class ReferenceData(Tier):
     def __init__(
         self, path: str | Path | None = None, *, backend: TierBackend | None = None, namespace: str | None = None
     ) -> None:
-        ns = namespace or self.NAMESPACE
-        super().__init__(_backend_for(path, backend, ns), ns)
-        self._path = Path(path) if path is not None else None
+        super().__init__(path, backend=backend, namespace=namespace)
         self._data: dict[str, Any] | None = None
-
-    @property
-    def path(self) -> Path | None:
-        return self._path
 
     def _ensure_loaded(self) -> dict[str, Any]:
         if self._data is None:

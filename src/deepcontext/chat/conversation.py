@@ -1,25 +1,11 @@
 """One chat: a DeepContext conversation driven a line at a time (what ``deepcontext chat`` runs).
 
-:class:`ChatSession` is the chat without any input loop: ``await chat.start()`` prints the banner,
-``await chat.handle(line)`` runs one line (a command or a message; False means leave), ``await
-chat.close()`` finishes the work in flight. :mod:`deepcontext.chat.runner` feeds it lines from a
-terminal or any text stream.
-
-A message:
-
-1. the context is built for it (:func:`deepcontext.chat.prompt.build_turn`: the context builder,
-   within ``budget_tokens``), continuing the conversation's tip, or the node chosen by ``branch``;
-2. with an LLM, the answer is streamed to the console as it arrives (``LLM.chat_stream``: the event
-   loop is never blocked); if the LLM fails, nothing is stored and the chat says so;
-3. the round (the message and the answer, one node of the conversation DAG) is stored through the
-   conversation's :class:`~deepcontext.dialogue.session.DialogueSession` (``record``), which derives
-   its memories (the LLM's extraction, or the rules offline) citing the node's turns. Storing runs
-   to its end even when the chat is interrupted meanwhile (``close`` waits for it).
-
-Without an LLM the chat still runs: the banner says once that answers need one and how to
-configure it; each message is stored as a node with the user's message only (``record(message,
-"")``), its memories are derived by the rules, and the chat shows the memories it stored and the
-context an LLM would have received.
+:class:`ChatSession` has no input loop: ``start()`` prints the banner, ``handle(line)`` runs a
+command or a message (False means leave), ``close()`` finishes the work in flight. For a message
+the context is built, the LLM's answer is streamed (nothing is stored if it fails), and the round
+is recorded on the conversation, which derives its memories; storing runs to its end even when the
+chat is interrupted. Without an LLM the message alone is stored and the chat shows the context an
+LLM would have received.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ import threading
 from deepcontext.errors import ValidationError
 from deepcontext.query.tiers.backend import MemoryBackend, TierBackend
 
-__all__ = ["Tier", "check_text", "seq_of"]
+__all__ = ["Tier", "check_size", "check_text", "seq_of"]
 
 
 def check_text(value: object, field: str) -> str:
@@ -66,3 +66,9 @@ class Tier:
 
     def as_text(self) -> str:
         raise NotImplementedError
+
+
+def check_size(value: object, field: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValidationError(f"{field} must be a positive integer, got {value!r}", field=field)
+    return value

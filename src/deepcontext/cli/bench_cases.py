@@ -1,0 +1,146 @@
+"""``deepcontext bench updates | needs | extraction``: the labelled-case benchmarks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from deepcontext.cli.bench import SETTING, bench, run_settings, with_progress
+from deepcontext.cli.common import console, database_url, fail, print_json
+
+
+def _cross_validate(c: Any, sweep: Callable[[Any], Coroutine[Any, Any, Any]], names: list[str], top: int, column: str) -> None:
+    """Print the sweep's grid (share of cases at rank ``top`` or better per setting) and its 5-fold score."""
+    from deepcontext.bench.needs import kfold
+    from deepcontext.bench.report import markdown_table
+
+    ranks: dict[tuple[float, ...], list[int | None]] = with_progress("cross-validation", sweep)
+    n = len(next(iter(ranks.values())))
+    rows = [[*key, round(100 * sum(1 for r in v if r is not None and r <= top) / n, 1)] for key, v in ranks.items()]
+    cv, chosen = kfold(ranks, top=top)
+    c.print(markdown_table([*names, column], rows))
+    c.print(f"5-fold cross-validated{'' if top == 1 else f' top {top}'}: {round(100 * cv, 1)} % (choices per fold: {chosen})")
+
+
+def _labelled(data: Path | None, default: Path, settings: list[str]) -> tuple[Path, dict[str, Any], Any]:
+    """A labelled-case benchmark's cases file, settings and console (printing any setting it changes)."""
+    path = data or default
+    if not path.exists():
+        fail(f"labelled cases not found: {path} (give --data)")
+    extra = run_settings(settings)
+    c = console()
+    if extra:
+        c.print(f"settings changed for this run: {extra}")
+    return path, extra, c
+
+
+@bench.command()
+def updates(
+    data: Path = typer.Option(None, "--data", help="Labelled cases, JSON lines (default benchmarks/data/updates.jsonl)"),
+    filler: int = typer.Option(60, "--filler", min=0, help="Everyday chat turns around each statement"),
+    cv: bool = typer.Option(
+        False, "--cv", help="Also cross-validate outdated_factor and slot_boost (5 folds) on the ranking check"
+    ),
+    db: str = typer.Option(None, "--db", help="Database to use (default: a temporary SQLite file)"),
+    settings: list[str] = SETTING,
+) -> None:
+    """Knowledge updates: per labelled case whether the older memory was superseded, precision and
+    recall of supersession, and whether the current value ranks above the old one."""
+    from deepcontext.bench.report import markdown_table
+    from deepcontext.bench.updates import DEFAULT_UPDATES, run_updates, sweep_updates
+
+    path, extra, c = _labelled(data, DEFAULT_UPDATES, settings)
+    report = with_progress("cases", lambda cb: run_updates(path, filler=filler, db_url=database_url(db), settings=extra, progress=cb))
+    rows = [
+        [r.case.id, r.case.kind, r.case.attribute, "yes" if r.superseded else "no", "ok" if r.correct else "WRONG",
+         r.current_rank if r.case.kind == "update" else "", r.old_rank if r.case.kind == "update" else ""]
+        for r in report.results
+    ]  # fmt: skip
+    c.print(markdown_table(["case", "kind", "attribute", "superseded", "", "current rank", "old rank"], rows))
+    m = report.metrics()
+    c.print(
+        f"\n{len(report.results)} cases: supersession precision {m['precision']:.3f}, recall {m['recall']:.3f}; "
+        f"updates: current value above the old one {100 * m['current_above_old']:.1f} %, current first "
+        f"{100 * m['current_at_1']:.1f} %, in the top 3 {100 * m['current_in_top_3']:.1f} %"
+    )
+    if cv:
+        grid = [{"outdated_factor": f, "slot_boost": b} for f in (0.25, 0.5, 0.75, 1.0) for b in (0.0, 0.25, 0.5, 1.0)]
+        sweep = partial(sweep_updates, path, grid, filler=filler, settings={**extra, "track_access": False})
+        _cross_validate(c, lambda cb: sweep(progress=cb), ["outdated_factor", "slot_boost"], 1, "current value first %")
+
+
+@bench.command()
+def needs(
+    data: Path = typer.Option(None, "--data", help="Labelled cases, JSON lines (default benchmarks/data/needs.jsonl)"),
+    filler: int = typer.Option(120, "--filler", min=100, help="Everyday chat turns each statement is buried in"),
+    cv: bool = typer.Option(False, "--cv", help="Also cross-validate profile_weight and profile_hard_bonus (5 folds)"),
+    db: str = typer.Option(None, "--db", help="Database to use (default: a temporary SQLite file)"),
+    settings: list[str] = SETTING,
+) -> None:
+    """Implicit needs: per labelled case the rank of the standing fact (allergy, diet, preference,
+    habit, constraint, instruction) for a request that needs it; share in the top 1 / 3 / 10."""
+    from deepcontext.bench.needs import DEFAULT_NEEDS, run_needs, sweep_needs
+    from deepcontext.bench.report import markdown_table
+
+    path, extra, c = _labelled(data, DEFAULT_NEEDS, settings)
+    report = with_progress("cases", lambda cb: run_needs(path, filler=filler, db_url=database_url(db), settings=extra, progress=cb))
+    rows = [[r.case.id, r.case.kind, r.case.question, r.rank or "-", r.top[:60]] for r in report.results]
+    c.print(markdown_table(["case", "kind", "question", "rank", "first result"], rows))
+    m = report.metrics()
+    c.print(f"\n{len(report.results)} cases: top 1 {100 * m['top_1']:.1f} %, top 3 {100 * m['top_3']:.1f} %, top 10 {100 * m['top_10']:.1f} %")
+    if cv:
+        grid = [{"profile_weight": w, "profile_hard_bonus": b} for w in (0.0, 0.3, 0.6, 0.9, 1.2) for b in (0.0, 0.1, 0.2, 0.4)]
+        sweep = partial(sweep_needs, path, grid, filler=filler, settings={**extra, "track_access": False})
+        _cross_validate(c, lambda cb: sweep(progress=cb), ["profile_weight", "profile_hard_bonus"], 3, "top 3 %")
+
+
+@bench.command()
+def extraction(
+    data: Path = typer.Option(None, "--data", help="Labelled set, JSONL (default: the set shipped with deepcontext)"),
+    show: int = typer.Option(10, "--show", min=0, help="Misses listed per kind (extra, missed, unresolved, grammar)"),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON"),
+    out: Path = typer.Option(None, "--out", help="Also save the JSON report into this folder"),
+) -> None:
+    """Offline extraction against a labelled set: per-fact precision and recall, memories with an
+    unresolved pronoun or relative date, grammar defects."""
+    from deepcontext.bench.extraction import load_gold, run_extraction
+    from deepcontext.bench.report import machine, markdown_table, save_json
+    from deepcontext.errors import ValidationError
+    from deepcontext.extract.rules import RuleExtractor
+    from deepcontext.extract.verbs import is_base_verb
+
+    if data is not None and not data.exists():
+        fail(f"labelled set not found: {data}")
+    try:
+        gold = load_gold(data)
+    except ValidationError as exc:
+        fail(str(exc))
+    extractor = RuleExtractor()
+    extractor.prepare()
+    is_base_verb("work")  # load the inflection lexicon before the clock starts
+    report = run_extraction(extractor, gold).as_dict()
+    if out is not None:
+        report["machine"] = machine()
+        save_json(report, out, "extraction")
+    if json_out:
+        print_json(report)
+        return
+    c = console()
+    c.print(f"extraction: {report['conversations']} conversations, {report['turns']} turns, {report['facts']} facts, "
+            f"{report['memories']} memories in {report['seconds']:.2f} s")
+    c.print(markdown_table(
+        ["precision", "recall", "unresolved pronouns", "unresolved dates", "grammar defects"],
+        [[report["precision"], report["recall"], report["unresolved_pronouns"], report["unresolved_dates"], report["grammar_defects"]]],
+    ))
+    c.print()
+    c.print(markdown_table(["topic", "facts", "memories", "precision", "recall"],
+                           [[t, v["facts"], v["memories"], v["precision"], v["recall"]] for t, v in report["by_topic"].items()]))
+    for kind, items in report["misses"].items():
+        if items and show:
+            c.print(f"\n{kind} ({len(items)}):")
+            for line in items[:show]:
+                c.print(f"  {line}", markup=False, highlight=False)
