@@ -10,9 +10,11 @@ user-view figures alike (the user view at k ranks each leg cut to the depth it h
 
     python benchmarks/locomo_cv.py --data locomo-dev.json --db cv.db --vary rrf_k=20,60 --vary keyword_weight=0.25,0.4
 
-The legs run once per question with the default leg depths (``limit=50``); each candidate only
-re-ranks what they found (cut to the depth each limit asks for: ``min_leg_k`` and the
-``*_k_factor`` fields can be fitted up to the limit-50 depths; ``graph_depth`` cannot). Access tracking is off, so candidates do not influence each
+The legs run once per question, as deep as ``search(limit=--gather-limit)`` reads them (default
+50); each candidate only re-ranks what they found, cut to the depth each limit asks for
+(``min_leg_k`` and the ``*_k_factor`` fields can be fitted up to the gathered depths;
+``graph_depth`` cannot). "in candidates" is the share of evidence turns that some leg found at
+all (at the limit-50 depths), the ceiling of any re-ranking. Access tracking is off, so candidates do not influence each
 other (the default ranking does not use access counts).
 """
 
@@ -70,6 +72,10 @@ async def main() -> None:
     ap.add_argument("--set", action="append", default=[], help="An engine setting KEY=VALUE for the ingest (repeatable)")
     ap.add_argument("--cache", default=None, help="Keep the legs' candidates in this file and reuse them (same code, same database)")
     ap.add_argument("--out", default=None, help="Write the per-candidate and per-fold figures as JSON here")
+    ap.add_argument(
+        "--gather-limit", type=int, default=max(KS),
+        help="The limit the legs run for once (deeper than 50 lets candidates fit deeper legs: *_k_factor, min_leg_k)",
+    )
     args = ap.parse_args()
     settings = {k: v for k, _, v in (s.partition("=") for s in args.set)}
     convs = load(args.data)
@@ -98,7 +104,7 @@ async def main() -> None:
             for q in conv.questions:
                 vector = ctx.embedder.embed_one(q.question)
                 with ctx.store.reading():
-                    got = gather(ctx.store, user, q.question, vector, limit=max(KS), filters=filters, config=base, now=now)
+                    got = gather(ctx.store, user, q.question, vector, limit=args.gather_limit, filters=filters, config=base, now=now)
                     ids = list(got.fields)
                     mems, _ = ctx.store.result_details(user, ids, max_sources=MAX_SOURCES, links_per_memory=0)
                 turns = {mid: [dia[conv.sample_id][s.turn_id] for s in m.sources if s.turn_id in dia[conv.sample_id]] for mid, m in mems.items()}
@@ -113,15 +119,22 @@ async def main() -> None:
             for conv in convs:
                 out = []
                 for q, got, turns in found[conv.sample_id]:
-                    c = [turns.get(r.memory_id, []) for r in rank(got, cfg, now, max(KS))]
+                    # search(limit=k): each leg as deep as it would be for k (a prefix of its
+                    # ranking at the gathered depth)
+                    def cut(k: int) -> Candidates:
+                        legs = {leg: ids[: _depth(cfg, leg, k)] for leg, ids in got.legs.items()}
+                        seen = set(legs.get("vector", []))
+                        return Candidates(got.query, legs, got.fields, {m: s for m, s in got.sims.items() if m in seen})
+
+                    deepest = cut(max(KS))
+                    c = [turns.get(r.memory_id, []) for r in rank(deepest, cfg, now, max(KS))]
+                    pool = {d for ids in deepest.legs.values() for m in ids for d in turns.get(m, [])}
                     user = {}
                     for k in KS:
-                        # search(limit=k): each leg as deep as it would be for k (a prefix of its
-                        # ranking at limit 50)
-                        legs = {leg: ids[: leg_k(cfg, k, getattr(cfg, f"{leg}_k_factor"))] for leg, ids in got.legs.items()}
-                        top = rank(Candidates(got.query, legs, got.fields), cfg, now, k)
+                        top = rank(cut(k), cfg, now, k)
                         user[k] = user_view(q.evidence, [turns.get(r.memory_id, []) for r in top], k)
-                    out.append({"category": q.category, "memory": recall_at(q.evidence, c), "user": user})
+                    reach = len(set(q.evidence) & pool) / len(set(q.evidence))
+                    out.append({"category": q.category, "memory": recall_at(q.evidence, c), "user": user, "reach": reach})
                 per[conv.sample_id] = out
             rows.append(per)
             allq = [r for v in per.values() for r in v]
@@ -144,6 +157,11 @@ async def main() -> None:
         await ctx.close()
 
 
+def _depth(cfg: SearchConfig, leg: str, k: int) -> int:
+    """How deep ``leg`` reads for ``limit=k`` (the profile leg: as deep as the vector leg)."""
+    return leg_k(cfg, k, getattr(cfg, f"{'vector' if leg == 'profile' else leg}_k_factor"))
+
+
 async def _dia_from_db(ctx: Any, conv: Any) -> dict[int, str]:
     """Turn id -> dialogue id of an ingested conversation (sessions in order, turns in order)."""
     out: dict[int, str] = {}
@@ -162,7 +180,8 @@ def _summary(rs: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _fmt(rs: list[dict[str, Any]]) -> str:
     s = _summary(rs)
-    return " | ".join(f"{fig} " + " / ".join(f"{v:.1f}" for v in s[fig].values()) for fig in s)
+    reach = 100 * statistics.fmean(r["reach"] for r in rs) if rs else 0.0
+    return " | ".join(f"{fig} " + " / ".join(f"{v:.1f}" for v in s[fig].values()) for fig in s) + f" | in candidates {reach:.1f}"
 
 
 if __name__ == "__main__":

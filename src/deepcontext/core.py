@@ -23,7 +23,6 @@ from deepcontext.context.assembly import ContextService
 from deepcontext.context.types import (
     DEFAULT_BUDGET_TOKENS,
     DEFAULT_CONVERSATION_NODES,
-    DEFAULT_MEMORY_LIMIT,
     DEFAULT_MIN_SIMILARITY,
 )
 from deepcontext.dialogue.conversations import DialogueService
@@ -454,7 +453,7 @@ class DeepContext:
     async def context(
         self, query: str, user_id: str, conversation_id: str | None = None, *,
         budget_tokens: int = DEFAULT_BUDGET_TOKENS, shares: ContextShares | Mapping[str, float] | None = None,
-        schema: MemorySchema | None = None, min_intent: float | None = None, memory_limit: int = DEFAULT_MEMORY_LIMIT,
+        schema: MemorySchema | None = None, min_intent: float | None = None, memory_limit: int | None = None,
         min_similarity: float = DEFAULT_MIN_SIMILARITY, max_conversation_nodes: int = DEFAULT_CONVERSATION_NODES,
         track_access: bool | None = None, agent_id: str | Iterable[str] | None = None,
         run_id: str | Iterable[str] | None = None,

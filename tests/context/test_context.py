@@ -254,3 +254,19 @@ def test_sync_deepcontext_has_it_too(tmp_path) -> None:
         assert "Lisbon" in res.part("memories").items[0].text
         assert [i.id for i in res.part("tiers").items] == ["state:errors"]
         assert res.part("conversation").items
+
+
+async def test_a_larger_budget_considers_more_search_results(sqlite_ctx: DeepContext) -> None:
+    ctx = sqlite_ctx
+    await ctx.add(
+        [{"role": "user", "content": f"I visited museum number {i} in Lisbon last year."} for i in range(60)],
+        "ana", "trip", infer=False,
+    )  # fmt: skip
+    only = {"pinned": 0, "memories": 1, "tiers": 0, "conversation": 0}
+    query = "Which museums did I visit in Lisbon?"
+    small = await ctx.context(query, "ana", budget_tokens=1000, shares=only)
+    big = await ctx.context(query, "ana", budget_tokens=4000, shares=only)
+    capped = await ctx.context(query, "ana", budget_tokens=4000, shares=only, memory_limit=20)
+    n_small, n_big, n_capped = (len(r.part("memories").items) for r in (small, big, capped))
+    assert n_capped <= 20 < n_big and n_small < n_big
+    check_accounting(big, ctx)

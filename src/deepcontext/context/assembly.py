@@ -24,6 +24,7 @@ from deepcontext.context.types import (
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_MIN_SIMILARITY,
     MAX_BUDGET_TOKENS,
+    TOKENS_PER_RESULT,
     ContextShares,
 )
 from deepcontext.errors import ValidationError
@@ -108,7 +109,7 @@ class ContextService:
         shares: ContextShares | Mapping[str, float] | None = None,
         schema: MemorySchema | None = None,
         min_intent: float | None = None,
-        memory_limit: int = DEFAULT_MEMORY_LIMIT,
+        memory_limit: int | None = None,
         min_similarity: float = DEFAULT_MIN_SIMILARITY,
         max_conversation_nodes: int = DEFAULT_CONVERSATION_NODES,
         track_access: bool | None = None,
@@ -122,9 +123,11 @@ class ContextService:
         selects; the conversation's active path when ``conversation_id`` is given. ``shares`` split
         the budget (unused budget goes to the other parts); ``schema`` and ``min_intent`` set the
         intent score a memory or section needs, ``min_similarity`` the cosine that also makes a
-        memory relevant. Returns a :class:`ContextResult`: the text, each part's items (why, score,
-        tokens) and what was left out and why. Included memories count as accessed (unless
-        ``track_access`` is False; None: the setting)."""
+        memory relevant; ``memory_limit`` the search results considered (1-100; default one per
+        ``TOKENS_PER_RESULT`` (40) tokens of budget, at least 20). Returns a
+        :class:`ContextResult`: the text, each part's items (why, score, tokens) and what was left
+        out and why. Included memories count as accessed (unless ``track_access`` is False; None:
+        the setting)."""
         from deepcontext.context.build import build_context
 
         started = time.perf_counter()
@@ -140,7 +143,11 @@ class ContextService:
             if not isinstance(schema, MemorySchema):
                 raise ValidationError("schema must be a MemorySchema", field="schema")
         intent_bar = None if min_intent is None else _check_fraction(min_intent, "min_intent")
-        limit = check_limit(memory_limit, "memory_limit")
+        limit = (
+            check_limit(memory_limit, "memory_limit")
+            if memory_limit is not None
+            else min(100, max(DEFAULT_MEMORY_LIMIT, budget // TOKENS_PER_RESULT))
+        )
         min_sim = _check_fraction(min_similarity, "min_similarity")
         nodes = _check_int(max_conversation_nodes, "max_conversation_nodes", 1, 1000)
         filters = parse_filters(agent_id=agent_id, run_id=run_id)

@@ -117,10 +117,13 @@ async def build_context(
         intent = await asyncio.to_thread(gather.memory_intent, query, hits, schema)
         bar = schema.confidence_threshold if min_intent is None else min_intent
         unsure = [h for h in hits if intent[h.memory.id].score < bar]
-        sims: dict[int, float] = {}
-        if unsure and qvec is not None:
-            values = await asyncio.to_thread(gather.similarities, embedder, qvec, [h.memory.text for h in unsure])
-            sims = {h.memory.id: s for h, s in zip(unsure, values, strict=True)}
+        # the vector leg's cosine where it found the memory (ungrouped: the memory's own); embedded
+        # here only for the others
+        sims = {h.memory.id: h.similarity for h in unsure if h.similarity is not None}
+        missing = [h for h in unsure if h.similarity is None]
+        if missing and qvec is not None:
+            values = await asyncio.to_thread(gather.similarities, embedder, qvec, [h.memory.text for h in missing])
+            sims.update({h.memory.id: s for h, s in zip(missing, values, strict=True)})
         memories, bad = gather.memory_candidates(hits, intent, sims, bar, min_similarity)
         pinned_ids = {f"memory:{m.id}" for m in pinned or []}
         irrelevant += [(c, why) for c, why in bad if c.id not in pinned_ids]  # the pinned part has them

@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_MIN_SIMILARITY",
     "MAX_BUDGET_TOKENS",
     "PARTS",
+    "TOKENS_PER_RESULT",
     "ContextItem",
     "ContextPart",
     "ContextResult",
@@ -30,8 +31,11 @@ __all__ = [
 DEFAULT_BUDGET_TOKENS = 2000
 #: the largest budget accepted
 MAX_BUDGET_TOKENS = 1_000_000
-#: the default ``memory_limit``, ``min_similarity`` and ``max_conversation_nodes``
+#: the default ``memory_limit``, ``min_similarity`` and ``max_conversation_nodes``; without a
+#: ``memory_limit`` a context considers one search result per ``TOKENS_PER_RESULT`` tokens of
+#: budget, at least ``DEFAULT_MEMORY_LIMIT`` (a larger budget has room for more memories), at most 100
 DEFAULT_MEMORY_LIMIT = 20
+TOKENS_PER_RESULT = 40
 DEFAULT_MIN_SIMILARITY = 0.3
 DEFAULT_CONVERSATION_NODES = 12
 

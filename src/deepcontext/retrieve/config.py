@@ -24,7 +24,8 @@ class SearchConfig(BaseModel):
     keyword_weight: float = Field(0.6, ge=0)
     graph_weight: float = Field(0.15, ge=0)
     rrf_k: int = Field(10, ge=1)
-    vector_k_factor: int = Field(3, ge=0)
+    # the vector leg reads deepest: what words miss at large limits, meaning still finds
+    vector_k_factor: int = Field(6, ge=0)
     keyword_k_factor: int = Field(2, ge=0)
     graph_k_factor: int = Field(2, ge=0)
     # deep enough at small limits for a reply's question (or a question's reply) to be among the
@@ -35,10 +36,10 @@ class SearchConfig(BaseModel):
         True, description="Memories citing the same turns (a turn and its facts) compete as one result"
     )
     before_weight: float = Field(
-        0.9, ge=0, description="Share of the score of the turn just before a candidate's turn (the question it answers) it gains"
+        0.6, ge=0, description="Share of the score of the turn just before a candidate's turn (the question it answers) it gains"
     )
     after_weight: float = Field(
-        0.5, ge=0, description="Share of the score of the turn just after a candidate's turn (the reply it got) it gains"
+        0.15, ge=0, description="Share of the score of the turn just after a candidate's turn (the reply it got) it gains"
     )
     session_weight: float = Field(
         0.0, ge=0, description="Share of its conversation's best candidate scores a candidate gains"

@@ -207,7 +207,9 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
             str | None, Field(default=None, max_length=255, description="Also show this conversation's recent turns")
         ] = None,
         budget_tokens: Annotated[int, Field(ge=1, le=200_000, description="Most tokens the context may take")] = 2000,
-        limit: Annotated[int, Field(ge=1, le=100, description="Search results considered")] = 20,
+        limit: Annotated[
+            int | None, Field(ge=1, le=100, description="Search results considered (default: one per 40 tokens of budget, at least 20)")
+        ] = None,
         agent_id: AgentArg = None,
         run_id: RunArg = None,
     ) -> str:

@@ -39,7 +39,9 @@ class ContextBody(BaseModel):
     conversation_id: ConversationId | None = Field(default=None, description="Include this conversation's path")
     budget_tokens: int = Field(default=2000, ge=1, le=MAX_API_BUDGET)
     shares: SharesBody | None = None
-    memory_limit: int = Field(default=20, ge=1, le=100, description="Search results considered")
+    memory_limit: int | None = Field(
+        default=None, ge=1, le=100, description="Search results considered (default: one per 40 tokens of budget, at least 20)"
+    )
     min_intent: float | None = Field(
         default=None, ge=0, le=1, description="Intent score (query coverage) memories and tier sections need (0.3)"
     )
