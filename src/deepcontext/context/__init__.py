@@ -1,21 +1,14 @@
 """Budgeted context for the next prompt, and the deepcq tiers of each user in the database.
 
-``await ctx.context(query, user_id, conversation_id=None, budget_tokens=2000)`` assembles, within a
-token budget, what the next LLM call needs: pinned memories, memories retrieved for the query (with
-the dates they were said and are about), the sections of the user's deepcq tiers selected by the
-query's intent, and the conversation's active path. It returns a :class:`ContextResult`: the text,
-and a breakdown of what was included and why, tokens per part, and what was left out and why.
+``await ctx.context(query, user_id, conversation_id=None, budget_tokens=2000)`` assembles pinned
+memories, memories retrieved for the query (with their dates), the tier sections the query's
+intent selects and the conversation's active path, within the budget; the :class:`ContextResult`
+says what was included and why and what was left out. ``await ctx.tiers(user_id, schema)`` is a
+:class:`~deepcontext.query.DeepCQ` whose tiers persist per user (:class:`StoreTierBackend`).
+:class:`DeepContextMemory` is a LangChain-style chat memory over a DeepContext.
 
-``await ctx.tiers(user_id, schema)`` is a :class:`~deepcontext.query.DeepCQ` whose five tiers are
-stored per user in the database (:class:`StoreTierBackend`), where the context builder reads them.
-
-:class:`DeepContextMemory` is a LangChain-style chat memory over a DeepContext (no LangChain import).
-
-Modules: :mod:`~deepcontext.context.assembly` (the service), :mod:`~deepcontext.context.build`
-(assembly and rendering), :mod:`~deepcontext.context.gather` (candidates of each part),
-:mod:`~deepcontext.context.packing` (the budget), :mod:`~deepcontext.context.tokens` (counting),
-:mod:`~deepcontext.context.tierstore` (tier persistence), :mod:`~deepcontext.context.types`.
-Names are imported lazily.
+Modules: ``assembly`` (the service), ``build`` (assembly and rendering), ``gather`` (candidates),
+``packing`` (the budget), ``tokens``, ``tierstore``, ``types``. Names are imported lazily.
 """
 
 from __future__ import annotations

@@ -1,22 +1,15 @@
 """Assembling a context: gather the four parts at once, fit them to the budget, render the text.
 
 The text is the parts in the order pinned, memories, tiers, conversation, each under a ``##``
-header line, items one per line (a tier section or a conversation round may span lines)::
+header line, items one per line::
 
-    ## Pinned memories
-    - [said 2025-05-01] Ana is allergic to peanuts
     ## Relevant memories
     - [said 2025-05-01, event 2025-06-10] Ana flies to Lisbon on June 10
-    ## Working memory (sections relevant to the query)
-    [errors]
-    - OOM at 02:15
     ## Conversation so far (oldest first)
     user: Can you book the hotel?
-    assistant: Which dates?
 
-Within a part: pinned and memories in priority order, tier sections in tier order (state, notes,
-reference, cache, history), the conversation oldest first. Everything is ordered by data (ranks,
-ids, positions), never by timing, so the same data gives the same text.
+Within a part: priority order, tier order (state, notes, reference, cache, history), or oldest
+first; always by data (ranks, ids, positions), never by timing: the same data gives the same text.
 """
 
 from __future__ import annotations

@@ -1,24 +1,13 @@
 """Fitting candidates into a token budget: shares first, then the leftovers, deterministically.
 
-Each part (pinned, memories, tiers, conversation) brings its candidates in priority order (pinned:
-importance; memories: search rank; tiers: intent score; conversation: newest first). A candidate
-costs the tokens of its text and line break; a part's header is charged with its first item.
-
-1. **Shares.** In the order pinned, conversation, memories, tiers, each part takes candidates while
-   they fit in its allotment (``share x budget``). A candidate that does not fit is skipped and a
-   later, smaller one may still fit, except in the conversation, which stays a contiguous run of
-   the newest nodes (it stops at the first node that does not fit).
-2. **Leftovers.** In the same order, each part takes more candidates with what the others left,
-   except the allotment of a part that is still empty (it is kept for step 3).
-3. **Clipping.** A part still empty because its first candidate alone is larger than all it may
-   use gets that candidate cut to its allotment (``clipped``), when at least
-   :data:`MIN_CLIP_TOKENS` fit: a very long last message still shows its beginning. A clipped
-   conversation takes nothing older.
-4. **The rest.** In the same order, parts take more with whatever is still left.
-
-Whatever is not taken is reported as left out for ``budget``. A candidate the part's ``duplicate``
-check refuses (e.g. a turn the conversation part already shows) is left out as ``duplicate``.
-The result never exceeds the budget.
+Each part brings its candidates in priority order; a candidate costs its text's tokens and a part's
+header is charged with its first item. In the order pinned, conversation, memories, tiers: (1) each
+part takes what fits in ``share x budget``, skipping what does not (the conversation stays a
+contiguous run of the newest nodes); (2) each takes more from what the others left, except the
+allotment of a still-empty part; (3) a part still empty because its first candidate is too large
+gets it clipped (``clipped``) when :data:`MIN_CLIP_TOKENS` fit; (4) parts take more with whatever
+is left. The rest is left out for ``budget``, or ``duplicate`` when a part's check refuses it. The
+result never exceeds the budget.
 """
 
 from __future__ import annotations

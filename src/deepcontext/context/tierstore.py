@@ -1,19 +1,11 @@
 """The deepcq tiers of a user, kept in the DeepContext database (the ``kv`` table).
 
-:class:`StoreTierBackend` implements :class:`deepcontext.query.TierBackend` over a store's
-``kv_get`` / ``kv_put`` / ``kv_delete`` / ``kv_list``, for one user. Every ``put`` and ``delete`` is one
-transaction of the store (a crash or a concurrent reader sees the old value or the new one, never
-half of it); reads go to the database each time (no cache here: a :class:`~deepcontext.query.DeepCQ`
-reads its tiers once, when it is built).
-
-Values are stored as their JSON text inside a small envelope (``{"deepcq": 1, "json": "..."}``), so
-a value comes back exactly as it was put on every backend: PostgreSQL's JSONB would otherwise
-reorder object keys and refuse NUL characters. Values stored without the envelope (written by
-other code) are returned as they are.
-
-The five tiers live under the namespaces ``deepcq.state``, ``deepcq.cache``, ``deepcq.history``,
-``deepcq.notes`` and ``deepcq.reference`` (:data:`TIER_PREFIX` + tier name). ``delete_user`` removes
-them with the rest of the user's rows; ``export`` / ``import_records`` carry them along.
+:class:`StoreTierBackend` implements :class:`deepcontext.query.TierBackend` over a store's ``kv_*``
+methods for one user: every ``put`` and ``delete`` is one transaction, reads go to the database each
+time. Values are stored as JSON text in an envelope (``{"deepcq": 1, "json": "..."}``) so they come
+back exactly as put on every backend (PostgreSQL's JSONB reorders keys and refuses NUL); values
+without the envelope are returned as they are. The tiers live under :data:`TIER_PREFIX` + tier
+name; ``delete_user`` removes them and ``export`` / ``import_records`` carry them.
 """
 
 from __future__ import annotations

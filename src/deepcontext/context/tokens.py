@@ -1,16 +1,12 @@
 """Counting tokens offline: the embedder's tokenizer, or an estimate.
 
-``Embedder.count_tokens`` is the counter: the local MiniLM embedder counts WordPiece tokens with its
-own tokenizer; embedders without a tokenizer (hash, OpenAI-compatible) estimate one token per four
-characters. Neither is the tokenizer of the LLM that will read the prompt (tiktoken would download
-its encodings at run time, which deepcontext never does): WordPiece counts of English text are
-usually within about 10-20% of GPT-style BPE counts, CJK text differs more. Leave the model some
-headroom when choosing a budget.
+``Embedder.count_tokens`` counts: the local MiniLM embedder with its WordPiece tokenizer, others
+estimate one token per four characters. Neither is the reading LLM's tokenizer (tiktoken would
+download its encodings at run time), so leave the model some headroom when choosing a budget.
 
-Both counters are *subadditive* over pieces that end with a line break: counting the pieces one by
-one never gives less than counting their concatenation (WordPiece splits at whitespace, so the two
-are equal; the estimate rounds each piece up). The context builder charges each piece alone, so
-the text it returns never counts more than the budget it was given.
+Both counters are subadditive over pieces ending with a line break (counting pieces one by one never
+gives less than counting their concatenation), so a context charged piece by piece never exceeds its
+budget.
 """
 
 from __future__ import annotations

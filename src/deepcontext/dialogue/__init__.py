@@ -5,21 +5,11 @@
 >>> pair = lambda u, a: LLMContextPair(LLMContext("user", u), LLMContext("assistant", a))
 >>> n0 = graph.add_node(pair("hello", "hi!"))
 >>> n1 = graph.add_node(pair("and then?", "more"), parent_ids={n0})
->>> n2 = graph.add_node(pair("merge", "ok"), parent_ids={n0, n1})
->>> graph.get_ancestor_chain(n2, strategy="longest")
+>>> graph.get_ancestor_chain(graph.add_node(pair("merge", "ok"), parent_ids={n0, n1}), strategy="longest")
 [0, 1, 2]
 
-Persisted per user and conversation in the deepcontext database::
-
-    graph = LLMContextGraph(StoreDialogueBackend(store, user_id="ana", conversation_id="c1"))
-
-Bound to a DeepContext (turns feed memory extraction, key memories are embedded)::
-
-    session = await ctx.dialogue("ana", "c1")          # a ContextManager (DialogueSession)
-    node = await session.chat("Hello")
-
-Public names are re-exported here; the store-backed backend, the manager, the planners, the
-fetcher and the exports are imported on first use.
+Persisted with :class:`StoreDialogueBackend`; bound to a DeepContext (rounds feed memory extraction)
+by ``await ctx.dialogue(user_id, conversation_id)``. The heavier names are imported on first use.
 """
 
 from __future__ import annotations

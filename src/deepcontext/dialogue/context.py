@@ -1,19 +1,11 @@
 """The conversation path: what a context builder shows of a conversation's history.
 
 :func:`conversation_path` returns the active chain root -> node of a conversation (the tip when no
-node is given), cut to its last ``max_nodes`` nodes, with each node's messages, its summary text
-and its turn ids. "Active" means what :meth:`LLMContextGraph.get_ancestor_chain` returns for a live
-node: compressed (archived) rounds appear as the summary node that stands for them, placed before
-the rounds that follow it; the original turns stay stored and reachable.
-
-This is the function the intent-aware ``DeepContext.context(...)`` builder calls to include the
-conversation (``await ctx.conversation_path(user_id, conversation_id)`` is its async form on the
-facade). :meth:`ConversationPath.messages` flattens it into chat messages (a summary as one system
-message), :meth:`ConversationPath.turn_ids` gives the provenance of everything shown.
-
-It reads through a :class:`~deepcontext.dialogue.sqlstore.StoreDialogueBackend`, whose structure
-cache makes repeated calls cheap (pass the same backend, as the facade does; a fresh one loads the
-conversation's structure once: about a second at 100,000 nodes).
+node is given), cut to its last ``max_nodes`` nodes, with each node's messages, summary text and
+turn ids. Archived rounds appear as the summary node that stands for them, before the rounds that
+follow it; the original turns stay stored. :meth:`ConversationPath.messages` flattens it into chat
+messages, :meth:`ConversationPath.turn_ids` gives the provenance of everything shown. Pass the same
+:class:`~deepcontext.dialogue.sqlstore.StoreDialogueBackend` to reuse its structure cache.
 """
 
 from __future__ import annotations

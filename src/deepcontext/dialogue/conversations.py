@@ -1,19 +1,12 @@
 """Conversation graphs (Memory Graph) over the DeepContext database: what ``DeepContext.dialogue``,
 ``conversation_path``, ``export_conversation`` and ``compress_conversation`` delegate to.
 
-    async with DeepContext() as ctx:
-        chat = await ctx.dialogue("ana", "trip")           # a ContextManager over ana's "trip"
-        node = await chat.chat("Plan three days in Lisbon")  # plan, pack, answer, store, extract
-        await chat.record("I prefer trains", "Noted.")       # a round answered elsewhere
-        path = await ctx.conversation_path("ana", "trip")    # what a context builder shows
-
-Nodes appended through a session feed the engine's extraction (``IngestService.derive``: the turns
-exist already, so the memories cite the node's turn ids and no turn is inserted twice); nodes
-appended by other handles are not derived by this session. Key memories get embeddings from the
-DeepContext's embedder. Planning and answering use the DeepContext's LLM when there is one, else the
-offline planner (``chat`` then needs a ``fetcher``). Compression archives nodes and adds a summary
-node; it never deletes a turn. The structure of a few recent conversations is cached; changes by
-other processes are picked up at every call.
+Nodes appended through a session feed the engine's extraction (``IngestService.derive``: the
+memories cite the node's turn ids; no turn is inserted twice); nodes appended by other handles are
+not derived by it. Key memories are embedded with the DeepContext's embedder. Planning and answers
+use the DeepContext's LLM when there is one, else the offline planner (``chat`` then needs a
+``fetcher``). Compression adds a summary node and never deletes a turn. The structure of a few
+recent conversations is cached; changes by other processes are picked up at every call.
 """
 
 from __future__ import annotations

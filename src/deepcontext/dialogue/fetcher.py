@@ -1,38 +1,15 @@
-"""LLMFetcher: the Memory Graph seed's model client, on deepcontext's LLM layer.
-
-The seed's constructor and calls are kept::
+"""LLMFetcher: the Memory Graph seed's model client (same calls), on deepcontext's LLM layer::
 
     fetcher = LLMFetcher("https://api.deepseek.com", "sk-...", "deepseek-chat")      # one backend
-    fetcher = LLMFetcher(backends=[LLMBackendConfig(name="main", provider="openai", model="gpt-4o-mini",
-                                                    api_key="sk-..."),
-                                   LLMBackendConfig(name="local", provider="openai", model="qwen2.5",
-                                                    api_key="", api_url="http://127.0.0.1:11434/v1")],
-                         default_backend="main")
     answer = await fetcher.fetch("Hello", system_prompt="Be brief", prev_messages=[...])
     print(answer.choices[0].message.content)          # the seed's shape; also answer.text
-    async for chunk in fetcher.fetch_stream("Tell me a story"):
-        print(chunk, end="")
 
-What it is underneath: one :class:`~deepcontext.llm.Router` over
-:class:`~deepcontext.llm.OpenAICompatibleLLM` (provider ``openai``, any OpenAI-compatible server) or
-:class:`~deepcontext.llm.LiteLLMBackend` (provider ``litellm``) backends, so there is one HTTP stack:
-the async ``openai`` client. Nothing blocks the event loop, streams included (the seed iterated a
-blocking stream inside the loop).
-
-Routing, as in the seed: a call goes to ``default_backend`` (default: the first backend), then to
-``fallback_order``, then to every other backend in the order they were given; ``backend_name``
-restricts a call to that one backend. Each backend is retried on timeouts (``max(1, max_retries)``
-times, like the seed) and also on HTTP 429 / 5xx / refused connections, with backoff. A stream is
-retried or moved to the next backend only before its first chunk; once text was yielded, a failure
-raises :class:`~deepcontext.errors.LLMStreamError`.
-
-Errors: every failure is an :class:`~deepcontext.errors.LLMError`; :class:`LLMTimeoutError` (also a
-``TimeoutError``) when the last backend tried timed out, :class:`LLMBackendError` when it failed
-otherwise. ``tools`` (OpenAI function calling) is not supported: passing tools raises
-:class:`~deepcontext.errors.ConfigurationError`.
-
-``LLMFetcher.from_llm(llm)`` wraps an existing deepcontext LLM (for example ``DeepContext.llm``)
-without owning it.
+Underneath: one :class:`~deepcontext.llm.Router` over OpenAI-compatible or LiteLLM backends (one
+async HTTP stack; streams never block the loop). A call goes to ``default_backend``, then
+``fallback_order``, then the others; each is retried on timeouts, 429, 5xx and refused connections.
+A stream moves on only before its first chunk, then raises :class:`~deepcontext.errors.LLMStreamError`.
+Every failure is an :class:`~deepcontext.errors.LLMError`; ``tools`` raise ``ConfigurationError``.
+``LLMFetcher.from_llm(llm)`` wraps an existing LLM without owning it.
 """
 
 from __future__ import annotations

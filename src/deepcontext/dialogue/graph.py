@@ -1,16 +1,12 @@
 """LLMContextGraph: the conversation as a DAG of message pairs (the Memory Graph seed's API).
 
-Differences from the seed, all on purpose:
-
 - Ancestor chains are computed in linear time without recursion (any depth, any number of merges).
 - Chains of a live node skip archived nodes, also across merges: an archived parent is seen as the
-  summary that covers it (see :mod:`deepcontext.dialogue.topology`), so a summary always comes
-  before the turns that follow it.
-- Compression never deletes or unlinks anything: the summary is added as an extra parent of the
-  first kept node, the compressed nodes are marked ``archived`` / ``summarized_by`` and keep their
-  edges. Nodes that a key memory marked ``packable=False`` are never compressed.
-- ``compress_ancestors`` works without a model (an extractive summary) when ``agent`` is None, and
-  falls back to that summary when the model fails (an :class:`~deepcontext.errors.LLMError`).
+  summary that covers it (:mod:`deepcontext.dialogue.topology`), so a summary always comes first.
+- Compression never deletes or unlinks anything: the summary becomes an extra parent of the first
+  kept node and the compressed nodes are marked ``archived`` / ``summarized_by``. Nodes a key
+  memory marked ``packable=False`` are never compressed. Without a model (or when it fails) the
+  summary is extractive.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """The LLM planner: a model decides what to load, pack, extract and query, checked before use.
 
-``LLMPlanner(llm)`` implements :class:`~deepcontext.dialogue.plan.Planner`:
-
-1. the prompt is built from the bounded :class:`~deepcontext.dialogue.plan.PlanRequest` only: the new
-   message (clipped), the anchors, the chain's length against the budget and its last ids, the
-   candidates chosen by retrieval and recency (at most ``select_candidates``' limit, texts clipped)
-   and a few key memories. Nothing grows with the graph: a conversation of 100,000 nodes gives a
-   prompt of the same size as one of 20, never above ``max_prompt_chars`` (the lowest-ranked
-   candidates off the chain are dropped first when it would be);
-2. the answer's JSON (reasoning blocks and fences removed) goes through
-   :func:`~deepcontext.dialogue.plan.validate_plan` against the ids the prompt showed: ``"3"``
-   becomes ``3``; ``3.5``, ``"three"`` or an id that was not shown are rejected;
-3. a rejected answer is sent back once with the validation error;
-4. if that fails too, or the model cannot be reached (after the router's own retries and
-   fallbacks), the ``fallback`` planner (the :class:`~deepcontext.dialogue.offline_planner.OfflinePlanner`
-   by default) plans the round. ``last_outcome`` tells what happened.
-
-``llm`` is a deepcontext :class:`~deepcontext.llm.LLM` (a backend or a router: JSON mode is asked for
-when the backend supports it) or anything with the seed's async ``fetch`` (an
-:class:`~deepcontext.dialogue.fetcher.LLMFetcher`). The prompts live in :mod:`deepcontext.llm.prompts`
-(``PLAN_SYSTEM``, ``repair_message``).
+The prompt is built from the bounded :class:`~deepcontext.dialogue.plan.PlanRequest` only (never
+above ``max_prompt_chars``, whatever the graph's size). The answer's JSON is checked by
+:func:`~deepcontext.dialogue.plan.validate_plan` against the ids the prompt showed; a rejected
+answer is sent back once with the error; if that fails too, or the model cannot be reached, the
+``fallback`` planner (the offline one by default) plans the round. ``last_outcome`` tells what
+happened. ``llm`` is a deepcontext :class:`~deepcontext.llm.LLM` or anything with the seed's async
+``fetch``; the prompts live in :mod:`deepcontext.llm.prompts`.
 """
 
 from __future__ import annotations

@@ -1,21 +1,13 @@
 """ContextManager: one conversation round with planning, compression, key memories and an answer.
 
-``await cm.chat(user_message, parent_ids=None, auto_plan=True)`` (the seed's API):
-
-1. the parents: ``parent_ids``, or the conversation's current tip (not a new root every time);
-2. with ``auto_plan`` and a non-empty graph, the planner sees a bounded request (candidates from
-   retrieval and recency) and answers a :class:`~deepcontext.dialogue.plan.ContextPlan`, which is
-   validated against the graph (an invalid plan falls back to "continue from the parents");
-3. the chains in ``nodes_to_pack`` are compressed; the extracted key memories are added as
-   candidates of this round (deduplicated by a canonical key);
-4. the context: pinned and retrieved key memories in one system message, then the selected
-   nodes' chains merged in DAG order (a summary before the turns that follow it; never by id);
-5. the agent answers; the new node is appended; this round's candidate memories are committed
-   (those read from the new message now cite the new node). If the agent fails, they are
-   rejected and nothing is appended.
-
-The agent is anything :func:`~deepcontext.dialogue.agent.ask` accepts (an async ``fetch`` like the
-seed's LLMFetcher, or a deepcontext LLM).
+``await cm.chat(user_message, parent_ids=None, auto_plan=True)`` (the seed's API): the parents are
+``parent_ids`` or the tip; with ``auto_plan`` the planner answers a bounded request with a
+:class:`~deepcontext.dialogue.plan.ContextPlan`, validated against the graph (an invalid plan falls
+back to "continue from the parents"); the chains in ``nodes_to_pack`` are compressed; the context is
+the key memories in one system message, then the selected chains merged in DAG order; the agent
+answers, the new node is appended and the round's candidate memories committed. If the agent fails,
+they are rejected and nothing is appended. The agent is anything
+:func:`~deepcontext.dialogue.agent.ask` accepts.
 """
 
 from __future__ import annotations

@@ -1,19 +1,12 @@
 """How a conversation's turns (one message per row) group into Memory Graph nodes (message pairs).
 
-Rules (the same for a full build and for incremental appends, so every process sees the same nodes):
-
-- A node is one turn, or two: a *first* turn and its *reply* turn. The node id is the first turn's id,
-  so a node keeps its id when its reply arrives later.
-- A turn is the reply of ``u`` when its metadata says so (``dialogue_part = "reply"``, written by
-  the dialogue; ``u`` is then its only parent), or, for turns written without a dialogue marker
-  (plain ``DeepContext.add`` chains), when it is an assistant message whose only parent is a lone
-  user message ``u`` whose only child it is. A dialogue-written first turn carries
-  ``dialogue_part = "first"`` and is never a reply.
-- Summary turns (kind ``summary``) are single-turn nodes.
-- Node edges are the turn edges between different nodes: an edge parent-node -> child-node is stored
-  from the parent's *last* turn to the child's *first* turn.
-- A node is archived when its first turn is; its summary is the node of that turn's
-  ``summarized_by``. Parents in other conversations are ignored.
+The same rules for a full build and for appends, so every process sees the same nodes: a node is a
+*first* turn and optionally its *reply*, with the first turn's id. A turn is the reply of ``u`` when
+its metadata says so (``dialogue_part = "reply"``, ``u`` its only parent) or, without a marker, when
+it is an assistant message whose only parent is a lone user message ``u`` whose only child it is.
+Summary turns are single-turn nodes. Node edges are turn edges between nodes (parent's last turn to
+child's first). A node is archived when its first turn is; its summary is the node of that turn's
+``summarized_by``. Parents in other conversations are ignored.
 """
 
 from __future__ import annotations

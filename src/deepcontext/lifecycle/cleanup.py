@@ -1,16 +1,12 @@
 """Cleanup: soft-delete what has faded, purge what was deleted long enough ago or has expired.
 
-1. *Faded*: working and short-term memories (active or already ``decayed``) whose importance is under
-   ``decay_min_importance`` (0.05) become ``deleted`` (a DELETE history entry, actor ``lifecycle``).
-   Long-term memories are never soft-deleted by cleanup; pinned memories never are.
-2. *Purge*: memories soft-deleted more than ``deleted_retention_days`` (30) ago are removed for good
-   from every table (memories, provenance, entity mentions, links, history), from the keyword index
-   (SQLite FTS5 ``memory_fts``, PostgreSQL ``memory_fts``) and from the vector caches (the user's
-   version is bumped), together with the inactive versions merged or superseded into them; entities
-   left with no memory and no relation go too. The turns (what was said, verbatim) are never deleted.
-3. *Expiry*: memories whose ``expires_at`` has passed (by more than :data:`EXPIRY_GRACE`) are purged
-   the same way. They already disappear from search and list at the instant they expire; the grace
-   only protects an add that was planned just before the expiry and links to them.
+1. *Faded*: working and short-term memories under ``decay_min_importance`` become ``deleted``
+   (never long-term or pinned ones).
+2. *Purge*: memories deleted more than ``deleted_retention_days`` ago are removed from every table,
+   the keyword index and the vector caches, with the versions merged or superseded into them;
+   entities left with no memory and no relation go too. Turns are never deleted.
+3. *Expiry*: memories past ``expires_at`` by more than :data:`EXPIRY_GRACE` are purged the same way
+   (search hides them at once; the grace protects an add planned just before that links to them).
 """
 
 from __future__ import annotations

@@ -1,28 +1,15 @@
-"""Consolidation logic without a database: grouping related memories (union-find over shared entities
-and embedding similarity), spotting contradictions, and the offline (extractive) merger.
+"""Consolidation without a database: grouping related memories, spotting contradictions, and the
+offline (extractive) merger.
 
-Grouping. Memories of one type are joined when they mention a common entity or when their vectors'
-cosine reaches the similarity threshold; the connected components are the groups. The speakers'
-own entities (the user's name, "User", the assistant) are *hubs*: they join nothing by themselves,
-or every memory of a user would fall into one group ("Maya works at Acme" has nothing to do with
-"Maya likes tea"). Groups larger than ``max_group`` are cut into chronological chunks.
+Grouping: memories of one type are joined when they mention a common entity or their cosine reaches
+the similarity threshold (union-find); the speakers' own entities are hubs that join nothing by
+themselves. Groups larger than ``max_group`` are cut into chronological chunks.
 
-Contradictions (:func:`conflict`), a heuristic on content words:
-
-- *polarity*: one statement negates the other ("Maya eats meat" / "Maya does not eat meat");
-- *value change*: the same frame with different names or numbers ("Maya lives in Lisbon" / "Maya
-  lives in Porto", "Maya is 31" / "Maya is 32"), the subject (first name or number) shared;
-- *swap* (weak): one word swapped in an otherwise identical statement of three or more content
-  words ("Maya prefers window seats" / "Maya prefers aisle seats").
-
-Contradicting statements are never merged: each stays a fact of its own with its own valid time
-(a near-duplicate vector overrides a weak swap only).
-
-Extractive merge (:func:`extractive_merge`): the most informative statements are kept (most distinct
-content words first); a statement whose content words are all in a kept one, or whose vector is a
-near-duplicate of it (cosine >= the dedup threshold), is dropped as a duplicate and cited as a source
-of the one that covers it. What remains and contradicts nothing becomes one fact, its statements in
-chronological order; every statement involved in a contradiction becomes a fact of its own.
+Contradictions (:func:`conflict`, on content words): polarity ("eats meat" / "does not eat meat"),
+a value change in the same frame ("lives in Lisbon" / "lives in Porto"), or a weak one-word swap.
+Contradicting statements are never merged. :func:`extractive_merge` keeps the most informative
+statements, drops those another kept one covers (words or near-duplicate vector) as its sources,
+and joins the rest, in time order, into one fact.
 """
 
 from __future__ import annotations

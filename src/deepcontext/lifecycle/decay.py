@@ -1,19 +1,15 @@
 """The forgetting curve: pure functions, no database.
 
-A memory's importance is a function of time, never a running product, so computing it twice at the
-same instant gives the same value (the seed multiplied the stored importance on every run, which
-compounded: 0.8 -> 0.43 -> 0.23 at one instant)::
+Importance is a function of time, never a running product, so two computations at one instant agree::
 
-    importance(t) = base_importance * R(t)
-    R(t)          = exp(-ln 2 * days(t) / effective_half_life)       (Ebbinghaus retention)
-    days(t)       = days since the memory was last reinforced = t - max(reinforced_at, last_accessed_at)
-    effective_half_life = half_life(type, tier) * (1 + 0.1 * access_count)      (the seed's)
+    importance(t) = base_importance * exp(-ln 2 * days(t) / effective_half_life)
+    days(t)       = t - max(reinforced_at, last_accessed_at), in days
+    effective_half_life = half_life(type, tier) * (1 + 0.1 * access_count)
     half_life(type, tier) = decay_half_life_days * type_factor[type] * tier_factor[tier]
 
-``base_importance`` is the importance at the last reinforcement (creation, consolidation). Every
-access is a review: the curve restarts from ``base_importance`` at the access time and the half-life
-grows by 10 % per access counted so far. A factor of 0 means "never decays". Below
-``decay_min_importance`` (0.05) a memory is deactivated (status ``decayed``).
+``base_importance`` is the importance at the last reinforcement (creation, consolidation); every
+access restarts the curve from it. A factor of 0 means "never decays". Below
+``decay_min_importance`` a memory is deactivated (status ``decayed``).
 """
 
 from __future__ import annotations

@@ -1,19 +1,11 @@
 """The lifecycle run of one user: decay, then consolidation (when due), then cleanup.
 
-Safe at any time and from any process:
-
-- one run per user at a time, everywhere: the store's per-user lock ``lifecycle``
-  (:mod:`deepcontext.store.locks`: a lease row on SQLite, an advisory lock on PostgreSQL), held for
-  the whole run. It is not a transaction: nothing stays open while the LLM works;
-- every write is a short transaction that re-checks what it changes (a consolidation writes a group
-  only if all its sources are still active and unchanged), so adds, updates and deletes made during a
-  run are never lost or overwritten;
-- consolidation reads, releases the database, calls the LLM (or merges offline), embeds, then writes
-  each group in one transaction.
-
-When consolidation is due: when the user has ``consolidation_threshold`` active short-term memories
-more than the last consolidation left over (those it could not group), or when the user is flagged
-(``users.consolidation_due``: set by an auto-consolidation that found another run holding the lock).
+Safe at any time from any process: one run per user at a time, everywhere (the store's per-user
+lock ``lifecycle``, held for the run but not a transaction: nothing stays open while the LLM
+works); every write is a short transaction that re-checks what it changes, so concurrent adds,
+updates and deletes are never lost. Consolidation is due when the user has
+``consolidation_threshold`` active short-term memories more than the last one left over, or when
+the user is flagged (``users.consolidation_due``, set when another run held the lock).
 """
 
 from __future__ import annotations

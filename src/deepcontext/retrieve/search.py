@@ -5,7 +5,8 @@ Synchronous: the async facade runs it in a worker thread."""
 from __future__ import annotations
 
 import math
-from concurrent.futures import Future
+from collections.abc import Callable
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -23,7 +24,8 @@ from deepcontext.store.base import MemoryFilters, RankFields, Store
 from deepcontext.text import keyword_terms, query_ngrams
 from deepcontext.types import Memory
 
-__all__ = ["HUB_SHARE", "MAX_SOURCES", "Candidates", "Hit", "Ranked", "gather", "graph_leg", "hybrid_search", "leg_k", "rank"]
+__all__ = ["HUB_SHARE", "MAX_SOURCES", "Candidates", "Hit", "Ranked", "gather", "graph_leg", "hybrid_search", "leg_k", "rank",
+           "start_vector_leg"]  # fmt: skip
 
 #: entities (matched + neighbours, by weight) whose memories the graph leg reads
 MAX_GRAPH_ENTITIES = 12
@@ -121,6 +123,36 @@ class Candidates:
     legs: dict[str, list[int]]
     fields: dict[int, RankFields]
     sims: dict[int, float] = field(default_factory=dict)
+
+
+def start_vector_leg(
+    store: Store,
+    embed_one: Callable[[str], np.ndarray],
+    pool: Executor,
+    user_id: str,
+    query: str,
+    *,
+    limit: int,
+    filters: MemoryFilters,
+    config: SearchConfig,
+    now: datetime,
+) -> tuple[Future[np.ndarray] | None, Future[list[tuple[int, float]]] | None]:
+    """Start the vector leg on ``pool`` while the caller's thread reads the other legs: the query's
+    embedding (onnxruntime releases the GIL) or, where the store runs the leg on a connection of its
+    own (:attr:`Store.concurrent_vector_leg`), the whole leg. Returns :func:`gather`'s
+    ``query_vector`` and ``vector_hits``."""
+    if config.vector_weight <= 0:
+        return None, None
+    if not store.concurrent_vector_leg:
+        return pool.submit(embed_one, query), None
+
+    def leg() -> list[tuple[int, float]]:
+        vector = embed_one(query)
+        k = vector_pool(leg_k(config, limit, config.vector_k_factor), uses_profile(query, config.profile_weight))
+        with store.side_reading():
+            return store.vector_search(user_id, vector, k, filters, now)
+
+    return None, pool.submit(leg)
 
 
 def gather(

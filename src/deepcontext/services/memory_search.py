@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from deepcontext.errors import ValidationError
 from deepcontext.retrieve.config import SearchConfig, preset
-from deepcontext.retrieve.profile import uses_profile, vector_pool
-from deepcontext.retrieve.search import MAX_SOURCES, Hit, hybrid_search, leg_k
+from deepcontext.retrieve.search import MAX_SOURCES, Hit, hybrid_search, start_vector_leg
 from deepcontext.retrieve.supersession import add_superseded
 from deepcontext.services.validation import check_fraction, check_id, check_limit, check_text, parse_filters
 from deepcontext.types import MemorySearchResult, SearchResponse
@@ -95,26 +94,14 @@ class SearchService:
             raise ValidationError("include_superseded must be true or false", field="include_superseded")
         now = self.clock.now()
         per_memory = self.settings.max_connections_per_memory
-        embedding = self._query_pool() if cfg.vector_weight > 0 else None
-
-        store, embedder = self.store, self.embedder
-
-        def vector_leg() -> list[tuple[int, float]]:
-            vector = embedder.embed_one(query)
-            k = vector_pool(leg_k(cfg, limit, cfg.vector_k_factor), uses_profile(query, cfg.profile_weight))
-            with store.side_reading():
-                return store.vector_search(user_id, vector, k, filters, now)
+        store, embedder, pool = self.store, self.embedder, self._query_pool()
 
         def run() -> list[Hit]:
             # one worker-thread hop for the legs and the results' details and links (each hop back to
-            # the event loop costs a wake-up); the reads share one connection and snapshot. The query
-            # is embedded on another thread meanwhile (onnxruntime releases the GIL); where the store
-            # says so (PostgreSQL) that thread also runs the vector leg, on a connection of its own
-            qvec = hits = None
-            if embedding is not None and store.concurrent_vector_leg:
-                hits = embedding.submit(vector_leg)
-            elif embedding is not None:
-                qvec = embedding.submit(embedder.embed_one, query)
+            # the event loop costs a wake-up); the reads share one connection and snapshot
+            qvec, hits = start_vector_leg(
+                store, embedder.embed_one, pool, user_id, query, limit=limit, filters=filters, config=cfg, now=now
+            )
             found = hybrid_search(
                 store,
                 user_id,
