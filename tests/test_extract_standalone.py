@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from deepcontext.bench.extraction import load_gold, run_extraction, states
-from deepcontext.extract.base import ExtractionContext, ExtractionResult, MessageIn
+from deepcontext.extract.interface import ExtractionContext, ExtractionResult, MessageIn
 from deepcontext.extract.grammar import defects, unresolved
 from deepcontext.extract.rules import RuleExtractor
 

@@ -26,19 +26,18 @@ Everything is pure CPU work on strings. Importing this module compiles every pat
 
 from __future__ import annotations
 
-import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from deepcontext.extract.base import (
-    ExtractedEntity,
+from deepcontext.extract.interface import (
     ExtractedFact,
-    ExtractedRelationship,
     ExtractionContext,
     ExtractionResult,
     MessageIn,
 )
+from deepcontext.extract.batch import BatchAcc
+from deepcontext.extract.chinese import chinese_fact, cjk_patterns
 from deepcontext.extract.entities import EntitySpan, find_entities
 from deepcontext.extract.facts import (
     confidence_of,
@@ -52,8 +51,8 @@ from deepcontext.extract.facts import (
     strip_lead,
     tense_of,
 )
-from deepcontext.extract.gazetteer import IRREGULAR_PAST, ORG_HEADS, ORG_SUFFIXES, STOPCAPS
-from deepcontext.extract.relations import RelationHit, find_relations
+from deepcontext.extract.gazetteer import IRREGULAR_PAST
+from deepcontext.extract.relations import find_relations
 from deepcontext.extract.rewrite import (
     FIRST_PERSON_RE,
     SECOND_PERSON_RE,
@@ -62,7 +61,6 @@ from deepcontext.extract.rewrite import (
     rewrite_second_person,
 )
 from deepcontext.extract.resolve import (
-    absolute_time_zh,
     reported_speech,
     rewrite_we,
     thing_phrase,
@@ -76,23 +74,6 @@ from deepcontext.types import EntityType, MemoryType
 
 __all__ = ["RulePipeline"]
 
-
-@functools.cache
-def _cjk() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """CJK, kana-or-hangul and Han character patterns, compiled on the first non-ASCII sentence
-    (wide character ranges are slow to compile)."""
-    return (
-        re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"),
-        re.compile(r"[\u3040-\u30ff\uac00-\ud7af]"),
-        re.compile(r"[\u4e00-\u9fff]"),
-    )
-
-
-_ZH_QUESTION_RE = re.compile(r"[？?]|[吗呢吧][。！!\s]*$|什么|怎么|为什么|哪|谁|几[个点]|多少")
-_ZH_FILLER_RE = re.compile(r"^(?:你好|您好|谢谢|多谢|哈哈|嘿嘿|再见|拜拜|好的|嗯|早上好|晚安|晚上好|没问题|不客气|对|是的|好吧)")
-_ZH_ME_RE = re.compile(r"我(?!们)")
-_ZH_PAST_RE = re.compile(r"了|过|昨天|前天|上周|上个|去年")
-_ZH_FUTURE_RE = re.compile(r"会|要|将|明天|后天|下周|下个|明年|打算|计划")
 _WORDS_RE = re.compile(r"[a-z][a-z'-]*")
 _TRAILING_JUNK_RE = re.compile(
     r"(?:\s*(?::\)|:-\)|:\(|:D|;\)|:P|<3|xD|XD|\^\^|[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+))+\s*$"
@@ -151,119 +132,6 @@ _SECRET_RE = re.compile(
 )
 
 
-@dataclass(slots=True)
-class _EntityAcc:
-    name: str
-    type: EntityType
-    attributes: dict[str, Any]
-    sources: list[int]
-
-
-@dataclass(slots=True)
-class _Acc:
-    """Batch-level accumulator: deduplicates facts, entities and relations, merging their sources."""
-
-    facts: dict[str, ExtractedFact] = field(default_factory=dict)
-    learned: dict[str, EntityType | None] = field(default_factory=dict)  # names seen so far in the batch
-    entities: dict[str, _EntityAcc] = field(default_factory=dict)
-    relations: dict[tuple[str, str, str], ExtractedRelationship] = field(default_factory=dict)
-
-    def learn(self, spans: list[EntitySpan], known: dict[str, EntityType | None]) -> None:
-        """Remember names for the rest of the batch ("Acme Corp" now, "Acme" at a sentence start later)."""
-        for sp in spans:
-            if sp.type is EntityType.DATE:
-                continue
-            key = sp.name.lower()
-            known.setdefault(key, sp.type)
-            self.learned.setdefault(key, sp.type)
-            if sp.type in (EntityType.ORGANIZATION, EntityType.PERSON) and sp.name.count(" ") == 1:
-                first, second = sp.name.split(" ")
-                if (first[:1].isupper() and first.lower() not in STOPCAPS and first not in ORG_HEADS
-                        and (sp.type is EntityType.PERSON or second in ORG_SUFFIXES)):
-                    known.setdefault(first.lower(), sp.type)
-                    self.learned.setdefault(first.lower(), sp.type)
-
-    def fact(self, fact: ExtractedFact) -> None:
-        key = " ".join(fact.text.lower().split()).rstrip(".")
-        old = self.facts.get(key)
-        if old is None:
-            self.facts[key] = fact
-            return
-        for i in fact.source_indices:
-            if i not in old.source_indices:
-                old.source_indices.append(i)
-        old.importance = max(old.importance, fact.importance)
-
-    def entity(self, name: str, etype: EntityType, index: int, attributes: dict[str, Any] | None = None) -> str:
-        key = name.lower()
-        e = self.entities.get(key)
-        if e is None:
-            self.entities[key] = _EntityAcc(name, etype, dict(attributes or {}), [index])
-            return name
-        if index not in e.sources:
-            e.sources.append(index)
-        if e.type is EntityType.OTHER and etype is not EntityType.OTHER and "kind" not in e.attributes:
-            e.type = etype  # a pet ("a dog named Max") stays a pet when "Max" is seen again
-        if attributes:
-            for k, v in attributes.items():
-                e.attributes.setdefault(k, v)
-        return e.name
-
-    def relation(self, hit: RelationHit, index: int) -> None:
-        key = (hit.source.lower(), hit.relation, hit.target.lower())
-        r = self.relations.get(key)
-        if r is None:
-            self.relations[key] = ExtractedRelationship(
-                source=hit.source, target=hit.target, relation=hit.relation, properties=dict(hit.properties),
-                source_indices=[index],
-            )
-        elif index not in r.source_indices:
-            r.source_indices.append(index)
-
-    def result(self) -> ExtractionResult:
-        aliases = self._aliases()
-        entities = [
-            ExtractedEntity(name=e.name, entity_type=e.type, attributes=e.attributes, source_indices=sorted(e.sources))
-            for key, e in self.entities.items()
-            if key not in aliases
-        ]
-        facts = list(self.facts.values())
-        relations = list(self.relations.values())
-        if aliases:
-            for f in facts:
-                f.entities = list(dict.fromkeys(aliases.get(n.lower(), n) for n in f.entities))
-            merged: dict[tuple[str, str, str], ExtractedRelationship] = {}
-            for r in relations:
-                r.source = aliases.get(r.source.lower(), r.source)
-                r.target = aliases.get(r.target.lower(), r.target)
-                key = (r.source.lower(), r.relation, r.target.lower())
-                if key in merged:
-                    merged[key].source_indices = sorted(set(merged[key].source_indices) | set(r.source_indices))
-                elif r.source.lower() != r.target.lower():
-                    merged[key] = r
-            relations = list(merged.values())
-            for e in entities:  # give the long form the sources of its short form
-                for short, long in aliases.items():
-                    if long == e.name:
-                        e.source_indices = sorted(set(e.source_indices) | set(self.entities[short].sources))
-        return ExtractionResult(facts=facts, entities=entities, relationships=relations)
-
-    def _aliases(self) -> dict[str, str]:
-        """Short forms of a longer name in the same batch: "Acme" -> "Acme Corp", "Sarah" -> "Sarah Lee"."""
-        longs: dict[str, list[str]] = {}
-        for e in self.entities.values():
-            if " " in e.name and e.type in (EntityType.ORGANIZATION, EntityType.PERSON):
-                longs.setdefault(e.name.split(" ", 1)[0].lower(), []).append(e.name)
-        out: dict[str, str] = {}
-        if not longs:
-            return out
-        for key, e in self.entities.items():
-            cands = longs.get(key)
-            if cands and len(cands) == 1 and " " not in e.name and e.type in (EntityType.ORGANIZATION, EntityType.PERSON, EntityType.OTHER):
-                long = self.entities[cands[0].lower()]
-                if e.type is EntityType.OTHER or e.type is long.type:
-                    out[key] = long.name
-        return out
 
 
 def _finish(text: str) -> str:
@@ -311,7 +179,7 @@ class RulePipeline:
 
     def run(self, messages: list[MessageIn], context: ExtractionContext) -> ExtractionResult:
         """Facts, entities and relationships of ``messages`` (already validated)."""
-        acc = _Acc()
+        acc = BatchAcc()
         base_known: dict[str, EntityType | None] = {n.lower(): None for n in context.known_entities if n}
         for m in messages:
             if m.name:
@@ -346,19 +214,19 @@ class RulePipeline:
 
     # --- one message ---------------------------------------------------------------------------------------
 
-    def _message(self, msg: MessageIn, speaker: str, known: dict[str, EntityType | None], acc: _Acc,
+    def _message(self, msg: MessageIn, speaker: str, known: dict[str, EntityType | None], acc: BatchAcc,
                  refs: _Refs) -> None:
         for sent in _join_lists(split_sentences(clean_text(msg.content))):
             raw = sent.text
             if len(raw) > self.max_sentence_chars or len(raw) < 6:
                 continue
-            if not raw.isascii() and _cjk()[0].search(raw):
-                self._chinese(msg, raw, speaker, known, acc)
+            if not raw.isascii() and cjk_patterns()[0].search(raw):
+                chinese_fact(msg, raw, speaker, known, acc)
                 continue
             self._sentence(msg, raw, sent.list_item, speaker, known, acc, refs)
 
     def _sentence(self, msg: MessageIn, raw: str, list_item: bool, speaker: str,
-                  known: dict[str, EntityType | None], acc: _Acc, refs: _Refs) -> None:
+                  known: dict[str, EntityType | None], acc: BatchAcc, refs: _Refs) -> None:
         s, remember = strip_lead(raw)
         thing_before = refs.thing
         if len(s) >= 6 and s.isascii():
@@ -529,39 +397,6 @@ class RulePipeline:
         if people:  # two people named: a "she" next is anyone's guess
             refs.person = people[0] if len(people) == 1 and not set(maybe_people) - set(people) else None
         refs.thing = _single_thing(spans) or refs.thing
-
-    def _chinese(self, msg: MessageIn, raw: str, speaker: str, known: dict[str, EntityType | None],
-                 acc: _Acc) -> None:
-        """A Chinese sentence in the first person: 我 -> the speaker; everything else verbatim."""
-        _, kana_hangul, han = _cjk()
-        if msg.role != "user" or kana_hangul.search(raw) or not han.search(raw):
-            return
-        s = raw.strip()
-        if _ZH_QUESTION_RE.search(s) or _ZH_FILLER_RE.match(s) or not _ZH_ME_RE.search(s):
-            return
-        if len(han.findall(s)) < 5:
-            return
-        text = _ZH_ME_RE.sub(speaker, s)
-        tense = "past" if _ZH_PAST_RE.search(s) else ("future" if _ZH_FUTURE_RE.search(s) else "present")
-        when = resolve_time(s, msg.said_at, tense)
-        mtype = MemoryType.EPISODIC if (when is not None or "了" in s) else MemoryType.SEMANTIC
-        spans = find_entities(text, known, first_is_initial=False)
-        index = msg.index
-        names = [acc.entity(speaker, EntityType.PERSON, index)]
-        names += [acc.entity(sp.name, sp.type, index, sp.attributes) for sp in spans]
-        metadata: dict[str, Any] = {"speaker": speaker, "role": msg.role, "language": "zh"}
-        if when is not None:
-            metadata["time_expression"] = when.text
-            metadata["time_granularity"] = when.granularity
-        if when is not None and not when.explicit and when.text in text and (zh := absolute_time_zh(when)):
-            k = text.find(when.text)
-            sep = " " if k > 0 and text[k - 1].isascii() and text[k - 1].isalpha() else ""
-            text = text[:k] + sep + zh + text[k + len(when.text) :]  # the memory says the date, not 昨天
-        text = text.rstrip("。！!. ") + "。"
-        acc.fact(ExtractedFact(
-            text=text, memory_type=mtype, importance=0.5, confidence=0.8, entities=list(dict.fromkeys(names)),
-            source_indices=[index], occurred_at=when.when if when is not None else None, metadata=metadata,
-        ))
 
 
 def _opens_with_past_verb(text: str) -> bool:

@@ -22,7 +22,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from deepcontext.errors import ValidationError
-from deepcontext.extract.base import (
+from deepcontext.extract.interface import (
     ExtractionContext,
     ExtractionResult,
     Extractor,
