@@ -205,3 +205,43 @@ def test_a_pronoun_takes_the_last_person_named_and_instructions_stay() -> None:
     # two people named: "she" is anyone's guess, so no memory
     assert texts(extract("I met Sarah and Jo at the gym.", "She is a personal trainer.")) == [
         "User met Sarah and Jo at the gym."]
+
+
+@pytest.mark.parametrize(
+    ("turns", "expected"),
+    [
+        # "It is / has ...": the thing the sentence before named, with or without a determiner of its own
+        (["I bought a Subaru last week. It has four-wheel drive."], "The Subaru has four-wheel drive."),
+        (["We adopted a puppy last spring. It's a golden retriever named Biscuit."],
+         "The puppy is a golden retriever named Biscuit."),
+        (["Maya maintains our event pipeline.", "It is critical for the billing team."],
+         "The event pipeline is critical for the billing team."),
+        # a plural "we" counts as a subject; one noun is enough to say who someone is
+        (["We relocated to Denver in May."], "Sam and others relocated to Denver in May 2024."),
+        (["I'm a pescatarian."], "Sam is a pescatarian."),
+    ],
+)
+def test_it_we_and_identity_sentences_give_facts(turns: list[str], expected: str) -> None:
+    assert expected in texts(extract(*turns, user_name="Sam"))
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        "It is raining a lot in Seattle these days.",  # weather
+        "It is hard to keep up with the reading.",  # a clause moved to the end
+        "It's been a long week.",
+        "It is really good.",  # nothing said of the thing beyond a judgement
+        "It is her first job out of college.",  # would leave "her" unnamed
+        "It was the best trip of my life.",  # an experience, not the thing named
+    ],
+)
+def test_it_without_a_thing_gives_no_fact(second: str) -> None:
+    facts = texts(extract("I joined a book club near Porto.", second, user_name="Sam"))
+    assert len(facts) == 1, facts
+
+
+def test_it_after_two_things_named_is_left_alone() -> None:
+    """"a new job at Stripe" then "It's a payments company": the job or Stripe, so neither."""
+    facts = texts(extract("I just got a new job at Stripe.", "It's a payments company in Dublin.", user_name="Sam"))
+    assert facts == ["Sam just got a new job at Stripe."]

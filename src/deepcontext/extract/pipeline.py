@@ -112,6 +112,21 @@ _OK_LEAD_RE = re.compile(r"^(?:it's|it\s+is|that's|that\s+is|all\s+good|no\s+wor
 _NAMED_BEFORE_RE = re.compile(r"\b(?:named|called)\s+$")
 _AND_WE_RE = re.compile(r"\band we ([a-z]+)\b")
 _IT_START_RE = re.compile(r"^(It|Its)\s+(?=[a-z])")
+# "It is a small bakery", "It has four-wheel drive": what the thing named before is or has
+# (present tense: "It was the best trip" judges an experience, which the last thing named rarely is)
+_IT_STATE_RE = re.compile(r"^It(?:'s|\s+is|\s+has)\s+(?P<rest>[a-z].*)$")
+# ... unless "it" is no thing: weather, time, or a clause moved to the end ("It is hard to say")
+_IT_DUMMY_RE = re.compile(
+    r"^(?:been|getting|going|raining|snowing|pouring|windy|sunny|cloudy|freezing|cold|hot|warm|chilly|humid|late|"
+    r"early|time|about|like|just|not|(?:(?:so|very|really|too|quite|a\s+bit|kind\s+of)\s+)?[a-z]+\s+(?:to|that|how|when|"
+    r"for\s+\w+\s+to)\b)",
+    re.IGNORECASE,
+)
+_THIRD_PERSON_RE = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their)\b", re.IGNORECASE)
+# "I'm a pescatarian": one noun says who the speaker is
+_IDENTITY_RE = re.compile(
+    r"^(?:I'm|I\s+am)\s+(?:a|an)\s+(?!(?:bit|little|lot|mess|fan|bit)\b)[a-z][a-z-]+\s*[.!]*$", re.IGNORECASE
+)
 _LEADING_PRONOUN_RE = re.compile(r"^(?:he|she|it|its|his|her|they|their)\b", re.IGNORECASE)
 # ", remind me a week before": a request riding on a fact is not part of it
 _REQUEST_TAIL_RE = re.compile(
@@ -167,6 +182,7 @@ class _Refs:
 
     person: str | None = None
     thing: str | None = None
+    thing_sure: bool = True  # False when the sentence also named another thing ("a new job at Stripe")
 
 
 class RulePipeline:
@@ -229,8 +245,10 @@ class RulePipeline:
                   known: dict[str, EntityType | None], acc: BatchAcc, refs: _Refs) -> None:
         s, remember = strip_lead(raw)
         thing_before = refs.thing
-        if len(s) >= 6 and s.isascii():
-            refs.thing = thing_phrase(s, speaker) or refs.thing  # even a question introduces a thing
+        thing_sure = thing_before if refs.thing_sure else None
+        thing_here = thing_phrase(s, speaker) if len(s) >= 6 and s.isascii() else None
+        if thing_here:  # even a question introduces a thing
+            refs.thing, refs.thing_sure = thing_here, True
         from_assistant = msg.role == "assistant"
         if from_assistant and is_question(s) and (c := _ASSIST_SINCE_RE.match(s)) is not None:
             s = c.group(1) + "."  # "Since you're vegetarian, how about ...?": the premise is a fact
@@ -255,6 +273,9 @@ class RulePipeline:
             procedural = False
             about_speaker = True
         else:
+            if (st := _IT_STATE_RE.match(s)) is not None and _it_is_thing(st.group("rest"), thing_sure):
+                verb = "is" if s.startswith("It's") else s.split(" ", 2)[1]
+                s = f"{thing_sure} {verb} {st.group('rest')}"  # "It has ..." -> "The Subaru has ..."
             if is_skippable(s, role="user"):
                 return
             quoted_by: str | None = None
@@ -293,7 +314,9 @@ class RulePipeline:
                 about_speaker = True
                 we_owner = quoted_by or speaker
         # an imperative has no subject; "doesn't like" says as much as "likes"
-        words_said = content_word_count(text) + (1 if procedural else 0) + (1 if _NEG_LIKE_RE.search(text) else 0)
+        # "we" counts as the speaker's name does; so does the one noun of "I'm a pescatarian"
+        words_said = (content_word_count(text) + (1 if procedural else 0) + (1 if _NEG_LIKE_RE.search(text) else 0)
+                      + (1 if we else 0) + (1 if _IDENTITY_RE.match(s) else 0))
         # one word short is still a fact when it is about identity, health or family: "I'm vegetarian"
         if words_said < self.min_content_words and (
             words_said < self.min_content_words - 1 or importance_of(s, remember=remember) < 0.6
@@ -396,7 +419,9 @@ class RulePipeline:
         people = list(dict.fromkeys(people))
         if people:  # two people named: a "she" next is anyone's guess
             refs.person = people[0] if len(people) == 1 and not set(maybe_people) - set(people) else None
-        refs.thing = _single_thing(spans) or refs.thing
+        named_thing = _single_thing(spans)
+        refs.thing = thing_here or named_thing or refs.thing
+        refs.thing_sure = not (thing_here and named_thing and named_thing.lower() not in thing_here.lower())
 
 
 def _opens_with_past_verb(text: str) -> bool:
@@ -436,6 +461,13 @@ def _join_lists(sents: list[Sentence]) -> list[Sentence]:
         out.append(head)
         i += 1
     return out
+
+
+def _it_is_thing(rest: str, thing: str | None) -> bool:
+    """Whether the "It" of "It is / has <rest>" is ``thing``: a predicate saying something of its own
+    about it, no dummy "it" (weather, time, "It is hard to ...") and no person it would leave unnamed."""
+    return (thing is not None and content_word_count(rest) >= 2 and _IT_DUMMY_RE.match(rest) is None
+            and _THIRD_PERSON_RE.search(rest) is None)
 
 
 def _single_thing(spans: list[EntitySpan]) -> str | None:
