@@ -1,29 +1,13 @@
 """Sentence-level decisions of the rule-based extractor: keep or skip, memory type, tense, importance,
 confidence. Pure functions over strings, every pattern compiled once.
 
-Skip (no fact): questions (a "?" or an interrogative opening without final punctuation), greetings,
-thanks, acknowledgements and reactions ("Nice to meet you!", "That's great!", "haha ok"), requests to the
-assistant ("Can you...", "Tell me...", "Write a poem..."), sentences about "it / that / this" without a
-name, and anything with fewer than three content words once rewritten.
-
-Memory type:
-
-- procedural: an imperative ("Run the tests before pushing", "Always use tabs", "Never commit secrets"),
-  optionally after "to X," / "if X," / "when X," / "first", "then"; "make sure", "be sure to", "the trick
-  is", "step 2"; a bullet or numbered line that is an imperative;
-- episodic: a resolved time expression (not "since ..."), or a past action ("went", "visited", "moved",
-  "just finished"), a past progressive or "was at / in", a present perfect of an action ("have visited");
-- semantic: everything else (identity, job, preferences, possessions, relationships, habits, opinions,
-  plans without a date).
-
-Importance starts at 0.4. Each category that shows (identity and work 0.25, health 0.25, family and
-relationships 0.2, preferences 0.15, plans and goals 0.15, possessions 0.1, procedures 0.1) adds its
-bonus, the best two only; an explicit "remember" / "important" / "don't forget" / "always" / "never" adds
-0.2; each named entity other than the speaker adds 0.05 (at most 0.1); chit-chat (weather, being tired or
-bored, "lol") takes 0.15 off. The result is clamped to [0.1, 0.95].
-
-Confidence is 0.8; a hedge ("maybe", "I think", "probably", "not sure", "might"...) makes it 0.55, a joke
-marker 0.5; a fact the assistant states about the user is 0.7 (0.5 if hedged).
+Skipped: questions, greetings, thanks, reactions, requests to the assistant, vague "it / that"
+sentences, and anything with fewer than three content words once rewritten. Procedural: an
+imperative or a procedure marker ("make sure", "step 2"); episodic: a resolved time or a past action;
+semantic: everything else. Importance starts at 0.4 and adds the bonus of the best two categories
+shown (identity, health, family, preferences, plans, possessions, procedures; see ``_BONUS``), 0.2
+for an explicit "remember", 0.05 per named entity (at most 0.1), less 0.15 for chit-chat, clamped to
+[0.1, 0.95]. Confidence is 0.8, 0.55 when hedged, 0.5 for a joke, 0.7 (0.5) from the assistant.
 """
 
 from __future__ import annotations

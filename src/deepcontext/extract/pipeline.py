@@ -1,27 +1,14 @@
 """The rule-based extraction pipeline: facts, entities and relations from rules, no network, no model.
 
-Pipeline for each user or assistant message (system and tool messages are skipped):
-
-1. clean the text (quotes, markdown emphasis, fenced code) and split it into sentences
-   (:mod:`~deepcontext.extract.sentences`);
-2. drop interjections and "remember that" at the start, skip questions, greetings, thanks, reactions,
-   requests to the assistant and vague "it / that" sentences (:mod:`~deepcontext.extract.facts`);
-3. rewrite first person into third person with the speaker's name (the user's display name, else
-   "User") ("I'm a Python developer" -> "Ana is a Python developer"); from an assistant, keep only what
-   it says about the user in the second person ("you prefer dark mode" -> "Ana prefers dark mode")
-   (:mod:`~deepcontext.extract.rewrite`); make the fact stand alone: reported speech unwrapped, a
-   leading "he / she / it" replaced by its referent from the sentences before, "we / our" given an
-   owner, relative dates written as dates (:mod:`~deepcontext.extract.resolve`); keep the sentence if
-   it still has three content words;
-4. find entities (:mod:`~deepcontext.extract.entities`), relations (:mod:`~deepcontext.extract.relations`),
-   the time it is about (:mod:`~deepcontext.extract.timeparse`), type, importance and confidence.
-
-Non-English text: a Latin-script sentence that reads as another language, and Japanese, Korean or other
-scripts, give no fact (the verbatim turn keeps it); a Chinese sentence in the first person (我) becomes a
-fact with 我 replaced by the speaker, dated when it carries 昨天, 上周, 去年...
-
-Everything is pure CPU work on strings. Importing this module compiles every pattern of the package
-(some tens of milliseconds); :mod:`deepcontext.extract.rules` imports it on first use.
+For each user or assistant message: clean and split into sentences; skip questions, greetings,
+requests and vague sentences; rewrite the first person into the speaker's name (the display name,
+else "User") and keep from the assistant only what it says of the user; make the fact stand alone
+(reported speech unwrapped, he / she / it and we / our given their referents, relative dates written
+as dates, :mod:`~deepcontext.extract.resolve`); keep it if it still says enough; find entities,
+relations, the time it is about, type, importance and confidence. Non-English Latin-script sentences
+give no fact; Chinese ones in the first person do (:mod:`~deepcontext.extract.chinese`). Importing
+this module compiles every pattern of the package; :mod:`deepcontext.extract.rules` imports it on
+first use.
 """
 
 from __future__ import annotations

@@ -1,22 +1,12 @@
 """Rule-based relation extraction over a rewritten (third-person) sentence.
 
-The sentence has already been rewritten ("I work at Acme" -> "Caroline works at Acme") and its entities
-found, so a subject is always an entity span: the speaker, a named person, an organisation. A rule is a
-predicate pattern ending where its object starts; the subject is the entity just before the predicate,
-separated only by auxiliaries and adverbs ("Caroline has really been working at ..."), or the subject of
-the previous predicate when the verb phrases are coordinated ("... and works at ..."). ``we`` maps to the
-speaker when the caller says so.
-
-Objects are entity spans, or, for preferences and possessions, short lower-case phrases (1-3 words,
-"hiking", "two kids", "cooking" from "to cook"); lists are followed ("hiking, swimming and reading").
-Negation flips likes into dislikes and drops other relations; wishes and conditionals ("would love to",
-"wants to") drop the relation; future plans keep it with ``planned: true``; past states ("worked at",
-"used to live in") carry ``past: true``.
-
-Relations: works_at, works_as, colleague_of, studies_at, lives_in, from, born_in, moved_to, visited, likes,
-dislikes, prefers, allergic_to, uses, has, learns, plays, speaks, member_of, and family / social ones
-(sister_of, brother_of, mother_of, father_of, child_of, married_to, partner_of, friend_of, ...), which
-read "<named person> <relation> <owner>": "Caroline's sister Sarah" -> (Sarah, sister_of, Caroline).
+A subject is an entity span just before a predicate (auxiliaries and adverbs between), or the subject
+of the previous, coordinated predicate; "we" maps to the speaker when the caller says so. Objects are
+entity spans or, for preferences and possessions, short lower-case phrases; lists are followed.
+Negation turns likes into dislikes and drops other relations; wishes drop the relation; plans carry
+``planned: true`` and past states ``past: true``. Family relations read "<named person> <relation>
+<owner>" ("Caroline's sister Sarah" -> (Sarah, sister_of, Caroline)). The rules live in
+:mod:`~deepcontext.extract.relation_rules` and :mod:`~deepcontext.extract.relation_custom`.
 """
 
 from __future__ import annotations

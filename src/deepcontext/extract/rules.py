@@ -1,17 +1,9 @@
 """The offline extractor: facts, entities and relations from rules, without a network or a model.
 
-``RuleExtractor`` is what runs when no LLM is configured. It rewrites what people say about themselves
-into third-person facts ("I'm a Python developer working at Acme Corp" said by Caroline -> "Caroline is a
-Python developer working at Acme Corp"), types them (semantic, episodic, procedural), dates them
-("yesterday", "last Friday", "8 May 2023" against the message's time), scores importance and confidence,
-and finds entities and relations (works_at, lives_in, likes, sister_of...). The stages live in their own
-modules: :mod:`~deepcontext.extract.sentences`, :mod:`~deepcontext.extract.facts`,
-:mod:`~deepcontext.extract.rewrite`, :mod:`~deepcontext.extract.entities`,
-:mod:`~deepcontext.extract.relations`, :mod:`~deepcontext.extract.timeparse`, with word lists in
-:mod:`~deepcontext.extract.gazetteer`; :mod:`~deepcontext.extract.pipeline` puts them together.
-
-Importing this module is cheap: the patterns are compiled when the pipeline is first needed (or when
-:meth:`RuleExtractor.prepare` is called, e.g. at start-up).
+``RuleExtractor`` runs when no LLM is configured: third-person facts that stand alone ("I'm a Python
+developer" said by Caroline -> "Caroline is a Python developer"), typed, dated, scored, with entities
+and relations. :mod:`~deepcontext.extract.pipeline` puts the stages together. Importing this module is
+cheap: the patterns are compiled when the pipeline is first needed (or by :meth:`RuleExtractor.prepare`).
 """
 
 from __future__ import annotations
