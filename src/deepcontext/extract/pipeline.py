@@ -14,7 +14,7 @@ first use.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from deepcontext.extract.interface import (
@@ -56,7 +56,7 @@ from deepcontext.extract.resolve import (
 )
 from deepcontext.extract.sentences import Sentence, clean_text, is_foreign, split_sentences
 from deepcontext.extract.timeparse import TimeMention, resolve_time
-from deepcontext.extract.verbs import is_base_verb, lexicon
+from deepcontext.extract.verbs import is_base_verb, lemmas_of
 from deepcontext.types import EntityType, MemoryType
 
 __all__ = ["RulePipeline"]
@@ -165,11 +165,21 @@ def _user_name(messages: list[MessageIn], context: ExtractionContext, index: int
 
 @dataclass(slots=True)
 class _Refs:
-    """What a pronoun can point to: the last single person named and the last thing talked about."""
+    """What a pronoun can point to: the last single person named, and the sentences said so far
+    (read back for the last thing talked about only when an "It" needs it)."""
 
     person: str | None = None
-    thing: str | None = None
-    thing_sure: bool = True  # False when the sentence also named another thing ("a new job at Stripe")
+    #: (sentence, speaker, the one named thing it mentions), newest last
+    said: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+
+    def thing(self, before: int) -> tuple[str | None, bool]:
+        """The last thing talked about in the sentences before ``before``, and whether it was the only
+        one its sentence named ("a new job at Stripe" names two)."""
+        for text, speaker, named in reversed(self.said[:before]):
+            here = thing_phrase(text, speaker) if len(text) >= 6 and text.isascii() else None
+            if here or named:
+                return here or named, not (here and named and named.lower() not in here.lower())
+        return None, True
 
 
 class RulePipeline:
@@ -213,7 +223,7 @@ class RulePipeline:
                 if sent.text.isascii():
                     spans = find_entities(sent.text, dict(known))
                     refs.person = _single_person(spans, m.name or "") or refs.person
-                    refs.thing = thing_phrase(sent.text, m.name) or _single_thing(spans) or refs.thing
+                    refs.said.append((sent.text, m.name, _single_thing(spans)))
 
     # --- one message ---------------------------------------------------------------------------------------
 
@@ -231,11 +241,8 @@ class RulePipeline:
     def _sentence(self, msg: MessageIn, raw: str, list_item: bool, speaker: str,
                   known: dict[str, EntityType | None], acc: BatchAcc, refs: _Refs) -> None:
         s, remember = strip_lead(raw)
-        thing_before = refs.thing
-        thing_sure = thing_before if refs.thing_sure else None
-        thing_here = thing_phrase(s, speaker) if len(s) >= 6 and s.isascii() else None
-        if thing_here:  # even a question introduces a thing
-            refs.thing, refs.thing_sure = thing_here, True
+        said_before = len(refs.said)
+        refs.said.append((s, speaker, None))  # even a question introduces a thing
         from_assistant = msg.role == "assistant"
         if from_assistant and is_question(s) and (c := _ASSIST_SINCE_RE.match(s)) is not None:
             s = c.group(1) + "."  # "Since you're vegetarian, how about ...?": the premise is a fact
@@ -260,9 +267,9 @@ class RulePipeline:
             procedural = False
             about_speaker = True
         else:
-            if (st := _IT_STATE_RE.match(s)) is not None and _it_is_thing(st.group("rest"), thing_sure):
+            if (st := _IT_STATE_RE.match(s)) is not None and _it_is_thing(st.group("rest"), *refs.thing(said_before)):
                 verb = "is" if s.startswith("It's") else s.split(" ", 2)[1]
-                s = f"{thing_sure} {verb} {st.group('rest')}"  # "It has ..." -> "The Subaru has ..."
+                s = f"{refs.thing(said_before)[0]} {verb} {st.group('rest')}"  # "It has ..." -> "The Subaru has ..."
             if is_skippable(s, role="user"):
                 return
             quoted_by: str | None = None
@@ -280,6 +287,7 @@ class RulePipeline:
                     return
                 s = _name_pronoun(s, p, refs.person)
             elif (t := _IT_START_RE.match(s)) is not None:  # "It runs on Kafka": the thing named before
+                thing_before = refs.thing(said_before)[0]
                 if thing_before is None:
                     return
                 s = (thing_before + "'s " if t.group(1).lower() == "its" else thing_before + " ") + s[t.end() :]
@@ -406,9 +414,7 @@ class RulePipeline:
         people = list(dict.fromkeys(people))
         if people:  # two people named: a "she" next is anyone's guess
             refs.person = people[0] if len(people) == 1 and not set(maybe_people) - set(people) else None
-        named_thing = _single_thing(spans)
-        refs.thing = thing_here or named_thing or refs.thing
-        refs.thing_sure = not (thing_here and named_thing and named_thing.lower() not in thing_here.lower())
+        refs.said[said_before] = (refs.said[said_before][0], speaker, _single_thing(spans))
 
 
 def _opens_with_past_verb(text: str) -> bool:
@@ -419,7 +425,7 @@ def _opens_with_past_verb(text: str) -> bool:
     low = first.lower()
     if low not in IRREGULAR_PAST and not low.endswith("ed"):
         return False
-    lemmas = lexicon().getAllLemmas(low)
+    lemmas = lemmas_of(low)
     return "NOUN" not in lemmas and any(lemma != low for lemma in lemmas.get("VERB", ()))
 
 
@@ -450,10 +456,11 @@ def _join_lists(sents: list[Sentence]) -> list[Sentence]:
     return out
 
 
-def _it_is_thing(rest: str, thing: str | None) -> bool:
-    """Whether the "It" of "It is / has <rest>" is ``thing``: a predicate saying something of its own
-    about it, no dummy "it" (weather, time, "It is hard to ...") and no person it would leave unnamed."""
-    return (thing is not None and content_word_count(rest) >= 2 and _IT_DUMMY_RE.match(rest) is None
+def _it_is_thing(rest: str, thing: str | None, sure: bool) -> bool:
+    """Whether the "It" of "It is / has <rest>" is ``thing``: the one thing named, a predicate saying
+    something of its own about it, no dummy "it" (weather, time, "It is hard to ...") and no person it
+    would leave unnamed."""
+    return (thing is not None and sure and content_word_count(rest) >= 2 and _IT_DUMMY_RE.match(rest) is None
             and _THIRD_PERSON_RE.search(rest) is None)
 
 

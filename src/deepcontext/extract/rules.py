@@ -58,19 +58,25 @@ class RuleExtractor(Extractor):
         self._pipeline: RulePipeline | None = None
 
     def prepare(self) -> None:
-        """Load the pipeline now (compiles its patterns once per process) instead of on the first call."""
+        """Load the pipeline now (its patterns and the lemma table, once per process) instead of on the
+        first call."""
         if self._pipeline is None:
             with _LOCK:
                 if self._pipeline is None:
                     from deepcontext.extract.pipeline import RulePipeline
+                    from deepcontext.extract.verbs import lexicon
 
+                    lexicon()
                     self._pipeline = RulePipeline(
                         min_content_words=self.min_content_words, assistant_facts=self.assistant_facts,
                         max_sentence_chars=self.max_sentence_chars,
                     )
 
     async def extract(self, messages: list[MessageIn], context: ExtractionContext) -> ExtractionResult:
-        """Extract from ``messages``: inline for small batches, in a worker thread for large ones."""
+        """Extract from ``messages``: inline for small batches, in a worker thread for large ones (and
+        for the first, which loads the pipeline)."""
+        if self._pipeline is None:
+            await asyncio.to_thread(self.prepare)
         if len(messages) >= self.thread_threshold or sum(len(m.content or "") for m in messages) > 20_000:
             return await asyncio.to_thread(self.extract_sync, messages, context)
         return self.extract_sync(messages, context)
