@@ -245,3 +245,10 @@ def test_it_after_two_things_named_is_left_alone() -> None:
     """"a new job at Stripe" then "It's a payments company": the job or Stripe, so neither."""
     facts = texts(extract("I just got a new job at Stripe.", "It's a payments company in Dublin.", user_name="Sam"))
     assert facts == ["Sam just got a new job at Stripe."]
+
+
+def test_what_the_speaker_always_does_is_no_procedure() -> None:
+    [fact] = extract("Things I always keep at home:\n- oat milk\n- dark chocolate", user_name="Sam").facts
+    assert (fact.text, fact.memory_type.value) == ("Things Sam always keeps at home: oat milk, dark chocolate.", "semantic")
+    [fact] = extract("Always back up the database before a migration.").facts
+    assert fact.memory_type.value == "procedural"

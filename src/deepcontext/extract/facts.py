@@ -198,6 +198,7 @@ _PROC_MARKER_RE = re.compile(
     r"never\s+(?:use|run|commit|push|put|leave|forget|store|share|skip|delete))",
     re.IGNORECASE,
 )
+_SPEAKER_SUBJECT_RE = re.compile(r"(?:^|[\s,;:(])(?:I|i|we|We)(?:'m|'ve|'d|'ll)?\s")
 _IMPERATIVE_RE = re.compile(
     r"^(?:(?:to|in\s+order\s+to)\s+[^,]{2,80},\s*|(?:if|when|whenever|before|after|once|while)\s+[^,]{2,80},\s*)?"
     r"(?:(?:first(?:ly)?|then|next|finally|after\s+that|afterwards|also|just|please|now|second(?:ly)?|lastly),?\s+)*"
@@ -215,8 +216,8 @@ def is_procedural(sentence: str, *, list_item: bool = False) -> bool:
             return True
         if verb in REQUEST_VERBS and (list_item or m.group(0).lower().startswith(("to ", "if ", "when", "before", "after"))):
             return True
-    if _PROC_MARKER_RE.search(sentence):
-        return not sentence.lower().startswith(("i ", "i'm", "we "))
+    if _PROC_MARKER_RE.search(sentence):  # "Things I always keep at home" says what the speaker does
+        return _SPEAKER_SUBJECT_RE.search(sentence) is None
     return False
 
 
