@@ -219,6 +219,10 @@ def test_a_pronoun_takes_the_last_person_named_and_instructions_stay() -> None:
         # a plural "we" counts as a subject; one noun is enough to say who someone is
         (["We relocated to Denver in May."], "Sam and others relocated to Denver in May 2024."),
         (["I'm a pescatarian."], "Sam is a pescatarian."),
+        # chat spelling and fillers; "No" before a noun is no interjection
+        (["im a pescatarian btw"], "Sam is a pescatarian."),
+        (["No shellfish, I'm allergic to shrimp."], "No shellfish, Sam is allergic to shrimp."),
+        (["Bought a Kia Niro last weekend.", "It has a heat pump."], "The Kia Niro has a heat pump."),
     ],
 )
 def test_it_we_and_identity_sentences_give_facts(turns: list[str], expected: str) -> None:

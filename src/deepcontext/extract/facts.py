@@ -40,7 +40,7 @@ __all__ = [
 # --- leading words that carry nothing ---------------------------------------------------------------------
 
 _LEAD_RE = re.compile(
-    r"^(?:(?:(?:oh|ah|aw+|well|so|yeah|yea|yes|yep|yup|no|nope|nah|ok|okay|k|haha+|hehe+|ha|lol|lmao|rofl|hey|hi|"
+    r"^(?:(?:(?:oh|ah|aw+|well|so|yeah|yea|yes|yep|yup|no(?=\s*[,!.:;…-]|\s+(?:i|i'm|i've|we|it|it's|that|not|way|thanks)\b|$)|nope|nah|ok|okay|k|haha+|hehe+|ha|lol|lmao|rofl|hey|hi|"
     r"ugh+|argh+|meh|oof|yikes|phew|whew|yay|woo+hoo+|damn|dang|gosh|jeez|geez|wait|hmm+|alas|ahh+|ooh+|"
     r"hello|wow|whoa|um+|uh+|hmm+|anyway|anyways|actually|honestly|btw|by\s+the\s+way|also|and|but|plus|"
     r"oh\s+and|fun\s+fact|guess\s+what|you\s+know\s+what|you\s+know|to\s+be\s+honest|tbh|omg|thanks|"

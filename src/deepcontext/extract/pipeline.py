@@ -96,6 +96,10 @@ _ASSIST_SINCE_RE = re.compile(r"^(?:since|as|because|given\s+that)\s+(you(?:'re|
 # "it's ok, I'm taking ibuprofen": a reaction before the fact
 _OK_LEAD_RE = re.compile(r"^(?:it's|it\s+is|that's|that\s+is|all\s+good|no\s+worries)\s*(?:ok|okay|fine|alright|all\s+right)?"
                          r"(?:\s+(?:now|though))?\s*[,;:-]+\s*(?=\w)", re.IGNORECASE)
+# "..., lol", "... btw": chat fillers at the end say nothing
+_TRAILING_FILLER_RE = re.compile(r"[\s,]+(?:btw|lol|haha+|hehe+|tbh|fwiw|lmao|imo)\s*([.!]*)$", re.IGNORECASE)
+# "im a pescatarian": the chat spelling of "I'm" where a sentence or clause starts
+_IM_RE = re.compile(r"(^|[,;]\s+)[Ii]m(?=\s+(?:a|an|the|so|very|really|not|from|in|at|on|into|going|[a-z]+ing)\b)")
 _NAMED_BEFORE_RE = re.compile(r"\b(?:named|called)\s+$")
 _AND_WE_RE = re.compile(r"\band we ([a-z]+)\b")
 _IT_START_RE = re.compile(r"^(It|Its)\s+(?=[a-z])")
@@ -112,7 +116,7 @@ _IT_DUMMY_RE = re.compile(
 _THIRD_PERSON_RE = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their)\b", re.IGNORECASE)
 # "I'm a pescatarian": one noun says who the speaker is
 _IDENTITY_RE = re.compile(
-    r"^(?:I'm|I\s+am)\s+(?:a|an)\s+(?!(?:bit|little|lot|mess|fan|bit)\b)[a-z][a-z-]+\s*[.!]*$", re.IGNORECASE
+    r"^(?:I'm|I\s+am)\s+(?:a|an)\s+(?!(?:bit|little|lot|mess|fan)\b)[a-z][a-z-]+\s*[.!]*$", re.IGNORECASE
 )
 _LEADING_PRONOUN_RE = re.compile(r"^(?:he|she|it|its|his|her|they|their)\b", re.IGNORECASE)
 # ", remind me a week before": a request riding on a fact is not part of it
@@ -240,7 +244,8 @@ class RulePipeline:
 
     def _sentence(self, msg: MessageIn, raw: str, list_item: bool, speaker: str,
                   known: dict[str, EntityType | None], acc: BatchAcc, refs: _Refs) -> None:
-        s, remember = strip_lead(raw)
+        s, remember = strip_lead(_IM_RE.sub(r"\1I'm", raw) if msg.role == "user" else raw)
+        s = _TRAILING_FILLER_RE.sub(r"\1", s)
         said_before = len(refs.said)
         refs.said.append((s, speaker, None))  # even a question introduces a thing
         from_assistant = msg.role == "assistant"

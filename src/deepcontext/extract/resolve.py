@@ -210,7 +210,7 @@ _DET_NP_RE = re.compile(
     r"\b(?P<det>the|a|an|our|my|his|her|their|its|this|that|[A-Z][a-z]+'s)\s+"
     r"(?P<np>[a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,2})"
 )
-_A_NAME_RE = re.compile(r"\b(?:a|an)\s+(?P<name>[A-Z][a-z]+)\b(?!\s+[A-Z])")
+_A_NAME_RE = re.compile(r"\b(?:a|an)\s+(?P<name>[A-Z][a-z]+(?:\s+[A-Z][\w-]*)*)\b")
 _NP_STOP = words(
     """a an the and or but to of in on at for with from by about as into over after before since until
     last next this that these those every each is are was were be been has have had will would can could
