@@ -14,7 +14,6 @@ first use.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
 from deepcontext.extract.interface import (
@@ -25,7 +24,7 @@ from deepcontext.extract.interface import (
 )
 from deepcontext.extract.batch import BatchAcc
 from deepcontext.extract.chinese import chinese_fact, cjk_patterns
-from deepcontext.extract.entities import EntitySpan, find_entities
+from deepcontext.extract.entities import find_entities
 from deepcontext.extract.facts import (
     confidence_of,
     content_word_count,
@@ -39,6 +38,15 @@ from deepcontext.extract.facts import (
     tense_of,
 )
 from deepcontext.extract.gazetteer import IRREGULAR_PAST
+from deepcontext.extract.referents import (
+    IT_STATE_RE,
+    PRONOUN_START_RE,
+    Referents,
+    it_is_thing,
+    name_pronoun,
+    single_person,
+    single_thing,
+)
 from deepcontext.extract.relations import find_relations
 from deepcontext.extract.rewrite import (
     FIRST_PERSON_RE,
@@ -50,7 +58,6 @@ from deepcontext.extract.rewrite import (
 from deepcontext.extract.resolve import (
     reported_speech,
     rewrite_we,
-    thing_phrase,
     with_year,
     write_time,
 )
@@ -89,7 +96,6 @@ _ADVICE_RE = re.compile(
     r"|\b(?:sounds?|seems?|looks?)\b",
     re.IGNORECASE,
 )
-_PRONOUN_START_RE = re.compile(r"^(?P<p>He|She|he|she)(?P<c>'s)?\s+|^(?P<poss>His|Her|his|her)\s+(?=[a-z])")
 _WE_CONTRACTION_RE = re.compile(r"(?<![\w'-])[Ww]e'(?:re|ve|ll|d)\b")
 _NEG_LIKE_RE = re.compile(r"\b(?:doesn't|does\s+not|never)\s+(?:really\s+)?(?:like|love|enjoy|eat|drink|want)\b")
 _ASSIST_SINCE_RE = re.compile(r"^(?:since|as|because|given\s+that)\s+(you(?:'re|\s)[^,?]{4,}),", re.IGNORECASE)
@@ -103,17 +109,6 @@ _IM_RE = re.compile(r"(^|[,;]\s+)[Ii]m(?=\s+(?:a|an|the|so|very|really|not|from|
 _NAMED_BEFORE_RE = re.compile(r"\b(?:named|called)\s+$")
 _AND_WE_RE = re.compile(r"\band we ([a-z]+)\b")
 _IT_START_RE = re.compile(r"^(It|Its)\s+(?=[a-z])")
-# "It is a small bakery", "It has four-wheel drive": what the thing named before is or has
-# (present tense: "It was the best trip" judges an experience, which the last thing named rarely is)
-_IT_STATE_RE = re.compile(r"^It(?:'s|\s+is|\s+has)\s+(?P<rest>[a-z].*)$")
-# ... unless "it" is no thing: weather, time, or a clause moved to the end ("It is hard to say")
-_IT_DUMMY_RE = re.compile(
-    r"^(?:been|getting|going|raining|snowing|pouring|windy|sunny|cloudy|freezing|cold|hot|warm|chilly|humid|late|"
-    r"early|time|about|like|just|not|(?:(?:so|very|really|too|quite|a\s+bit|kind\s+of)\s+)?[a-z]+\s+(?:to|that|how|when|"
-    r"for\s+\w+\s+to)\b)",
-    re.IGNORECASE,
-)
-_THIRD_PERSON_RE = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their)\b", re.IGNORECASE)
 # "I'm a pescatarian": one noun says who the speaker is
 _IDENTITY_RE = re.compile(
     r"^(?:I'm|I\s+am)\s+(?:a|an)\s+(?!(?:bit|little|lot|mess|fan)\b)[a-z][a-z-]+\s*[.!]*$", re.IGNORECASE
@@ -125,7 +120,6 @@ _REQUEST_TAIL_RE = re.compile(
     r"(?:remind|tell|let|help|ask|ping|notify)\s+me\b.*$",
     re.IGNORECASE,
 )
-_THING_TYPES = frozenset({EntityType.ORGANIZATION, EntityType.PRODUCT, EntityType.LOCATION, EntityType.TECHNOLOGY})
 # a date that describes the person, not an event: "born in 1990", "my birthday is on July 14"
 _RECURRING_RE = re.compile(r"\b(?:born|birthday|birthdays|anniversary|bday)\b", re.IGNORECASE)
 # what must not become a memory of its own: credentials and payment data (the verbatim turn is stored anyway)
@@ -136,8 +130,6 @@ _SECRET_RE = re.compile(
     r"\b(?:\d[ -]?){13,19}\b",
     re.IGNORECASE,
 )
-
-
 
 
 def _finish(text: str) -> str:
@@ -167,25 +159,6 @@ def _user_name(messages: list[MessageIn], context: ExtractionContext, index: int
     return context.user_name or "User"
 
 
-@dataclass(slots=True)
-class _Refs:
-    """What a pronoun can point to: the last single person named, and the sentences said so far
-    (read back for the last thing talked about only when an "It" needs it)."""
-
-    person: str | None = None
-    #: (sentence, speaker, the one named thing it mentions), newest last
-    said: list[tuple[str, str | None, str | None]] = field(default_factory=list)
-
-    def thing(self, before: int) -> tuple[str | None, bool]:
-        """The last thing talked about in the sentences before ``before``, and whether it was the only
-        one its sentence named ("a new job at Stripe" names two)."""
-        for text, speaker, named in reversed(self.said[:before]):
-            here = thing_phrase(text, speaker) if len(text) >= 6 and text.isascii() else None
-            if here or named:
-                return here or named, not (here and named and named.lower() not in here.lower())
-        return None, True
-
-
 class RulePipeline:
     """The extraction pipeline with its options; :class:`~deepcontext.extract.rules.RuleExtractor` runs it."""
 
@@ -201,7 +174,7 @@ class RulePipeline:
         for m in messages:
             if m.name:
                 base_known[m.name.lower()] = EntityType.PERSON
-        refs = _Refs()
+        refs = Referents()
         if context.recent_messages and messages and _LEADING_PRONOUN_RE.match(messages[0].content.lstrip()):
             self._learn_refs(context.recent_messages[-3:], base_known, refs)
         for pos, msg in enumerate(messages):
@@ -218,7 +191,7 @@ class RulePipeline:
             self._message(msg, speaker, known, acc, refs)
         return acc.result()
 
-    def _learn_refs(self, earlier: list[MessageIn], known: dict[str, EntityType | None], refs: _Refs) -> None:
+    def _learn_refs(self, earlier: list[MessageIn], known: dict[str, EntityType | None], refs: Referents) -> None:
         """Referents from turns before the batch (only read when the batch opens with a pronoun)."""
         for m in earlier:
             if m.role not in ("user", "assistant") or not m.content:
@@ -226,13 +199,13 @@ class RulePipeline:
             for sent in split_sentences(clean_text(m.content)):
                 if sent.text.isascii():
                     spans = find_entities(sent.text, dict(known))
-                    refs.person = _single_person(spans, m.name or "") or refs.person
-                    refs.said.append((sent.text, m.name, _single_thing(spans)))
+                    refs.person = single_person(spans, m.name or "") or refs.person
+                    refs.said.append((sent.text, m.name, single_thing(spans)))
 
     # --- one message ---------------------------------------------------------------------------------------
 
     def _message(self, msg: MessageIn, speaker: str, known: dict[str, EntityType | None], acc: BatchAcc,
-                 refs: _Refs) -> None:
+                 refs: Referents) -> None:
         for sent in _join_lists(split_sentences(clean_text(msg.content))):
             raw = sent.text
             if len(raw) > self.max_sentence_chars or len(raw) < 6:
@@ -243,7 +216,7 @@ class RulePipeline:
             self._sentence(msg, raw, sent.list_item, speaker, known, acc, refs)
 
     def _sentence(self, msg: MessageIn, raw: str, list_item: bool, speaker: str,
-                  known: dict[str, EntityType | None], acc: BatchAcc, refs: _Refs) -> None:
+                  known: dict[str, EntityType | None], acc: BatchAcc, refs: Referents) -> None:
         s, remember = strip_lead(_IM_RE.sub(r"\1I'm", raw) if msg.role == "user" else raw)
         s = _TRAILING_FILLER_RE.sub(r"\1", s)
         said_before = len(refs.said)
@@ -272,7 +245,7 @@ class RulePipeline:
             procedural = False
             about_speaker = True
         else:
-            if (st := _IT_STATE_RE.match(s)) is not None and _it_is_thing(st.group("rest"), *refs.thing(said_before)):
+            if (st := IT_STATE_RE.match(s)) is not None and it_is_thing(st.group("rest"), *refs.thing(said_before)):
                 verb = "is" if s.startswith("It's") else s.split(" ", 2)[1]
                 s = f"{refs.thing(said_before)[0]} {verb} {st.group('rest')}"  # "It has ..." -> "The Subaru has ..."
             if is_skippable(s, role="user"):
@@ -284,13 +257,13 @@ class RulePipeline:
                 reporter = _owned(who, speaker)
                 if quoted:
                     quoted_by = reporter
-                elif (p := _PRONOUN_START_RE.match(s)) is not None:
-                    s = _name_pronoun(s, p, reporter)
+                elif (p := PRONOUN_START_RE.match(s)) is not None:
+                    s = name_pronoun(s, p, reporter)
             if starts_with_third_pronoun(s):
-                p = _PRONOUN_START_RE.match(s)
+                p = PRONOUN_START_RE.match(s)
                 if refs.person is None or p is None:
                     return
-                s = _name_pronoun(s, p, refs.person)
+                s = name_pronoun(s, p, refs.person)
             elif (t := _IT_START_RE.match(s)) is not None:  # "It runs on Kafka": the thing named before
                 thing_before = refs.thing(said_before)[0]
                 if thing_before is None:
@@ -338,7 +311,7 @@ class RulePipeline:
         if we:  # after the relations, which read "we" as the speaker
             if text.startswith(we_owner + " "):  # "Sam went ... with Jo and we bought" -> "... and bought"
                 text = _AND_WE_RE.sub(lambda m: m.group(0) if is_base_verb(m.group(1)) else f"and {m.group(1)}", text)
-            with_whom = _single_person(spans, we_owner) or refs.person
+            with_whom = single_person(spans, we_owner) or refs.person
             text, _ = rewrite_we(text, we_owner, with_whom if with_whom not in (speaker, we_owner) else None)
         if when is not None and not when.explicit:
             # the memory says the date, not "yesterday"; the same words in the rewritten text
@@ -419,7 +392,7 @@ class RulePipeline:
         people = list(dict.fromkeys(people))
         if people:  # two people named: a "she" next is anyone's guess
             refs.person = people[0] if len(people) == 1 and not set(maybe_people) - set(people) else None
-        refs.said[said_before] = (refs.said[said_before][0], speaker, _single_thing(spans))
+        refs.said[said_before] = (refs.said[said_before][0], speaker, single_thing(spans))
 
 
 def _opens_with_past_verb(text: str) -> bool:
@@ -461,40 +434,9 @@ def _join_lists(sents: list[Sentence]) -> list[Sentence]:
     return out
 
 
-def _it_is_thing(rest: str, thing: str | None, sure: bool) -> bool:
-    """Whether the "It" of "It is / has <rest>" is ``thing``: the one thing named, a predicate saying
-    something of its own about it, no dummy "it" (weather, time, "It is hard to ...") and no person it
-    would leave unnamed."""
-    return (thing is not None and sure and content_word_count(rest) >= 2 and _IT_DUMMY_RE.match(rest) is None
-            and _THIRD_PERSON_RE.search(rest) is None)
-
-
-def _single_thing(spans: list[EntitySpan]) -> str | None:
-    """The one named organisation, product or place a sentence mentions, if exactly one."""
-    cands = [sp.name for sp in spans if sp.type in _THING_TYPES and not sp.possessive]
-    return cands[0] if len(cands) == 1 else None
-
-
 def _owned(who: str, speaker: str) -> str:
     """A reporter as a name: "my boss" said by Sam -> "Sam's boss"."""
     first, _, rest = who.partition(" ")
     return f"{speaker}'s {rest}" if first.lower() in ("my", "our") and rest else who
 
 
-def _name_pronoun(s: str, p: re.Match[str], name: str) -> str:
-    """"She starts ..." -> "Jo starts ...", "She's a beagle" -> "Jo is a beagle", "Her boss ..." ->
-    "Jo's boss ..."."""
-    rest = s[p.end() :]
-    if p.group("p") is None:
-        return name + "'s " + rest
-    if p.group("c"):  # "she's been" is "has been", else "is"
-        aux = "has" if rest.startswith(("been ", "got ", "had ")) or rest.split(" ", 1)[0].endswith("ed") else "is"
-        return f"{name} {aux} {rest}"
-    return name + " " + rest
-
-
-def _single_person(spans: list[EntitySpan], speaker: str) -> str | None:
-    """The one named person or pet a sentence introduces (for "He..." / "She..." next), if exactly one."""
-    cands = [sp.name for sp in spans if sp.type in (EntityType.PERSON, EntityType.OTHER)
-             and sp.name.lower() != speaker.lower() and not sp.possessive]
-    return cands[0] if len(cands) == 1 else None
