@@ -256,3 +256,18 @@ def test_what_the_speaker_always_does_is_no_procedure() -> None:
     assert (fact.text, fact.memory_type.value) == ("Things Sam always keeps at home: oat milk, dark chocolate.", "semantic")
     [fact] = extract("Always back up the database before a migration.").facts
     assert fact.memory_type.value == "procedural"
+
+
+def test_we_never_includes_whoever_the_speaker_talks_to() -> None:
+    msgs = [MessageIn(index=0, role="user", content="Hey Mel! How did the kids take it?", said_at=SAID, name="Caroline"),
+            MessageIn(index=1, role="user", content="We were all scared when my son got hurt.", said_at=SAID, name="Mel"),
+            MessageIn(index=2, role="user", content="My sister Jo came over. We went hiking in the Alps.", said_at=SAID,
+                      name="Mel")]
+    res = EX.extract_sync(msgs, ExtractionContext(user_id="u", conversation_id="c", now=SAID))
+    assert texts(res) == ["Mel and others were all scared when Mel's son got hurt.", "Mel's sister Jo came over.",
+                          "Mel and Jo went hiking in the Alps."]
+
+
+def test_chat_verbs_agree() -> None:
+    assert texts(extract("I wanna keep making a difference.", "I gotta finish the slides.", user_name="Sam")) == [
+        "Sam wants to keep making a difference.", "Sam has to finish the slides."]

@@ -174,7 +174,8 @@ class RulePipeline:
         for m in messages:
             if m.name:
                 base_known[m.name.lower()] = EntityType.PERSON
-        refs = Referents()
+        names = [m.name for m in [*context.recent_messages, *messages] if m.name] + [context.user_name or ""]
+        refs = Referents(participants=frozenset(n.lower() for n in names if n))
         if context.recent_messages and messages and _LEADING_PRONOUN_RE.match(messages[0].content.lstrip()):
             self._learn_refs(context.recent_messages[-3:], base_known, refs)
         for pos, msg in enumerate(messages):
@@ -311,7 +312,7 @@ class RulePipeline:
         if we:  # after the relations, which read "we" as the speaker
             if text.startswith(we_owner + " "):  # "Sam went ... with Jo and we bought" -> "... and bought"
                 text = _AND_WE_RE.sub(lambda m: m.group(0) if is_base_verb(m.group(1)) else f"and {m.group(1)}", text)
-            with_whom = single_person(spans, we_owner) or refs.person
+            with_whom = refs.companion(single_person(spans, we_owner), msg.index)
             text, _ = rewrite_we(text, we_owner, with_whom if with_whom not in (speaker, we_owner) else None)
         if when is not None and not when.explicit:
             # the memory says the date, not "yesterday"; the same words in the rewritten text
@@ -392,6 +393,7 @@ class RulePipeline:
         people = list(dict.fromkeys(people))
         if people:  # two people named: a "she" next is anyone's guess
             refs.person = people[0] if len(people) == 1 and not set(maybe_people) - set(people) else None
+            refs.person_in = msg.index
         refs.said[said_before] = (refs.said[said_before][0], speaker, single_thing(spans))
 
 

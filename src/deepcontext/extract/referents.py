@@ -44,6 +44,10 @@ class Referents:
     (read back for the last thing talked about only when an "It" needs it)."""
 
     person: str | None = None
+    #: the message that named ``person``
+    person_in: int = -1
+    #: the people taking part in the conversation (message names, the user's display name)
+    participants: frozenset[str] = frozenset()
     #: (sentence, speaker, the one named thing it mentions), newest last
     said: list[tuple[str, str | None, str | None]] = field(default_factory=list)
 
@@ -55,6 +59,13 @@ class Referents:
             if here or named:
                 return here or named, not (here and named and named.lower() not in here.lower())
         return None, True
+
+    def companion(self, named_here: str | None, index: int) -> str | None:
+        """Who "we" includes besides the speaker: the one person this sentence names, else the one the
+        same message named before; never someone taking part in the conversation (told something,
+        not a companion by being addressed)."""
+        who = named_here or (self.person if self.person_in == index else None)
+        return None if who is None or who.lower() in self.participants else who
 
 
 def it_is_thing(rest: str, thing: str | None, sure: bool) -> bool:

@@ -18,6 +18,7 @@ __all__ = ["AGREE", "agree_coordinated", "is_base_verb", "lemmas_of", "lexicon",
 AGREE = {
     "am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't",
     "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't", "ain't": "isn't", "be": "is", "go": "goes",
+    "wanna": "wants to", "gotta": "has to",
 }
 
 
