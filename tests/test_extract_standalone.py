@@ -214,7 +214,7 @@ def test_a_pronoun_takes_the_last_person_named_and_instructions_stay() -> None:
         (["I bought a Subaru last week. It has four-wheel drive."], "The Subaru has four-wheel drive."),
         (["We adopted a puppy last spring. It's a golden retriever named Biscuit."],
          "The puppy is a golden retriever named Biscuit."),
-        (["Maya maintains our event pipeline.", "It is critical for the billing team."],
+        (["We maintain an event pipeline.", "It is critical for the billing team."],
          "The event pipeline is critical for the billing team."),
         # a plural "we" counts as a subject; one noun is enough to say who someone is
         (["We relocated to Denver in May."], "Sam and others relocated to Denver in May 2024."),
@@ -238,6 +238,7 @@ def test_it_we_and_identity_sentences_give_facts(turns: list[str], expected: str
         "It is really good.",  # nothing said of the thing beyond a judgement
         "It is her first job out of college.",  # would leave "her" unnamed
         "It was the best trip of my life.",  # an experience, not the thing named
+        "It is a great way to relax after a long day.",  # the club, or joining it?
     ],
 )
 def test_it_without_a_thing_gives_no_fact(second: str) -> None:
@@ -246,9 +247,13 @@ def test_it_without_a_thing_gives_no_fact(second: str) -> None:
 
 
 def test_it_after_two_things_named_is_left_alone() -> None:
-    """"a new job at Stripe" then "It's a payments company": the job or Stripe, so neither."""
+    """"a new job at Stripe" then "It's a payments company": the job or Stripe, so neither; and a
+    thing that is not what the sentence before is about ("my feelings") is no referent either."""
     facts = texts(extract("I just got a new job at Stripe.", "It's a payments company in Dublin.", user_name="Sam"))
     assert facts == ["Sam just got a new job at Stripe."]
+    facts = texts(extract("Painting's a fun way to express my feelings.", "It's a great way to unwind after work.",
+                          user_name="Sam"))
+    assert facts == ["Painting's a fun way to express Sam's feelings."]
 
 
 def test_what_the_speaker_always_does_is_no_procedure() -> None:

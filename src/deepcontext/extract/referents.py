@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from deepcontext.extract.entities import EntitySpan
 from deepcontext.extract.facts import content_word_count
+from deepcontext.extract.gazetteer import IRREGULAR_PAST
 from deepcontext.extract.resolve import thing_phrase
 from deepcontext.types import EntityType
 
@@ -32,6 +33,8 @@ _IT_DUMMY_RE = re.compile(
 )
 
 
+_SPEAKER_FIRST_RE = re.compile(r"^(?:I|I'm|I've|I'd|We|We're|We've|My|Our)\s", re.IGNORECASE)
+_PLURAL_END_RE = re.compile(r"[^su]s$")
 _THIRD_PERSON_RE = re.compile(r"\b(?:he|she|him|her|his|hers|they|them|their)\b", re.IGNORECASE)
 
 
@@ -52,12 +55,17 @@ class Referents:
     said: list[tuple[str, str | None, str | None]] = field(default_factory=list)
 
     def thing(self, before: int) -> tuple[str | None, bool]:
-        """The last thing talked about in the sentences before ``before``, and whether it was the only
-        one its sentence named ("a new job at Stripe" names two)."""
+        """The last thing talked about in the sentences before ``before``, and whether "it" surely
+        means it: the only thing its sentence named ("a new job at Stripe" names two), singular,
+        in a sentence about the speaker ("I bought a Subaru"; in "Painting's a fun way to express my
+        feelings" the thing is the subject)."""
         for text, speaker, named in reversed(self.said[:before]):
             here = thing_phrase(text, speaker) if len(text) >= 6 and text.isascii() else None
             if here or named:
-                return here or named, not (here and named and named.lower() not in here.lower())
+                thing = here or named
+                sure = (not (here and named and named.lower() not in here.lower())
+                        and _about_speaker(text) and _PLURAL_END_RE.search(thing) is None)
+                return thing, sure
         return None, True
 
     def companion(self, named_here: str | None, index: int) -> str | None:
@@ -66,6 +74,14 @@ class Referents:
         not a companion by being addressed)."""
         who = named_here or (self.person if self.person_in == index else None)
         return None if who is None or who.lower() in self.participants else who
+
+
+def _about_speaker(text: str) -> bool:
+    """The sentence's subject is the speaker: "I ...", "My ...", or no subject ("Bought a Kia Niro")."""
+    if _SPEAKER_FIRST_RE.match(text):
+        return True
+    first = text.split(" ", 1)[0].lower()
+    return first in IRREGULAR_PAST or (first.endswith("ed") and len(first) > 4)
 
 
 def it_is_thing(rest: str, thing: str | None, sure: bool) -> bool:
