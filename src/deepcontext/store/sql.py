@@ -1184,14 +1184,14 @@ class SQLStore(AddWriter, Store):
                        reason: str) -> int:
         """New texts of active memories whose text is still the one read (one changed since is left)."""
         mt = self.t.memories
-        current = dict(
-            conn.execute(
+        current: dict[int, str] = {}
+        for ids in _chunks([r.memory_id for r in rewrites]):
+            rows = conn.execute(
                 select(mt.c.id, mt.c.text).where(
-                    mt.c.user_id == user_id, mt.c.id.in_([r.memory_id for r in rewrites]),
-                    mt.c.status == MemoryStatus.ACTIVE.value,
+                    mt.c.user_id == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value
                 )
             ).all()
-        )
+            current.update((int(mid), str(text)) for mid, text in rows)
         todo = [r for r in rewrites if current.get(r.memory_id) == r.old_text]
         if not todo:
             return 0
