@@ -61,8 +61,8 @@ class Referents:
         feelings" the thing is the subject)."""
         for text, speaker, named in reversed(self.said[:before]):
             here = thing_phrase(text, speaker) if len(text) >= 6 and text.isascii() else None
-            if here or named:
-                thing = here or named
+            thing = here or named
+            if thing:
                 sure = (not (here and named and named.lower() not in here.lower())
                         and _about_speaker(text) and _PLURAL_END_RE.search(thing) is None)
                 return thing, sure
