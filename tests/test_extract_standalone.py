@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 import pytest
 
 from deepcontext.bench.extraction import load_gold, run_extraction, states
-from deepcontext.extract.base import ExtractionContext, ExtractionResult, MessageIn
+from deepcontext.extract.interface import ExtractionContext, ExtractionResult, MessageIn
 from deepcontext.extract.grammar import defects, unresolved
 from deepcontext.extract.rules import RuleExtractor
 
@@ -205,3 +205,74 @@ def test_a_pronoun_takes_the_last_person_named_and_instructions_stay() -> None:
     # two people named: "she" is anyone's guess, so no memory
     assert texts(extract("I met Sarah and Jo at the gym.", "She is a personal trainer.")) == [
         "User met Sarah and Jo at the gym."]
+
+
+@pytest.mark.parametrize(
+    ("turns", "expected"),
+    [
+        # "It is / has ...": the thing the sentence before named, with or without a determiner of its own
+        (["I bought a Subaru last week. It has four-wheel drive."], "The Subaru has four-wheel drive."),
+        (["We adopted a puppy last spring. It's a golden retriever named Biscuit."],
+         "The puppy is a golden retriever named Biscuit."),
+        (["We maintain an event pipeline.", "It is critical for the billing team."],
+         "The event pipeline is critical for the billing team."),
+        # a plural "we" counts as a subject; one noun is enough to say who someone is
+        (["We relocated to Denver in May."], "Sam and others relocated to Denver in May 2024."),
+        (["I'm a pescatarian."], "Sam is a pescatarian."),
+        # chat spelling and fillers; "No" before a noun is no interjection
+        (["im a pescatarian btw"], "Sam is a pescatarian."),
+        (["No shellfish, I'm allergic to shrimp."], "No shellfish, Sam is allergic to shrimp."),
+        (["Bought a Kia Niro last weekend.", "It has a heat pump."], "The Kia Niro has a heat pump."),
+    ],
+)
+def test_it_we_and_identity_sentences_give_facts(turns: list[str], expected: str) -> None:
+    assert expected in texts(extract(*turns, user_name="Sam"))
+
+
+@pytest.mark.parametrize(
+    "second",
+    [
+        "It is raining a lot in Seattle these days.",  # weather
+        "It is hard to keep up with the reading.",  # a clause moved to the end
+        "It's been a long week.",
+        "It is really good.",  # nothing said of the thing beyond a judgement
+        "It is her first job out of college.",  # would leave "her" unnamed
+        "It was the best trip of my life.",  # an experience, not the thing named
+        "It is a great way to relax after a long day.",  # the club, or joining it?
+    ],
+)
+def test_it_without_a_thing_gives_no_fact(second: str) -> None:
+    facts = texts(extract("I joined a book club near Porto.", second, user_name="Sam"))
+    assert len(facts) == 1, facts
+
+
+def test_it_after_two_things_named_is_left_alone() -> None:
+    """"a new job at Stripe" then "It's a payments company": the job or Stripe, so neither; and a
+    thing that is not what the sentence before is about ("my feelings") is no referent either."""
+    facts = texts(extract("I just got a new job at Stripe.", "It's a payments company in Dublin.", user_name="Sam"))
+    assert facts == ["Sam just got a new job at Stripe."]
+    facts = texts(extract("Painting's a fun way to express my feelings.", "It's a great way to unwind after work.",
+                          user_name="Sam"))
+    assert facts == ["Painting's a fun way to express Sam's feelings."]
+
+
+def test_what_the_speaker_always_does_is_no_procedure() -> None:
+    [fact] = extract("Things I always keep at home:\n- oat milk\n- dark chocolate", user_name="Sam").facts
+    assert (fact.text, fact.memory_type.value) == ("Things Sam always keeps at home: oat milk, dark chocolate.", "semantic")
+    [fact] = extract("Always back up the database before a migration.").facts
+    assert fact.memory_type.value == "procedural"
+
+
+def test_we_never_includes_whoever_the_speaker_talks_to() -> None:
+    msgs = [MessageIn(index=0, role="user", content="Hey Mel! How did the kids take it?", said_at=SAID, name="Caroline"),
+            MessageIn(index=1, role="user", content="We were all scared when my son got hurt.", said_at=SAID, name="Mel"),
+            MessageIn(index=2, role="user", content="My sister Jo came over. We went hiking in the Alps.", said_at=SAID,
+                      name="Mel")]
+    res = EX.extract_sync(msgs, ExtractionContext(user_id="u", conversation_id="c", now=SAID))
+    assert texts(res) == ["Mel and others were all scared when Mel's son got hurt.", "Mel's sister Jo came over.",
+                          "Mel and Jo went hiking in the Alps."]
+
+
+def test_chat_verbs_agree() -> None:
+    assert texts(extract("I wanna keep making a difference.", "I gotta finish the slides.", user_name="Sam")) == [
+        "Sam wants to keep making a difference.", "Sam has to finish the slides."]

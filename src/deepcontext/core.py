@@ -28,7 +28,7 @@ from deepcontext.context.types import (
 from deepcontext.dialogue.conversations import DialogueService
 from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import ConfigurationError, ValidationError
-from deepcontext.extract.base import Classifier, Extractor
+from deepcontext.extract.interface import Classifier, Extractor
 from deepcontext.lifecycle.service import LifecycleService
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.services.background import BackgroundTasks

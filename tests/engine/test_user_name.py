@@ -17,6 +17,13 @@ async def test_set_user_names_the_user_in_memories_and_merges_the_entity(ctx: De
 
     await ctx.set_user("ana", name="Ana")
     assert await ctx.get_user("ana") == {"user_id": "ana", "name": "Ana"}
+    # what was stored before takes the name too: the text, the keyword index, the history
+    [mem] = [m for m in (await ctx.list("ana")).memories if m.text.endswith("works at Globex.")]
+    assert mem.text == "Ana lives in Lisbon and works at Globex."
+    hits = await ctx.search("Ana Globex", "ana", limit=3)
+    assert hits.results[0].memory_id == mem.id
+    [rename] = [h for h in await ctx.history(mem.id, "ana") if h.new_text == mem.text]
+    assert rename.old_text == "User lives in Lisbon and works at Globex."
     await ctx.add([{"role": "user", "content": "My sister Jo moved to Porto."}], user_id="ana")
     texts = [m.text for m in (await ctx.list("ana")).memories]
     assert "Ana's sister Jo moved to Porto." in texts

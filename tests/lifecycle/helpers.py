@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import text
 
 from deepcontext import DeepContext
-from deepcontext.extract.base import (
+from deepcontext.extract.interface import (
     ExtractedEntity,
     ExtractedFact,
     ExtractionContext,

@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 import pytest
 
 from deepcontext.errors import LLMBackendError, ValidationError
-from deepcontext.extract.base import ExistingMemory, ExtractedFact, ExtractionContext
-from deepcontext.extract.llm import LLMClassifier, offline_decision
+from deepcontext.extract.interface import ExistingMemory, ExtractedFact, ExtractionContext
+from deepcontext.extract.llm_classifier import LLMClassifier, offline_decision
 from deepcontext.llm import Router
 from deepcontext.types import MemoryType
 from tests.support.fake_openai import FakeOpenAI, Reply

@@ -8,8 +8,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from deepcontext.errors import LLMValidationError
-from deepcontext.extract.base import ExtractionContext, ExtractionResult, MessageIn
-from deepcontext.extract.llm import LLMExtractor, parse_occurred_at
+from deepcontext.extract.interface import ExtractionContext, ExtractionResult, MessageIn
+from deepcontext.extract.llm_extractor import LLMExtractor, parse_occurred_at
 from deepcontext.llm import Router, prompts
 from deepcontext.types import EntityType, MemoryType
 from tests.support.fake_openai import FakeOpenAI, Reply

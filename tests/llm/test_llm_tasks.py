@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 import pytest
 
 from deepcontext.errors import LLMResponseError, ValidationError
-from deepcontext.extract.base import MessageIn
+from deepcontext.extract.interface import MessageIn
 from deepcontext.llm import Router, prompts
 from deepcontext.llm.tasks import MergedFact, merge_memories, summarize_conversation
 from tests.support.fake_openai import FakeOpenAI, Reply

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from deepcontext import DeepContext, MemoryNotFoundError
-from deepcontext.extract.base import Classifier, Decision, ExistingMemory, ExtractedFact, ExtractionContext
-from deepcontext.extract.llm import LLMClassifier
+from deepcontext.extract.interface import Classifier, Decision, ExistingMemory, ExtractedFact, ExtractionContext
+from deepcontext.extract.llm_classifier import LLMClassifier
 from deepcontext.llm import Router
 from deepcontext.store.base import AddPlan, MemoryChange, NewMemory
 from deepcontext.text import content_hash

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from deepcontext.errors import ValidationError
-from deepcontext.extract.base import ExtractionContext, Extractor, MessageIn
+from deepcontext.extract.interface import ExtractionContext, Extractor, MessageIn
 from deepcontext.extract.grammar import defects, unresolved
 
 __all__ = ["ExtractionReport", "load_gold", "run_extraction", "states"]

@@ -190,7 +190,7 @@ class DialogueService:
 
     async def derive(self, backend: TrackedBackend, node_ids: list[int]) -> AddResponse | None:
         """Run the engine's extraction over the turns of ``node_ids`` (in batches of the add limit)."""
-        from deepcontext.extract.base import MessageIn
+        from deepcontext.extract.interface import MessageIn
 
         members = backend.node_turn_ids(node_ids)
         turn_ids = [t for n in node_ids for t in members.get(n, ())]

@@ -1,6 +1,6 @@
 """Extraction of memories, entities and relations from conversation messages."""
 
-from deepcontext.extract.base import (
+from deepcontext.extract.interface import (
     Classifier,
     Decision,
     ExistingMemory,

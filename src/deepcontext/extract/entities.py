@@ -1,25 +1,14 @@
 """A rule-based named-entity recogniser: capitalised spans, gazetteers, suffixes and cue phrases.
 
-``find_entities(text)`` returns :class:`EntitySpan` objects (start, end, surface name, type), in order and
-without overlaps. How a span is found:
+``find_entities(text)`` returns :class:`EntitySpan` objects (start, end, surface name, type), in order
+and without overlaps: gazetteer phrases first (longest first), then runs of capitalised tokens joined
+through "of", "the", "de", "&"... ("Bank of America"), technology names unambiguous in lower case
+("kubernetes"), and calendar dates and years as DATE. Pronouns, weekdays and months alone, kinship
+words and a capitalised sentence opener that is not known ("Yesterday", "Nice") are no entities.
 
-1. Gazetteer phrases first ("New York City", "Visual Studio Code", "Hugging Face"), longest first.
-2. Runs of capitalised tokens ("Acme Corp", "Sarah Johnson"), joined through "of", "the", "de", "van",
-   "&"... ("Bank of America", "University of Texas"). A possessive ends a run ("Sarah's").
-3. Technology names that are unambiguous even in lower case ("python", "kubernetes", "postgresql").
-4. Calendar dates and years ("8 May 2023", "May 8th", "2019") as DATE.
-
-What is not an entity: pronouns, weekdays and months on their own, interjections, kinship words ("Mom"),
-time words, and a capitalised word at the start of a sentence unless it is known (a gazetteer name, a
-first name, a name the caller passes in ``known``) - "Yesterday", "Nice", "Thanks", "Sure" are dropped.
-Ambiguous technology names ("Go", "Swift", "Rust") need a non-initial position. Sentences written all
-in capitals or in title case only yield gazetteer matches.
-
-Types, in order: gazetteer; a cue saying "person" ("my friend X", "X and I", "named X" after a kinship
-word); organisation suffix ("Corp", "Inc", "University", "Labs"...) or head ("University of ..."); location
-suffix ("... Street", "Lake ...", "Mount ..."); event suffix ("... Festival", "... Conference"); a title or
-a common first name as first token -> person; cue phrases ("work at X" -> organisation, "in / from / to X"
--> location, "using X" -> technology, "named X" after a pet word -> other with ``kind``); else other.
+The type comes from the gazetteer, a cue for a person ("my friend X", "X and I"), an organisation,
+location or event suffix ("Corp", "... Street", "... Festival"), a title or common first name, cue
+phrases ("work at X", "in X", "using X", "a dog named X"), else other.
 """
 
 from __future__ import annotations

@@ -1,29 +1,13 @@
 """Sentence-level decisions of the rule-based extractor: keep or skip, memory type, tense, importance,
 confidence. Pure functions over strings, every pattern compiled once.
 
-Skip (no fact): questions (a "?" or an interrogative opening without final punctuation), greetings,
-thanks, acknowledgements and reactions ("Nice to meet you!", "That's great!", "haha ok"), requests to the
-assistant ("Can you...", "Tell me...", "Write a poem..."), sentences about "it / that / this" without a
-name, and anything with fewer than three content words once rewritten.
-
-Memory type:
-
-- procedural: an imperative ("Run the tests before pushing", "Always use tabs", "Never commit secrets"),
-  optionally after "to X," / "if X," / "when X," / "first", "then"; "make sure", "be sure to", "the trick
-  is", "step 2"; a bullet or numbered line that is an imperative;
-- episodic: a resolved time expression (not "since ..."), or a past action ("went", "visited", "moved",
-  "just finished"), a past progressive or "was at / in", a present perfect of an action ("have visited");
-- semantic: everything else (identity, job, preferences, possessions, relationships, habits, opinions,
-  plans without a date).
-
-Importance starts at 0.4. Each category that shows (identity and work 0.25, health 0.25, family and
-relationships 0.2, preferences 0.15, plans and goals 0.15, possessions 0.1, procedures 0.1) adds its
-bonus, the best two only; an explicit "remember" / "important" / "don't forget" / "always" / "never" adds
-0.2; each named entity other than the speaker adds 0.05 (at most 0.1); chit-chat (weather, being tired or
-bored, "lol") takes 0.15 off. The result is clamped to [0.1, 0.95].
-
-Confidence is 0.8; a hedge ("maybe", "I think", "probably", "not sure", "might"...) makes it 0.55, a joke
-marker 0.5; a fact the assistant states about the user is 0.7 (0.5 if hedged).
+Skipped: questions, greetings, thanks, reactions, requests to the assistant, vague "it / that"
+sentences, and anything with fewer than three content words once rewritten. Procedural: an
+imperative or a procedure marker ("make sure", "step 2"); episodic: a resolved time or a past action;
+semantic: everything else. Importance starts at 0.4 and adds the bonus of the best two categories
+shown (identity, health, family, preferences, plans, possessions, procedures; see ``_BONUS``), 0.2
+for an explicit "remember", 0.05 per named entity (at most 0.1), less 0.15 for chit-chat, clamped to
+[0.1, 0.95]. Confidence is 0.8, 0.55 when hedged, 0.5 for a joke, 0.7 (0.5) from the assistant.
 """
 
 from __future__ import annotations
@@ -56,7 +40,7 @@ __all__ = [
 # --- leading words that carry nothing ---------------------------------------------------------------------
 
 _LEAD_RE = re.compile(
-    r"^(?:(?:(?:oh|ah|aw+|well|so|yeah|yea|yes|yep|yup|no|nope|nah|ok|okay|k|haha+|hehe+|ha|lol|lmao|rofl|hey|hi|"
+    r"^(?:(?:(?:oh|ah|aw+|well|so|yeah|yea|yes|yep|yup|no(?=\s*[,!.:;…-]|\s+(?:i|i'm|i've|we|it|it's|that|not|way|thanks)\b|$)|nope|nah|ok|okay|k|haha+|hehe+|ha|lol|lmao|rofl|hey|hi|"
     r"ugh+|argh+|meh|oof|yikes|phew|whew|yay|woo+hoo+|damn|dang|gosh|jeez|geez|wait|hmm+|alas|ahh+|ooh+|"
     r"hello|wow|whoa|um+|uh+|hmm+|anyway|anyways|actually|honestly|btw|by\s+the\s+way|also|and|but|plus|"
     r"oh\s+and|fun\s+fact|guess\s+what|you\s+know\s+what|you\s+know|to\s+be\s+honest|tbh|omg|thanks|"
@@ -214,6 +198,7 @@ _PROC_MARKER_RE = re.compile(
     r"never\s+(?:use|run|commit|push|put|leave|forget|store|share|skip|delete))",
     re.IGNORECASE,
 )
+_SPEAKER_SUBJECT_RE = re.compile(r"(?:^|[\s,;:(])(?:I|i|we|We)(?:'m|'ve|'d|'ll)?\s")
 _IMPERATIVE_RE = re.compile(
     r"^(?:(?:to|in\s+order\s+to)\s+[^,]{2,80},\s*|(?:if|when|whenever|before|after|once|while)\s+[^,]{2,80},\s*)?"
     r"(?:(?:first(?:ly)?|then|next|finally|after\s+that|afterwards|also|just|please|now|second(?:ly)?|lastly),?\s+)*"
@@ -231,8 +216,8 @@ def is_procedural(sentence: str, *, list_item: bool = False) -> bool:
             return True
         if verb in REQUEST_VERBS and (list_item or m.group(0).lower().startswith(("to ", "if ", "when", "before", "after"))):
             return True
-    if _PROC_MARKER_RE.search(sentence):
-        return not sentence.lower().startswith(("i ", "i'm", "we "))
+    if _PROC_MARKER_RE.search(sentence):  # "Things I always keep at home" says what the speaker does
+        return _SPEAKER_SUBJECT_RE.search(sentence) is None
     return False
 
 

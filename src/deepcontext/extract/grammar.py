@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from deepcontext.extract.gazetteer import words
-from deepcontext.extract.verbs import is_base_verb, lexicon
+from deepcontext.extract.verbs import is_base_verb, lemmas_of
 
 __all__ = ["defects", "unresolved"]
 
@@ -49,12 +49,12 @@ _ZH_RELATIVE_RE = re.compile(r"昨天|前天|今天|明天|后天|上周|下周|
 
 
 def _lemma_tags(word: str) -> set[str]:
-    return set(lexicon().getAllLemmas(word))
+    return set(lemmas_of(word))
 
 
 def _common_word(word: str) -> bool:
     """A capitalised word that is an English word (a sentence's first word), not a name."""
-    return word in _FUNCTION or bool(lexicon().getAllLemmas(word))
+    return word in _FUNCTION or bool(lemmas_of(word))
 
 
 _FUNCTION = words("i you we they the a an to never always also just then first this that these those there")
@@ -77,7 +77,7 @@ def _agreement(text: str) -> list[str]:
         if not is_base_verb(v) or v in _MODAL_LIKE or _TO_VERB_RE.search(mid) or _NEW_CLAUSE_RE.search(mid):
             continue  # "could share and help", "movies, they are ... and get": another verb's partner
         after = m.group("after").strip()
-        if (not after or after[:1] in ".;,!") and "NOUN" in lexicon().getAllLemmas(v):
+        if (not after or after[:1] in ".;,!") and "NOUN" in lemmas_of(v):
             continue  # "has a cat and dog."
         out.append(f"agreement: {vz} ... and {v}")
     return out

@@ -1,45 +1,30 @@
 """The rule-based extraction pipeline: facts, entities and relations from rules, no network, no model.
 
-Pipeline for each user or assistant message (system and tool messages are skipped):
-
-1. clean the text (quotes, markdown emphasis, fenced code) and split it into sentences
-   (:mod:`~deepcontext.extract.sentences`);
-2. drop interjections and "remember that" at the start, skip questions, greetings, thanks, reactions,
-   requests to the assistant and vague "it / that" sentences (:mod:`~deepcontext.extract.facts`);
-3. rewrite first person into third person with the speaker's name (the user's display name, else
-   "User") ("I'm a Python developer" -> "Ana is a Python developer"); from an assistant, keep only what
-   it says about the user in the second person ("you prefer dark mode" -> "Ana prefers dark mode")
-   (:mod:`~deepcontext.extract.rewrite`); make the fact stand alone: reported speech unwrapped, a
-   leading "he / she / it" replaced by its referent from the sentences before, "we / our" given an
-   owner, relative dates written as dates (:mod:`~deepcontext.extract.resolve`); keep the sentence if
-   it still has three content words;
-4. find entities (:mod:`~deepcontext.extract.entities`), relations (:mod:`~deepcontext.extract.relations`),
-   the time it is about (:mod:`~deepcontext.extract.timeparse`), type, importance and confidence.
-
-Non-English text: a Latin-script sentence that reads as another language, and Japanese, Korean or other
-scripts, give no fact (the verbatim turn keeps it); a Chinese sentence in the first person (我) becomes a
-fact with 我 replaced by the speaker, dated when it carries 昨天, 上周, 去年...
-
-Everything is pure CPU work on strings. Importing this module compiles every pattern of the package
-(some tens of milliseconds); :mod:`deepcontext.extract.rules` imports it on first use.
+For each user or assistant message: clean and split into sentences; skip questions, greetings,
+requests and vague sentences; rewrite the first person into the speaker's name (the display name,
+else "User") and keep from the assistant only what it says of the user; make the fact stand alone
+(reported speech unwrapped, he / she / it and we / our given their referents, relative dates written
+as dates, :mod:`~deepcontext.extract.resolve`); keep it if it still says enough; find entities,
+relations, the time it is about, type, importance and confidence. Non-English Latin-script sentences
+give no fact; Chinese ones in the first person do (:mod:`~deepcontext.extract.chinese`). Importing
+this module compiles every pattern of the package; :mod:`deepcontext.extract.rules` imports it on
+first use.
 """
 
 from __future__ import annotations
 
-import functools
 import re
-from dataclasses import dataclass, field
 from typing import Any
 
-from deepcontext.extract.base import (
-    ExtractedEntity,
+from deepcontext.extract.interface import (
     ExtractedFact,
-    ExtractedRelationship,
     ExtractionContext,
     ExtractionResult,
     MessageIn,
 )
-from deepcontext.extract.entities import EntitySpan, find_entities
+from deepcontext.extract.batch import BatchAcc
+from deepcontext.extract.chinese import chinese_fact, cjk_patterns
+from deepcontext.extract.entities import find_entities
 from deepcontext.extract.facts import (
     confidence_of,
     content_word_count,
@@ -52,8 +37,17 @@ from deepcontext.extract.facts import (
     strip_lead,
     tense_of,
 )
-from deepcontext.extract.gazetteer import IRREGULAR_PAST, ORG_HEADS, ORG_SUFFIXES, STOPCAPS
-from deepcontext.extract.relations import RelationHit, find_relations
+from deepcontext.extract.gazetteer import IRREGULAR_PAST
+from deepcontext.extract.referents import (
+    IT_STATE_RE,
+    PRONOUN_START_RE,
+    Referents,
+    it_is_thing,
+    name_pronoun,
+    single_person,
+    single_thing,
+)
+from deepcontext.extract.relations import find_relations
 from deepcontext.extract.rewrite import (
     FIRST_PERSON_RE,
     SECOND_PERSON_RE,
@@ -62,37 +56,18 @@ from deepcontext.extract.rewrite import (
     rewrite_second_person,
 )
 from deepcontext.extract.resolve import (
-    absolute_time_zh,
     reported_speech,
     rewrite_we,
-    thing_phrase,
     with_year,
     write_time,
 )
 from deepcontext.extract.sentences import Sentence, clean_text, is_foreign, split_sentences
 from deepcontext.extract.timeparse import TimeMention, resolve_time
-from deepcontext.extract.verbs import is_base_verb, lexicon
+from deepcontext.extract.verbs import is_base_verb, lemmas_of
 from deepcontext.types import EntityType, MemoryType
 
 __all__ = ["RulePipeline"]
 
-
-@functools.cache
-def _cjk() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
-    """CJK, kana-or-hangul and Han character patterns, compiled on the first non-ASCII sentence
-    (wide character ranges are slow to compile)."""
-    return (
-        re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]"),
-        re.compile(r"[\u3040-\u30ff\uac00-\ud7af]"),
-        re.compile(r"[\u4e00-\u9fff]"),
-    )
-
-
-_ZH_QUESTION_RE = re.compile(r"[？?]|[吗呢吧][。！!\s]*$|什么|怎么|为什么|哪|谁|几[个点]|多少")
-_ZH_FILLER_RE = re.compile(r"^(?:你好|您好|谢谢|多谢|哈哈|嘿嘿|再见|拜拜|好的|嗯|早上好|晚安|晚上好|没问题|不客气|对|是的|好吧)")
-_ZH_ME_RE = re.compile(r"我(?!们)")
-_ZH_PAST_RE = re.compile(r"了|过|昨天|前天|上周|上个|去年")
-_ZH_FUTURE_RE = re.compile(r"会|要|将|明天|后天|下周|下个|明年|打算|计划")
 _WORDS_RE = re.compile(r"[a-z][a-z'-]*")
 _TRAILING_JUNK_RE = re.compile(
     r"(?:\s*(?::\)|:-\)|:\(|:D|;\)|:P|<3|xD|XD|\^\^|[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+))+\s*$"
@@ -121,16 +96,23 @@ _ADVICE_RE = re.compile(
     r"|\b(?:sounds?|seems?|looks?)\b",
     re.IGNORECASE,
 )
-_PRONOUN_START_RE = re.compile(r"^(?P<p>He|She|he|she)(?P<c>'s)?\s+|^(?P<poss>His|Her|his|her)\s+(?=[a-z])")
 _WE_CONTRACTION_RE = re.compile(r"(?<![\w'-])[Ww]e'(?:re|ve|ll|d)\b")
 _NEG_LIKE_RE = re.compile(r"\b(?:doesn't|does\s+not|never)\s+(?:really\s+)?(?:like|love|enjoy|eat|drink|want)\b")
 _ASSIST_SINCE_RE = re.compile(r"^(?:since|as|because|given\s+that)\s+(you(?:'re|\s)[^,?]{4,}),", re.IGNORECASE)
 # "it's ok, I'm taking ibuprofen": a reaction before the fact
 _OK_LEAD_RE = re.compile(r"^(?:it's|it\s+is|that's|that\s+is|all\s+good|no\s+worries)\s*(?:ok|okay|fine|alright|all\s+right)?"
                          r"(?:\s+(?:now|though))?\s*[,;:-]+\s*(?=\w)", re.IGNORECASE)
+# "..., lol", "... btw": chat fillers at the end say nothing
+_TRAILING_FILLER_RE = re.compile(r"[\s,]+(?:btw|lol|haha+|hehe+|tbh|fwiw|lmao|imo)\s*([.!]*)$", re.IGNORECASE)
+# "im a pescatarian": the chat spelling of "I'm" where a sentence or clause starts
+_IM_RE = re.compile(r"(^|[,;]\s+)[Ii]m(?=\s+(?:a|an|the|so|very|really|not|from|in|at|on|into|going|[a-z]+ing)\b)")
 _NAMED_BEFORE_RE = re.compile(r"\b(?:named|called)\s+$")
 _AND_WE_RE = re.compile(r"\band we ([a-z]+)\b")
 _IT_START_RE = re.compile(r"^(It|Its)\s+(?=[a-z])")
+# "I'm a pescatarian": one noun says who the speaker is
+_IDENTITY_RE = re.compile(
+    r"^(?:I'm|I\s+am)\s+(?:a|an)\s+(?!(?:bit|little|lot|mess|fan)\b)[a-z][a-z-]+\s*[.!]*$", re.IGNORECASE
+)
 _LEADING_PRONOUN_RE = re.compile(r"^(?:he|she|it|its|his|her|they|their)\b", re.IGNORECASE)
 # ", remind me a week before": a request riding on a fact is not part of it
 _REQUEST_TAIL_RE = re.compile(
@@ -138,7 +120,6 @@ _REQUEST_TAIL_RE = re.compile(
     r"(?:remind|tell|let|help|ask|ping|notify)\s+me\b.*$",
     re.IGNORECASE,
 )
-_THING_TYPES = frozenset({EntityType.ORGANIZATION, EntityType.PRODUCT, EntityType.LOCATION, EntityType.TECHNOLOGY})
 # a date that describes the person, not an event: "born in 1990", "my birthday is on July 14"
 _RECURRING_RE = re.compile(r"\b(?:born|birthday|birthdays|anniversary|bday)\b", re.IGNORECASE)
 # what must not become a memory of its own: credentials and payment data (the verbatim turn is stored anyway)
@@ -149,121 +130,6 @@ _SECRET_RE = re.compile(
     r"\b(?:\d[ -]?){13,19}\b",
     re.IGNORECASE,
 )
-
-
-@dataclass(slots=True)
-class _EntityAcc:
-    name: str
-    type: EntityType
-    attributes: dict[str, Any]
-    sources: list[int]
-
-
-@dataclass(slots=True)
-class _Acc:
-    """Batch-level accumulator: deduplicates facts, entities and relations, merging their sources."""
-
-    facts: dict[str, ExtractedFact] = field(default_factory=dict)
-    learned: dict[str, EntityType | None] = field(default_factory=dict)  # names seen so far in the batch
-    entities: dict[str, _EntityAcc] = field(default_factory=dict)
-    relations: dict[tuple[str, str, str], ExtractedRelationship] = field(default_factory=dict)
-
-    def learn(self, spans: list[EntitySpan], known: dict[str, EntityType | None]) -> None:
-        """Remember names for the rest of the batch ("Acme Corp" now, "Acme" at a sentence start later)."""
-        for sp in spans:
-            if sp.type is EntityType.DATE:
-                continue
-            key = sp.name.lower()
-            known.setdefault(key, sp.type)
-            self.learned.setdefault(key, sp.type)
-            if sp.type in (EntityType.ORGANIZATION, EntityType.PERSON) and sp.name.count(" ") == 1:
-                first, second = sp.name.split(" ")
-                if (first[:1].isupper() and first.lower() not in STOPCAPS and first not in ORG_HEADS
-                        and (sp.type is EntityType.PERSON or second in ORG_SUFFIXES)):
-                    known.setdefault(first.lower(), sp.type)
-                    self.learned.setdefault(first.lower(), sp.type)
-
-    def fact(self, fact: ExtractedFact) -> None:
-        key = " ".join(fact.text.lower().split()).rstrip(".")
-        old = self.facts.get(key)
-        if old is None:
-            self.facts[key] = fact
-            return
-        for i in fact.source_indices:
-            if i not in old.source_indices:
-                old.source_indices.append(i)
-        old.importance = max(old.importance, fact.importance)
-
-    def entity(self, name: str, etype: EntityType, index: int, attributes: dict[str, Any] | None = None) -> str:
-        key = name.lower()
-        e = self.entities.get(key)
-        if e is None:
-            self.entities[key] = _EntityAcc(name, etype, dict(attributes or {}), [index])
-            return name
-        if index not in e.sources:
-            e.sources.append(index)
-        if e.type is EntityType.OTHER and etype is not EntityType.OTHER and "kind" not in e.attributes:
-            e.type = etype  # a pet ("a dog named Max") stays a pet when "Max" is seen again
-        if attributes:
-            for k, v in attributes.items():
-                e.attributes.setdefault(k, v)
-        return e.name
-
-    def relation(self, hit: RelationHit, index: int) -> None:
-        key = (hit.source.lower(), hit.relation, hit.target.lower())
-        r = self.relations.get(key)
-        if r is None:
-            self.relations[key] = ExtractedRelationship(
-                source=hit.source, target=hit.target, relation=hit.relation, properties=dict(hit.properties),
-                source_indices=[index],
-            )
-        elif index not in r.source_indices:
-            r.source_indices.append(index)
-
-    def result(self) -> ExtractionResult:
-        aliases = self._aliases()
-        entities = [
-            ExtractedEntity(name=e.name, entity_type=e.type, attributes=e.attributes, source_indices=sorted(e.sources))
-            for key, e in self.entities.items()
-            if key not in aliases
-        ]
-        facts = list(self.facts.values())
-        relations = list(self.relations.values())
-        if aliases:
-            for f in facts:
-                f.entities = list(dict.fromkeys(aliases.get(n.lower(), n) for n in f.entities))
-            merged: dict[tuple[str, str, str], ExtractedRelationship] = {}
-            for r in relations:
-                r.source = aliases.get(r.source.lower(), r.source)
-                r.target = aliases.get(r.target.lower(), r.target)
-                key = (r.source.lower(), r.relation, r.target.lower())
-                if key in merged:
-                    merged[key].source_indices = sorted(set(merged[key].source_indices) | set(r.source_indices))
-                elif r.source.lower() != r.target.lower():
-                    merged[key] = r
-            relations = list(merged.values())
-            for e in entities:  # give the long form the sources of its short form
-                for short, long in aliases.items():
-                    if long == e.name:
-                        e.source_indices = sorted(set(e.source_indices) | set(self.entities[short].sources))
-        return ExtractionResult(facts=facts, entities=entities, relationships=relations)
-
-    def _aliases(self) -> dict[str, str]:
-        """Short forms of a longer name in the same batch: "Acme" -> "Acme Corp", "Sarah" -> "Sarah Lee"."""
-        longs: dict[str, list[str]] = {}
-        for e in self.entities.values():
-            if " " in e.name and e.type in (EntityType.ORGANIZATION, EntityType.PERSON):
-                longs.setdefault(e.name.split(" ", 1)[0].lower(), []).append(e.name)
-        out: dict[str, str] = {}
-        if not longs:
-            return out
-        for key, e in self.entities.items():
-            cands = longs.get(key)
-            if cands and len(cands) == 1 and " " not in e.name and e.type in (EntityType.ORGANIZATION, EntityType.PERSON, EntityType.OTHER):
-                long = self.entities[cands[0].lower()]
-                if e.type is EntityType.OTHER or e.type is long.type:
-                    out[key] = long.name
-        return out
 
 
 def _finish(text: str) -> str:
@@ -293,14 +159,6 @@ def _user_name(messages: list[MessageIn], context: ExtractionContext, index: int
     return context.user_name or "User"
 
 
-@dataclass(slots=True)
-class _Refs:
-    """What a pronoun can point to: the last single person named and the last thing talked about."""
-
-    person: str | None = None
-    thing: str | None = None
-
-
 class RulePipeline:
     """The extraction pipeline with its options; :class:`~deepcontext.extract.rules.RuleExtractor` runs it."""
 
@@ -311,12 +169,13 @@ class RulePipeline:
 
     def run(self, messages: list[MessageIn], context: ExtractionContext) -> ExtractionResult:
         """Facts, entities and relationships of ``messages`` (already validated)."""
-        acc = _Acc()
+        acc = BatchAcc()
         base_known: dict[str, EntityType | None] = {n.lower(): None for n in context.known_entities if n}
         for m in messages:
             if m.name:
                 base_known[m.name.lower()] = EntityType.PERSON
-        refs = _Refs()
+        names = [m.name for m in [*context.recent_messages, *messages] if m.name] + [context.user_name or ""]
+        refs = Referents(participants=frozenset(n.lower() for n in names if n))
         if context.recent_messages and messages and _LEADING_PRONOUN_RE.match(messages[0].content.lstrip()):
             self._learn_refs(context.recent_messages[-3:], base_known, refs)
         for pos, msg in enumerate(messages):
@@ -333,7 +192,7 @@ class RulePipeline:
             self._message(msg, speaker, known, acc, refs)
         return acc.result()
 
-    def _learn_refs(self, earlier: list[MessageIn], known: dict[str, EntityType | None], refs: _Refs) -> None:
+    def _learn_refs(self, earlier: list[MessageIn], known: dict[str, EntityType | None], refs: Referents) -> None:
         """Referents from turns before the batch (only read when the batch opens with a pronoun)."""
         for m in earlier:
             if m.role not in ("user", "assistant") or not m.content:
@@ -341,28 +200,28 @@ class RulePipeline:
             for sent in split_sentences(clean_text(m.content)):
                 if sent.text.isascii():
                     spans = find_entities(sent.text, dict(known))
-                    refs.person = _single_person(spans, m.name or "") or refs.person
-                    refs.thing = thing_phrase(sent.text, m.name) or _single_thing(spans) or refs.thing
+                    refs.person = single_person(spans, m.name or "") or refs.person
+                    refs.said.append((sent.text, m.name, single_thing(spans)))
 
     # --- one message ---------------------------------------------------------------------------------------
 
-    def _message(self, msg: MessageIn, speaker: str, known: dict[str, EntityType | None], acc: _Acc,
-                 refs: _Refs) -> None:
+    def _message(self, msg: MessageIn, speaker: str, known: dict[str, EntityType | None], acc: BatchAcc,
+                 refs: Referents) -> None:
         for sent in _join_lists(split_sentences(clean_text(msg.content))):
             raw = sent.text
             if len(raw) > self.max_sentence_chars or len(raw) < 6:
                 continue
-            if not raw.isascii() and _cjk()[0].search(raw):
-                self._chinese(msg, raw, speaker, known, acc)
+            if not raw.isascii() and cjk_patterns()[0].search(raw):
+                chinese_fact(msg, raw, speaker, known, acc)
                 continue
             self._sentence(msg, raw, sent.list_item, speaker, known, acc, refs)
 
     def _sentence(self, msg: MessageIn, raw: str, list_item: bool, speaker: str,
-                  known: dict[str, EntityType | None], acc: _Acc, refs: _Refs) -> None:
-        s, remember = strip_lead(raw)
-        thing_before = refs.thing
-        if len(s) >= 6 and s.isascii():
-            refs.thing = thing_phrase(s, speaker) or refs.thing  # even a question introduces a thing
+                  known: dict[str, EntityType | None], acc: BatchAcc, refs: Referents) -> None:
+        s, remember = strip_lead(_IM_RE.sub(r"\1I'm", raw) if msg.role == "user" else raw)
+        s = _TRAILING_FILLER_RE.sub(r"\1", s)
+        said_before = len(refs.said)
+        refs.said.append((s, speaker, None))  # even a question introduces a thing
         from_assistant = msg.role == "assistant"
         if from_assistant and is_question(s) and (c := _ASSIST_SINCE_RE.match(s)) is not None:
             s = c.group(1) + "."  # "Since you're vegetarian, how about ...?": the premise is a fact
@@ -387,6 +246,9 @@ class RulePipeline:
             procedural = False
             about_speaker = True
         else:
+            if (st := IT_STATE_RE.match(s)) is not None and it_is_thing(st.group("rest"), *refs.thing(said_before)):
+                verb = "is" if s.startswith("It's") else s.split(" ", 2)[1]
+                s = f"{refs.thing(said_before)[0]} {verb} {st.group('rest')}"  # "It has ..." -> "The Subaru has ..."
             if is_skippable(s, role="user"):
                 return
             quoted_by: str | None = None
@@ -396,14 +258,15 @@ class RulePipeline:
                 reporter = _owned(who, speaker)
                 if quoted:
                     quoted_by = reporter
-                elif (p := _PRONOUN_START_RE.match(s)) is not None:
-                    s = _name_pronoun(s, p, reporter)
+                elif (p := PRONOUN_START_RE.match(s)) is not None:
+                    s = name_pronoun(s, p, reporter)
             if starts_with_third_pronoun(s):
-                p = _PRONOUN_START_RE.match(s)
+                p = PRONOUN_START_RE.match(s)
                 if refs.person is None or p is None:
                     return
-                s = _name_pronoun(s, p, refs.person)
+                s = name_pronoun(s, p, refs.person)
             elif (t := _IT_START_RE.match(s)) is not None:  # "It runs on Kafka": the thing named before
+                thing_before = refs.thing(said_before)[0]
                 if thing_before is None:
                     return
                 s = (thing_before + "'s " if t.group(1).lower() == "its" else thing_before + " ") + s[t.end() :]
@@ -425,7 +288,9 @@ class RulePipeline:
                 about_speaker = True
                 we_owner = quoted_by or speaker
         # an imperative has no subject; "doesn't like" says as much as "likes"
-        words_said = content_word_count(text) + (1 if procedural else 0) + (1 if _NEG_LIKE_RE.search(text) else 0)
+        # "we" counts as the speaker's name does; so does the one noun of "I'm a pescatarian"
+        words_said = (content_word_count(text) + (1 if procedural else 0) + (1 if _NEG_LIKE_RE.search(text) else 0)
+                      + (1 if we else 0) + (1 if _IDENTITY_RE.match(s) else 0))
         # one word short is still a fact when it is about identity, health or family: "I'm vegetarian"
         if words_said < self.min_content_words and (
             words_said < self.min_content_words - 1 or importance_of(s, remember=remember) < 0.6
@@ -447,7 +312,7 @@ class RulePipeline:
         if we:  # after the relations, which read "we" as the speaker
             if text.startswith(we_owner + " "):  # "Sam went ... with Jo and we bought" -> "... and bought"
                 text = _AND_WE_RE.sub(lambda m: m.group(0) if is_base_verb(m.group(1)) else f"and {m.group(1)}", text)
-            with_whom = _single_person(spans, we_owner) or refs.person
+            with_whom = refs.companion(single_person(spans, we_owner), msg.index)
             text, _ = rewrite_we(text, we_owner, with_whom if with_whom not in (speaker, we_owner) else None)
         if when is not None and not when.explicit:
             # the memory says the date, not "yesterday"; the same words in the rewritten text
@@ -528,40 +393,8 @@ class RulePipeline:
         people = list(dict.fromkeys(people))
         if people:  # two people named: a "she" next is anyone's guess
             refs.person = people[0] if len(people) == 1 and not set(maybe_people) - set(people) else None
-        refs.thing = _single_thing(spans) or refs.thing
-
-    def _chinese(self, msg: MessageIn, raw: str, speaker: str, known: dict[str, EntityType | None],
-                 acc: _Acc) -> None:
-        """A Chinese sentence in the first person: 我 -> the speaker; everything else verbatim."""
-        _, kana_hangul, han = _cjk()
-        if msg.role != "user" or kana_hangul.search(raw) or not han.search(raw):
-            return
-        s = raw.strip()
-        if _ZH_QUESTION_RE.search(s) or _ZH_FILLER_RE.match(s) or not _ZH_ME_RE.search(s):
-            return
-        if len(han.findall(s)) < 5:
-            return
-        text = _ZH_ME_RE.sub(speaker, s)
-        tense = "past" if _ZH_PAST_RE.search(s) else ("future" if _ZH_FUTURE_RE.search(s) else "present")
-        when = resolve_time(s, msg.said_at, tense)
-        mtype = MemoryType.EPISODIC if (when is not None or "了" in s) else MemoryType.SEMANTIC
-        spans = find_entities(text, known, first_is_initial=False)
-        index = msg.index
-        names = [acc.entity(speaker, EntityType.PERSON, index)]
-        names += [acc.entity(sp.name, sp.type, index, sp.attributes) for sp in spans]
-        metadata: dict[str, Any] = {"speaker": speaker, "role": msg.role, "language": "zh"}
-        if when is not None:
-            metadata["time_expression"] = when.text
-            metadata["time_granularity"] = when.granularity
-        if when is not None and not when.explicit and when.text in text and (zh := absolute_time_zh(when)):
-            k = text.find(when.text)
-            sep = " " if k > 0 and text[k - 1].isascii() and text[k - 1].isalpha() else ""
-            text = text[:k] + sep + zh + text[k + len(when.text) :]  # the memory says the date, not 昨天
-        text = text.rstrip("。！!. ") + "。"
-        acc.fact(ExtractedFact(
-            text=text, memory_type=mtype, importance=0.5, confidence=0.8, entities=list(dict.fromkeys(names)),
-            source_indices=[index], occurred_at=when.when if when is not None else None, metadata=metadata,
-        ))
+            refs.person_in = msg.index
+        refs.said[said_before] = (refs.said[said_before][0], speaker, single_thing(spans))
 
 
 def _opens_with_past_verb(text: str) -> bool:
@@ -572,7 +405,7 @@ def _opens_with_past_verb(text: str) -> bool:
     low = first.lower()
     if low not in IRREGULAR_PAST and not low.endswith("ed"):
         return False
-    lemmas = lexicon().getAllLemmas(low)
+    lemmas = lemmas_of(low)
     return "NOUN" not in lemmas and any(lemma != low for lemma in lemmas.get("VERB", ()))
 
 
@@ -603,32 +436,9 @@ def _join_lists(sents: list[Sentence]) -> list[Sentence]:
     return out
 
 
-def _single_thing(spans: list[EntitySpan]) -> str | None:
-    """The one named organisation, product or place a sentence mentions, if exactly one."""
-    cands = [sp.name for sp in spans if sp.type in _THING_TYPES and not sp.possessive]
-    return cands[0] if len(cands) == 1 else None
-
-
 def _owned(who: str, speaker: str) -> str:
     """A reporter as a name: "my boss" said by Sam -> "Sam's boss"."""
     first, _, rest = who.partition(" ")
     return f"{speaker}'s {rest}" if first.lower() in ("my", "our") and rest else who
 
 
-def _name_pronoun(s: str, p: re.Match[str], name: str) -> str:
-    """"She starts ..." -> "Jo starts ...", "She's a beagle" -> "Jo is a beagle", "Her boss ..." ->
-    "Jo's boss ..."."""
-    rest = s[p.end() :]
-    if p.group("p") is None:
-        return name + "'s " + rest
-    if p.group("c"):  # "she's been" is "has been", else "is"
-        aux = "has" if rest.startswith(("been ", "got ", "had ")) or rest.split(" ", 1)[0].endswith("ed") else "is"
-        return f"{name} {aux} {rest}"
-    return name + " " + rest
-
-
-def _single_person(spans: list[EntitySpan], speaker: str) -> str | None:
-    """The one named person or pet a sentence introduces (for "He..." / "She..." next), if exactly one."""
-    cands = [sp.name for sp in spans if sp.type in (EntityType.PERSON, EntityType.OTHER)
-             and sp.name.lower() != speaker.lower() and not sp.possessive]
-    return cands[0] if len(cands) == 1 else None

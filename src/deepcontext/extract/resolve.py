@@ -210,6 +210,7 @@ _DET_NP_RE = re.compile(
     r"\b(?P<det>the|a|an|our|my|his|her|their|its|this|that|[A-Z][a-z]+'s)\s+"
     r"(?P<np>[a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,2})"
 )
+_A_NAME_RE = re.compile(r"\b(?:a|an)\s+(?P<name>[A-Z][a-z]+(?:\s+[A-Z][\w-]*)*)\b")
 _NP_STOP = words(
     """a an the and or but to of in on at for with from by about as into over after before since until
     last next this that these those every each is are was were be been has have had will would can could
@@ -222,7 +223,12 @@ def thing_phrase(sentence: str, owner: str | None = None) -> str | None:
     """The last noun phrase with a determiner that is not a person ("our event pipeline" -> "the event
     pipeline"), or None. Possessives other than the owner's keep their owner ("Jo's car")."""
     best: str | None = None
+    at = -1
+    for m in _A_NAME_RE.finditer(sentence):  # "bought a Subaru": a product, not a person
+        best, at = f"the {m.group('name')}", m.start()
     for m in _DET_NP_RE.finditer(sentence):
+        if m.start() < at:
+            continue
         ws = []
         for w in m.group("np").split():
             if w in _NP_STOP:

@@ -1,17 +1,9 @@
 """The offline extractor: facts, entities and relations from rules, without a network or a model.
 
-``RuleExtractor`` is what runs when no LLM is configured. It rewrites what people say about themselves
-into third-person facts ("I'm a Python developer working at Acme Corp" said by Caroline -> "Caroline is a
-Python developer working at Acme Corp"), types them (semantic, episodic, procedural), dates them
-("yesterday", "last Friday", "8 May 2023" against the message's time), scores importance and confidence,
-and finds entities and relations (works_at, lives_in, likes, sister_of...). The stages live in their own
-modules: :mod:`~deepcontext.extract.sentences`, :mod:`~deepcontext.extract.facts`,
-:mod:`~deepcontext.extract.rewrite`, :mod:`~deepcontext.extract.entities`,
-:mod:`~deepcontext.extract.relations`, :mod:`~deepcontext.extract.timeparse`, with word lists in
-:mod:`~deepcontext.extract.gazetteer`; :mod:`~deepcontext.extract.pipeline` puts them together.
-
-Importing this module is cheap: the patterns are compiled when the pipeline is first needed (or when
-:meth:`RuleExtractor.prepare` is called, e.g. at start-up).
+``RuleExtractor`` runs when no LLM is configured: third-person facts that stand alone ("I'm a Python
+developer" said by Caroline -> "Caroline is a Python developer"), typed, dated, scored, with entities
+and relations. :mod:`~deepcontext.extract.pipeline` puts the stages together. Importing this module is
+cheap: the patterns are compiled when the pipeline is first needed (or by :meth:`RuleExtractor.prepare`).
 """
 
 from __future__ import annotations
@@ -22,7 +14,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from deepcontext.errors import ValidationError
-from deepcontext.extract.base import (
+from deepcontext.extract.interface import (
     ExtractionContext,
     ExtractionResult,
     Extractor,
@@ -66,19 +58,25 @@ class RuleExtractor(Extractor):
         self._pipeline: RulePipeline | None = None
 
     def prepare(self) -> None:
-        """Load the pipeline now (compiles its patterns once per process) instead of on the first call."""
+        """Load the pipeline now (its patterns and the lemma table, once per process) instead of on the
+        first call."""
         if self._pipeline is None:
             with _LOCK:
                 if self._pipeline is None:
                     from deepcontext.extract.pipeline import RulePipeline
+                    from deepcontext.extract.verbs import lexicon
 
+                    lexicon()
                     self._pipeline = RulePipeline(
                         min_content_words=self.min_content_words, assistant_facts=self.assistant_facts,
                         max_sentence_chars=self.max_sentence_chars,
                     )
 
     async def extract(self, messages: list[MessageIn], context: ExtractionContext) -> ExtractionResult:
-        """Extract from ``messages``: inline for small batches, in a worker thread for large ones."""
+        """Extract from ``messages``: inline for small batches, in a worker thread for large ones (and
+        for the first, which loads the pipeline)."""
+        if self._pipeline is None:
+            await asyncio.to_thread(self.prepare)
         if len(messages) >= self.thread_threshold or sum(len(m.content or "") for m in messages) > 20_000:
             return await asyncio.to_thread(self.extract_sync, messages, context)
         return self.extract_sync(messages, context)

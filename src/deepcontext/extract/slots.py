@@ -1,16 +1,10 @@
 """Single-valued facts of a person ("slots"): where they live, their employer and job, relationship
 status, diet, habitual drink, car, school, favourites.
 
-A person has one value of each slot at a time, so a newer statement of another value supersedes the
-older memory (see :mod:`deepcontext.services.updates`). :func:`find_slots` reads a fact's text as the
-extractors write it (third person: "Maya moved to Porto", "User's daughter Mia goes to Oakwood
-Primary") and returns the slots it states: ``(subject, attribute, value)``, or an *ended* slot when
-the fact says a value stopped ("User doesn't drink tea anymore", "Maya quit her job at Globex").
-
-What never gives a slot, so that facts which coexist are never superseded: multi-valued relations
-(hobbies, languages, visited places, pets, friends), anything said with "also / too / another",
-plans, wishes and conditionals ("is moving next month", "would love to live in Rome"), past states
-("used to live in", "lived in", "grew up in"), and pronoun subjects that cannot be resolved.
+A newer statement of another value supersedes the older memory (:mod:`deepcontext.services.updates`).
+:func:`find_slots` reads a fact as the extractors write it ("Maya moved to Porto") and returns the
+slots it states, or an *ended* slot ("User doesn't drink tea anymore"). Multi-valued relations,
+"also / too / another", plans, wishes, past states and unresolved pronouns never give a slot.
 """
 
 from __future__ import annotations

@@ -1,28 +1,12 @@
 """Resolve time expressions in a sentence against the moment it was said.
 
 ``resolve_time("I went to Paris last week", said_at, tense="past")`` returns a :class:`TimeMention`
-whose ``when`` is the start of the period meant, in ``said_at``'s timezone, with its granularity.
-
-Conventions (documented, tested):
-
-- A period resolves to its start: a day to 00:00, a week to its Monday, a weekend to its Saturday,
-  a month to its 1st, a season to its first month's 1st (northern hemisphere: spring March, summer June,
-  autumn September, winter December), a year to 1 January. Parts of a day have fixed hours: morning 09:00,
-  afternoon 15:00, evening 19:00, night / tonight / last night 20:00. ``at 3pm`` after a day sets the hour.
-- ``yesterday``, ``today``, ``tomorrow``, ``the day before yesterday``, ``tonight``, ``last night``,
-  ``this morning``; ``last / this / next`` week, weekend, month, year, summer...; ``N days / weeks /
-  months / years ago`` and ``in N ...`` (days shift the date, months and years shift the calendar);
-  weekdays: ``last Monday`` is the most recent Monday before the day said, ``next Monday`` the first one
-  after it, ``this Monday`` the Monday of the current week, and a bare ``on Monday`` follows the tense:
-  past -> the most recent past one, otherwise the next one. ``every Monday`` / ``on Mondays`` are habits,
-  not times, and are ignored.
-- Calendar dates: ``8 May 2023``, ``8th of May``, ``May 8``, ``May 8th, 2023``, ``2023-05-08``,
-  ``05/08/2023`` (month/day/year; day/month when the first number is above 12), ``May 2023``,
-  ``in May`` and ``in 2019`` / ``since 2019``. A date without a year takes the year that fits the tense
-  (past: not after the day said; present or future: not before it).
-- A few Chinese expressions (昨天, 今天, 明天, 上周, 下个月, 去年...).
-
-The first expression in the sentence wins. Nothing here allocates per call beyond the match objects.
+whose ``when`` is the start of the period meant (a week its Monday, a season its first month,
+northern hemisphere; parts of a day fixed hours), in ``said_at``'s timezone, with its granularity.
+It reads relative days and periods ("yesterday", "last weekend", "3 weeks ago", "in 2 months"),
+weekdays (``last`` / ``next`` / ``this`` Monday; a bare "on Monday" follows the tense; "every Monday"
+is a habit, ignored), calendar dates (a date without a year takes the year that fits the tense) and
+a few Chinese expressions (昨天, 上周, 下个月...). The first expression in the sentence wins.
 """
 
 from __future__ import annotations

@@ -13,11 +13,12 @@ from typing import Any
 
 from deepcontext.extract.gazetteer import words
 
-__all__ = ["AGREE", "agree_coordinated", "is_base_verb", "lexicon", "third_person"]
+__all__ = ["AGREE", "agree_coordinated", "is_base_verb", "lemmas_of", "lexicon", "third_person"]
 
 AGREE = {
     "am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't",
     "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't", "ain't": "isn't", "be": "is", "go": "goes",
+    "wanna": "wants to", "gotta": "has to",
 }
 
 
@@ -49,17 +50,26 @@ _NEVER_BASE = words("is was has does goes said the a an to and or but not too as
 
 @functools.cache
 def lexicon() -> Any:
+    """lemminflect with its lemma table loaded (about a second, once per process: load it off the
+    event loop, e.g. through :meth:`~deepcontext.extract.rules.RuleExtractor.prepare`)."""
     import lemminflect
 
+    lemminflect.getAllLemmas("work")  # the table loads on first use
     return lemminflect
 
 
+@functools.lru_cache(maxsize=8192)
+def lemmas_of(word: str) -> dict[str, tuple[str, ...]]:
+    """The lemmas of ``word`` per part of speech ("pears" -> {"NOUN": ("pear",)}); do not mutate."""
+    return dict(lexicon().getAllLemmas(word))
+
+
+@functools.lru_cache(maxsize=8192)
 def is_base_verb(word: str) -> bool:
     """``word`` is a verb's base form in lemminflect's lexicon ("work", "sing"; not "pears")."""
     if word in _NEVER_BASE or not word.isalpha():
         return False
-    lemmas = lexicon().getAllLemmas(word, upos="VERB").get("VERB", ())
-    return word in lemmas
+    return word in lexicon().getAllLemmas(word, upos="VERB").get("VERB", ())
 
 
 def agree_coordinated(text: str, subject_end: int) -> str:
@@ -81,7 +91,7 @@ def agree_coordinated(text: str, subject_end: int) -> str:
         # a list ("tea, cake and cook") or the end ("a cat and dog."): a word that can be a noun stays
         tail = m.string[m.end() :]
         listed = tail.startswith(" and ") or not tail[:2].strip(" ").isalnum()
-        if not is_base_verb(v) or (listed and "NOUN" in lexicon().getAllLemmas(v)):
+        if not is_base_verb(v) or (listed and "NOUN" in lemmas_of(v)):
             return m.group(0)
         if any(is_base_verb(t) for t in _TO_VERB_RE.findall(m.string, 0, m.start())):
             return m.group(0)  # "likes to read and write books": an infinitive's second verb

@@ -32,7 +32,7 @@ def _get(item: Any, *names: str) -> Any:
 def format_turn(turn: Any, index: int | None = None) -> str:
     """One turn as the prompts show it: ``[3] (2024-05-03 14:00 UTC, Friday) Caroline (user): text``.
 
-    ``turn`` may be a :class:`~deepcontext.extract.base.MessageIn`, a stored ``Turn``, a ``Message`` or a
+    ``turn`` may be a :class:`~deepcontext.extract.interface.MessageIn`, a stored ``Turn``, a ``Message`` or a
     mapping with ``role`` and ``content`` (and optionally ``name``, ``said_at`` or ``timestamp``).
     """
     role = str(_get(turn, "role") or "user")

@@ -13,7 +13,7 @@ from deepcontext.services.ingest import IngestService
 if TYPE_CHECKING:
     from deepcontext.clock import Clock
     from deepcontext.embed.embedder import Embedder
-    from deepcontext.extract.base import Classifier, Extractor
+    from deepcontext.extract.interface import Classifier, Extractor
     from deepcontext.llm.client import LLM
     from deepcontext.services.summaries import SummaryService
     from deepcontext.settings import DeepContextSettings
@@ -78,7 +78,8 @@ def build_components(
         raise ConfigurationError(f"llm must be a deepcontext.llm.LLM, got {type(llm).__name__}")
     summaries: SummaryService | None = None
     if llm is not None:
-        from deepcontext.extract.llm import LLMClassifier, LLMExtractor
+        from deepcontext.extract.llm_classifier import LLMClassifier
+        from deepcontext.extract.llm_extractor import LLMExtractor
         from deepcontext.services.summaries import SummaryService
 
         if classifier is None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import LLMError, MemoryNotFoundError, ValidationError, WriteConflictError
-from deepcontext.extract.base import Classifier, ExtractionContext, ExtractionResult, Extractor, MessageIn
+from deepcontext.extract.interface import Classifier, ExtractionContext, ExtractionResult, Extractor, MessageIn
 from deepcontext.services import ingest_steps as steps
 from deepcontext.services.ingest_classify import classify
 from deepcontext.services.ingest_steps import Candidate, Counts, turn_importance, turn_memory_text

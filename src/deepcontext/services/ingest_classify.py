@@ -1,7 +1,7 @@
 """The classify step of ingest: what each new fact does to the stored memories near it (ADD /
 UPDATE / REPLACE / DELETE / NOOP).
 
-Offline the rule of :func:`deepcontext.extract.llm.offline_decision` decides (NOOP above
+Offline the rule of :func:`deepcontext.extract.llm_classifier.offline_decision` decides (NOOP above
 ``dedup_threshold`` cosine, else ADD), and a fact stating another value of a single-valued slot
 replaces the memories holding the old one. An LLM classifier's answer is validated: ids must be
 among the memories shown for that fact, and a memory is changed by at most one fact of the add;
@@ -17,8 +17,8 @@ import numpy as np
 
 from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import LLMError
-from deepcontext.extract.base import Classifier, Decision, ExistingMemory, ExtractedFact, ExtractionContext
-from deepcontext.extract.llm import offline_decision
+from deepcontext.extract.interface import Classifier, Decision, ExistingMemory, ExtractedFact, ExtractionContext
+from deepcontext.extract.llm_classifier import offline_decision
 from deepcontext.services.ingest_steps import MUTATIONS, Candidate
 from deepcontext.services.updates import SLOT_PREFIX, conflicts
 from deepcontext.store.base import AddPlan, Store

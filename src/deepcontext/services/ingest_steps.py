@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from deepcontext.embed.embedder import Embedder
-from deepcontext.extract.base import Decision, ExistingMemory, ExtractedFact, ExtractionResult, MessageIn
+from deepcontext.extract.interface import Decision, ExistingMemory, ExtractedFact, ExtractionResult, MessageIn
 from deepcontext.extract.slots import Slot
 from deepcontext.extract.standing import STANDING_KEY, standing_kind
 from deepcontext.services.updates import Conflict, slot_metadata, slots_of

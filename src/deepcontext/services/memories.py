@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from deepcontext.errors import EntityNotFoundError, MemoryNotFoundError, ValidationError
+from deepcontext.services.naming import rename_user
 from deepcontext.services.validation import (
     check_id,
     check_json,
@@ -224,11 +225,12 @@ class MemoryService:
 
     async def set_user(self, user_id: str, *, name: str) -> None:
         """Set the user's display name: what memories call the user ("Ana lives in Lisbon", not "User
-        lives in Lisbon"). The user's entity keeps one node: the one of the former name (or of "User")
-        is renamed, or merged into the entity of ``name``. One transaction."""
+        lives in Lisbon"), in new memories and in the ones already stored. The user's entity keeps one
+        node: the one of the former name (or of "User") is renamed, or merged into the entity of
+        ``name``. One transaction."""
         user_id = check_id(user_id, "user_id")
         name = check_user_name(name)
-        await self._db(self.store.set_user_name, user_id, name, self.clock.now())
+        await rename_user(self.store, self.embedder, user_id, name, self.clock.now())
         self.ingest.name_changed(user_id, name)
 
     async def get_user(self, user_id: str) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 
 from deepcontext.clock import as_utc
 from deepcontext.errors import ValidationError
-from deepcontext.extract.base import MessageIn
+from deepcontext.extract.interface import MessageIn
 from deepcontext.ids import check_id
 from deepcontext.ids import check_encodable as _check_encodable
 from deepcontext.store.base import MemoryFilters

@@ -43,6 +43,7 @@ __all__ = [
     "EntityUpsert",
     "MemoryChange",
     "MemoryFilters",
+    "MemoryRewrite",
     "NewMemory",
     "NewTurn",
     "RankFields",
@@ -236,6 +237,17 @@ class AddOutcome:
     inserted: list[bool]
     entity_ids: dict[str, int]
     relations_written: int
+
+
+@dataclass(slots=True, frozen=True)
+class MemoryRewrite:
+    """A memory's new text, written only if its text is still ``old_text``."""
+
+    memory_id: int
+    old_text: str
+    text: str
+    content_hash: str
+    embedding: np.ndarray | None
 
 
 class Store(ABC):
@@ -474,9 +486,11 @@ class Store(ABC):
         """The display name set for the user, else the first name on the user's own turns, else None."""
 
     @abstractmethod
-    def set_user_name(self, user_id: str, name: str, now: datetime) -> None:
+    def set_user_name(self, user_id: str, name: str, now: datetime, rewrites: Sequence[MemoryRewrite] = ()) -> int:
         """Set the display name. One transaction: the entity of the name used until now (a former
-        display name, or "User") becomes the entity of ``name`` (merged into it if it exists)."""
+        display name, or "User") becomes the entity of ``name`` (merged into it if it exists), and
+        each memory of ``rewrites`` still active with its old text takes its new text (history
+        entry). Returns the memories rewritten."""
 
     # --- key/value (deepcq tiers and other per-user state) -------------------------------------
     @abstractmethod

@@ -30,7 +30,7 @@ from deepcontext.errors import (
     StorageError,
     TurnNotFoundError,
 )
-from deepcontext.store.base import MemoryFilters, RankFields, Store, entity_limits
+from deepcontext.store.base import MemoryFilters, MemoryRewrite, RankFields, Store, entity_limits
 from deepcontext.store.metafilter import compile_filter, parse_metadata_filter
 from deepcontext.store.migrations import MIGRATIONS, latest_version
 from deepcontext.store.sql_add import AddWriter
@@ -1131,12 +1131,13 @@ class SQLStore(AddWriter, Store):
             ).first()
         return None if first is None else str(first[0])
 
-    def set_user_name(self, user_id: str, name: str, now: datetime) -> None:
+    def set_user_name(self, user_id: str, name: str, now: datetime, rewrites: Sequence[MemoryRewrite] = ()) -> int:
         from deepcontext.text import entity_norm
 
         kv, et, me, rt = self.t.kv, self.t.entities, self.t.memory_entities, self.t.relations
         with self._write() as conn:
             self._lock_user(conn, user_id)
+            rewritten = self._rewrite_texts(conn, user_id, rewrites, now, "the user's display name") if rewrites else 0
             row = conn.execute(
                 select(kv.c.value).where(kv.c.user_id == user_id, kv.c.namespace == _USER_NS, kv.c.key == _PROFILE)
             ).first()
@@ -1177,6 +1178,34 @@ class SQLStore(AddWriter, Store):
                 conn.execute(delete(et).where(et.c.id == a))  # its leftover links go with it (cascade)
             self._bump_user(conn, user_id, now)
         self._forget_user_caches(user_id)
+        return rewritten
+
+    def _rewrite_texts(self, conn: Connection, user_id: str, rewrites: Sequence[MemoryRewrite], now: datetime,
+                       reason: str) -> int:
+        """New texts of active memories whose text is still the one read (one changed since is left)."""
+        mt = self.t.memories
+        current: dict[int, str] = {}
+        for ids in _chunks([r.memory_id for r in rewrites]):
+            rows = conn.execute(
+                select(mt.c.id, mt.c.text).where(
+                    mt.c.user_id == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value
+                )
+            ).all()
+            current.update((int(mid), str(text)) for mid, text in rows)
+        todo = [r for r in rewrites if current.get(r.memory_id) == r.old_text]
+        if not todo:
+            return 0
+        rev = self._bump_user(conn, user_id, now)
+        for r in todo:
+            conn.execute(
+                update(mt).where(mt.c.id == r.memory_id, mt.c.user_id == user_id)
+                .values(text=r.text, content_hash=r.content_hash, embedding=r.embedding, updated_at=now, rev=rev)
+            )
+            self._history(conn, user_id, r.memory_id, HistoryEvent.UPDATE, now, old_text=r.old_text, new_text=r.text,
+                          reason=reason)
+        self._unindex(conn, [r.memory_id for r in todo])
+        self._index_texts(conn, [(r.memory_id, r.text) for r in todo])
+        return len(todo)
 
     def kv_get(self, user_id: str, namespace: str, key: str) -> Any | None:
         kv = self.t.kv

@@ -1,0 +1,50 @@
+"""A user's display name, applied to what is already stored: memories that call the user "User" (or
+a former name) take the new name, re-embedded and re-indexed, with a history entry each, in the
+same transaction that sets the name."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+
+from deepcontext.embed.embedder import Embedder
+from deepcontext.extract.rewrite import rename_person
+from deepcontext.store.base import MemoryFilters, MemoryRewrite, Store
+from deepcontext.text import content_hash, entity_norm
+
+__all__ = ["UNNAMED", "rename_user"]
+
+#: what memories call a user without a display name
+UNNAMED = "User"
+#: memories of one entity read for a rename, at most
+_MAX_RENAMED = 1_000_000
+
+
+async def rename_user(store: Store, embedder: Embedder, user_id: str, name: str, now: datetime) -> int:
+    """Set ``name`` as the user's display name and rewrite the user's active memories that name the
+    user otherwise. Returns the memories rewritten."""
+    old = await asyncio.to_thread(store.user_name, user_id)
+    formers = [f for f in dict.fromkeys([old or "", UNNAMED]) if f and entity_norm(f) != entity_norm(name)]
+    found = await asyncio.to_thread(store.match_entities, user_id, [entity_norm(f) for f in formers])
+    entity_ids = [eid for eid, _ in found.values()]
+    rewrites: list[MemoryRewrite] = []
+    if entity_ids:
+        pairs = await asyncio.to_thread(
+            store.memories_for_entities, user_id, entity_ids, MemoryFilters(), now, _MAX_RENAMED
+        )
+        ids = list(dict.fromkeys(mid for mid, _ in pairs))
+        mems = await asyncio.to_thread(store.get_memories, user_id, ids, details=False) if ids else []
+        changed: list[tuple[int, str, str]] = []
+        for m in mems:
+            text = m.text
+            for f in formers:
+                text = rename_person(text, f, name)
+            if text != m.text:
+                changed.append((m.id, m.text, text))
+        if changed:
+            vecs = await asyncio.to_thread(embedder.embed, [t for _, _, t in changed])
+            rewrites = [
+                MemoryRewrite(mid, old_text, text, content_hash(text), vec)
+                for (mid, old_text, text), vec in zip(changed, vecs, strict=True)
+            ]
+    return int(await asyncio.to_thread(store.set_user_name, user_id, name, now, rewrites))
