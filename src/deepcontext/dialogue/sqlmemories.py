@@ -60,8 +60,8 @@ def add(b: Conversation, tx: WriteTx, m: NewKeyMemory, *, embedding: Any = None)
         ).first()
         if held is not None:
             mid = int(held[0])
-            added = store._link_sources(conn, b.user_id, mid, turns)
-            store._history(
+            added = store.writer.link_sources(conn, b.user_id, mid, turns)
+            store.writer.history(
                 conn, b.user_id, mid, HistoryEvent.NOOP, now, actor=_ACTOR, reason="same canonical key",
                 details={"turn_ids": turns[:50], "new_sources": added},
             )  # fmt: skip
@@ -100,12 +100,12 @@ def add(b: Conversation, tx: WriteTx, m: NewKeyMemory, *, embedding: Any = None)
             .returning(mt.c.id)
         ).scalar_one()
     )
-    store._link_sources(conn, b.user_id, mid, turns)
-    store._history(
+    store.writer.link_sources(conn, b.user_id, mid, turns)
+    store.writer.history(
         conn, b.user_id, mid, HistoryEvent.ADD, now, new_text=m.content, actor=_ACTOR, reason="key memory",
         details={"turn_ids": turns[:50]},
     )  # fmt: skip
-    store._index_texts(conn, [(mid, m.content)])
+    store.index_texts(conn, [(mid, m.content)])
     return mid, True
 
 
@@ -164,7 +164,7 @@ def _soft_delete(b: Conversation, tx: WriteTx, row: Any, meta: dict[str, Any], r
             status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev, metadata=meta
         )
     )
-    b.store._history(conn, b.user_id, int(row.id), HistoryEvent.DELETE, now, old_text=row.text, actor=_ACTOR, reason=reason)
+    b.store.writer.history(conn, b.user_id, int(row.id), HistoryEvent.DELETE, now, old_text=row.text, actor=_ACTOR, reason=reason)
 
 
 def set_status(b: Conversation, tx: WriteTx, *, turn_id: int, from_status: str, to_status: str) -> list[int]:

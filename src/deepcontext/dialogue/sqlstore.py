@@ -182,7 +182,7 @@ class StoreDialogueBackend:
     @contextmanager
     def topology(self) -> Iterator[Topology]:
         with self._lock:
-            with self.store._read() as conn:
+            with self.store.connection() as conn:
                 g = self._sync(conn)
             yield g.topo
 
@@ -197,13 +197,13 @@ class StoreDialogueBackend:
         write and a ``DeepContext.add`` of the same user never deadlock.
         """
         now = self.clock.now()
-        with self.store._write() as conn:
-            rev = self.store._bump_user(conn, self.user_id, now)
+        with self.store.transaction() as conn:
+            rev = self.store.bump_user(conn, self.user_id, now)
             stamp = self._read_stamp(conn, for_update=True)
             if stamp is None:
                 cv = self.t.conversations
                 conn.execute(
-                    self.store._upsert(cv)
+                    self.store.upsert(cv)
                     .values(
                         user_id=self.user_id,
                         conversation_id=self.conversation_id,
@@ -283,7 +283,7 @@ class StoreDialogueBackend:
     # ------------------------------------------------------------------------------------------------
     def tip_node_id(self) -> int | None:
         with self._lock:
-            with self.store._read() as conn:
+            with self.store.connection() as conn:
                 g = self._sync(conn)
             tip = self._stamp[1] if self._stamp else None
             return None if tip is None else g.node_of.get(int(tip))
@@ -291,7 +291,7 @@ class StoreDialogueBackend:
     def get_nodes(self, node_ids: Sequence[int]) -> dict[int, LLMContextGraphNode]:
         tt = self.t.turns
         with self._lock:
-            with self.store._read() as conn:
+            with self.store.connection() as conn:
                 g = self._sync(conn)
                 ids = [n for n in dict.fromkeys(node_ids) if n in g.members]
                 turns: dict[int, Any] = {}
@@ -327,7 +327,7 @@ class StoreDialogueBackend:
     def node_turn_ids(self, node_ids: Sequence[int]) -> dict[int, list[int]]:
         """The turn ids of each node (first turn first); unknown nodes are left out."""
         with self._lock:
-            with self.store._read() as conn:
+            with self.store.connection() as conn:
                 g = self._sync(conn)
             return {n: list(g.members[n]) for n in node_ids if n in g.members}
 
@@ -493,7 +493,7 @@ class StoreDialogueBackend:
             return sqlmemories.add(self, tx, memory, embedding=vector)
 
     def get_memories(self, memory_ids: Sequence[int] | None = None) -> list[KeyMemory]:
-        with self._lock, self.store._read() as conn:
+        with self._lock, self.store.connection() as conn:
             g = self._sync(conn)
             return sqlmemories.load(self, conn, g, memory_ids)
 

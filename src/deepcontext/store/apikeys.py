@@ -139,7 +139,7 @@ def create_key(
         raise ValidationError("name must be a string of at most 255 characters", field="name")
     key_id = secrets.token_hex(8)
     secret = secrets.token_urlsafe(32)
-    with s._write() as conn:
+    with s.transaction() as conn:
         conn.execute(
             insert(s.t.api_keys).values(
                 key_id=key_id,
@@ -164,14 +164,14 @@ def list_keys(store: Store, *, tenant: str | None = None, include_revoked: bool 
         q = q.where(k.c.tenant == tenant)
     if not include_revoked:
         q = q.where(k.c.revoked_at.is_(None))
-    with s._read() as conn:
+    with s.connection() as conn:
         return [_from_row(r) for r in conn.execute(q)]
 
 
 def get_key(store: Store, key_id: str) -> ApiKey:
     s = _tables(store)
     k = s.t.api_keys
-    with s._read() as conn:
+    with s.connection() as conn:
         r = conn.execute(select(k).where(k.c.key_id == key_id)).first()
     if r is None:
         raise NotFoundError(f"API key {key_id!r} not found")
@@ -182,7 +182,7 @@ def revoke_key(store: Store, key_id: str, *, now: datetime) -> ApiKey:
     """Revoke a key (idempotent: a revoked key keeps its first revocation time)."""
     s = _tables(store)
     k = s.t.api_keys
-    with s._write() as conn:
+    with s.transaction() as conn:
         r = conn.execute(select(k).where(k.c.key_id == key_id)).first()
         if r is None:
             raise NotFoundError(f"API key {key_id!r} not found")
@@ -197,13 +197,13 @@ def verify_key(store: Store, presented: str, *, now: datetime) -> ApiKey:
     s = _tables(store)
     k = s.t.api_keys
     key_id, secret = parse_key(presented)
-    with s._read() as conn:
+    with s.connection() as conn:
         r = conn.execute(select(k).where(k.c.key_id == key_id)).first()
     ok = hmac.compare_digest(_digest(key_id, secret), r.key_hash if r is not None else _DUMMY_HASH)
     if r is None or not ok or r.revoked_at is not None:
         raise AuthError("invalid API key", status_code=401)
     key = _from_row(r)
     if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
-        with s._write() as conn:
+        with s.transaction() as conn:
             conn.execute(update(k).where(k.c.key_id == key_id).values(last_used_at=now))
     return key

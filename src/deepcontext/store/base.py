@@ -407,6 +407,16 @@ class Store(ABC):
     def active_memory_count(self, user_id: str) -> int:
         """Number of active memories of the user (cheap when nothing changed)."""
 
+    def pinned_memories(self, user_id: str, now: datetime, limit: int) -> list[Memory]:
+        """Active, unexpired pinned memories of the user, by importance then newest first."""
+        found = [
+            m
+            for m in self.iter_memories(user_id)
+            if m.pinned and m.status is MemoryStatus.ACTIVE and (m.expires_at is None or m.expires_at > now)
+        ]
+        found.sort(key=lambda m: (-m.importance, -m.id))
+        return found[:limit]
+
     @contextmanager
     def reading(self) -> Iterator[None]:
         """A scope in which this thread's reads may share one connection / snapshot. Default: none."""

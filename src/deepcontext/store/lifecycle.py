@@ -1,6 +1,6 @@
 """The SQL of the memory lifecycle (decay, consolidation, cleanup), over :class:`SQLStore`'s tables.
 
-Every function is one short transaction (or one read) through ``store._write()`` / ``store._read()``.
+Every function is one short transaction (or one read) through ``store.transaction()`` / ``store.connection()``.
 Writes follow the store's rules: the user's ``version`` is bumped and every changed memory row is
 stamped with it (``rev``), so the SQLite vector caches of every process see the change; history
 entries are written in the same transaction. Conditions are re-checked inside each write (a memory
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import Connection, bindparam, delete, exists, func, insert, literal, or_, select, update
 
-from deepcontext.store.sql import _chunks
+from deepcontext.store.sqlparts import chunks
 from deepcontext.types import HistoryEvent, MemoryStatus, MemoryTier
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def _unexpired(store: SQLStore, now: datetime) -> Any:
 def count_short_term(store: SQLStore, user_id: str, now: datetime) -> int:
     """Active, unexpired short-term memories of the user (one count over the (user, status, tier) index)."""
     mt = store.t.memories
-    with store._read() as conn:
+    with store.connection() as conn:
         return int(
             conn.execute(
                 select(func.count())
@@ -77,20 +77,20 @@ def count_short_term(store: SQLStore, user_id: str, now: datetime) -> int:
 def set_consolidation_due(store: SQLStore, user_id: str, due: bool) -> None:
     """Set or clear ``users.consolidation_due`` (no memory changes: the version stays)."""
     u = store.t.users
-    with store._write() as conn:
+    with store.transaction() as conn:
         conn.execute(update(u).where(u.c.user_id == user_id).values(consolidation_due=due))
 
 
 def consolidation_flag(store: SQLStore, user_id: str) -> bool:
     u = store.t.users
-    with store._read() as conn:
+    with store.connection() as conn:
         return bool(conn.execute(select(u.c.consolidation_due).where(u.c.user_id == user_id)).scalar())
 
 
 def users_due(store: SQLStore) -> list[str]:
     """Users flagged for consolidation."""
     u = store.t.users
-    with store._read() as conn:
+    with store.connection() as conn:
         return [r[0] for r in conn.execute(select(u.c.user_id).where(u.c.consolidation_due.is_(True)).order_by(u.c.user_id))]
 
 
@@ -100,12 +100,12 @@ def speaker_entity_ids(store: SQLStore, user_id: str) -> list[int]:
     from deepcontext.text import entity_norm
 
     et = store.t.entities
-    with store._read() as conn:
-        names = store._speaker_names(conn, user_id)
+    with store.connection() as conn:
+        names = store.turns.speaker_names(conn, user_id)
     display = store.user_name(user_id)
     if display:
         names.add(display)
-    with store._read() as conn:
+    with store.connection() as conn:
         norms = sorted({entity_norm(n) for n in names | {"User", "Assistant"}} - {""})
         return [int(r[0]) for r in conn.execute(select(et.c.id).where(et.c.user_id == user_id, et.c.norm_name.in_(norms)))]
 
@@ -140,7 +140,7 @@ class DecayChange:
 def decay_rows(store: SQLStore, user_id: str, now: datetime) -> list[DecayRow]:
     """The user's active, unpinned, unexpired memories with what the forgetting curve needs."""
     mt = store.t.memories
-    with store._read() as conn:
+    with store.connection() as conn:
         rows = conn.execute(
             select(
                 mt.c.id, mt.c.memory_type, mt.c.tier, mt.c.importance, mt.c.base_importance,
@@ -196,19 +196,19 @@ def apply_decay(store: SQLStore, user_id: str, changes: Sequence[DecayChange], n
         if store.engine.dialect.name == "sqlite":
             where.append(mt.c.user_id == user_id)
         stmt = update(mt).where(*where).values(importance=bindparam("b_imp"))
-        for chunk in _chunks(plain, 1000):  # one short transaction per thousand rows
-            with store._write() as conn:
+        for chunk in chunks(plain, 1000):  # one short transaction per thousand rows
+            with store.transaction() as conn:
                 rows = [{"b_id": c.id, "b_ac": c.access_count, "b_mc": c.mention_count, "b_imp": c.importance} for c in chunk]
                 conn.execute(stmt, rows)
     if not gone:
         return []
-    with store._write() as conn:
-        store._lock_user(conn, user_id)  # other writers of the user wait: the statuses read stay true
+    with store.transaction() as conn:
+        store.lock_user(conn, user_id)  # other writers of the user wait: the statuses read stay true
         current = _rows_by_id(conn, store, user_id, [c.id for c in gone], mt.c.status)
         live = [c for c in gone if c.id in current and current[c.id].status == _ACTIVE]
         if not live:
             return []
-        rev = store._bump_user(conn, user_id, now)
+        rev = store.bump_user(conn, user_id, now)
         for c in live:
             res = conn.execute(
                 update(mt)
@@ -218,7 +218,7 @@ def apply_decay(store: SQLStore, user_id: str, changes: Sequence[DecayChange], n
             )
             if res.rowcount:
                 deactivated.append(c.id)
-                store._history(
+                store.writer.history(
                     conn, user_id, c.id, HistoryEvent.DECAY, now, actor=ACTOR, reason=c.reason, details=c.details
                 )
     return deactivated
@@ -228,7 +228,7 @@ def _rows_by_id(conn: Connection, store: SQLStore, user_id: str, ids: Sequence[i
     """Rows of these memories that belong to the user, looked up by primary key only (see apply_decay)."""
     mt = store.t.memories
     out: dict[int, Any] = {}
-    for chunk in _chunks(sorted(set(ids))):
+    for chunk in chunks(sorted(set(ids))):
         for r in conn.execute(select(mt.c.id, mt.c.user_id, *cols).where(mt.c.id.in_(list(chunk)))):
             if r.user_id == user_id:
                 out[int(r.id)] = r
@@ -273,7 +273,7 @@ def consolidation_candidates(store: SQLStore, user_id: str, now: datetime, limit
     """Active, unpinned short-term memories without an expiry (an expiring memory must not live on
     inside a long-term one), oldest first, at most ``limit``."""
     mt, me, et = store.t.memories, store.t.memory_entities, store.t.entities
-    with store._read() as conn:
+    with store.connection() as conn:
         rows = conn.execute(
             select(
                 mt.c.id, mt.c.text, mt.c.memory_type, mt.c.importance, mt.c.base_importance, mt.c.confidence,
@@ -313,7 +313,7 @@ def consolidation_candidates(store: SQLStore, user_id: str, now: datetime, limit
             )
             for r in rows
         }
-        for chunk in _chunks(list(out)):
+        for chunk in chunks(list(out)):
             for mid, eid, name in conn.execute(
                 select(me.c.memory_id, me.c.entity_id, et.c.name)
                 .join(et, et.c.id == me.c.entity_id)
@@ -380,8 +380,8 @@ def write_consolidations(
     out: list[list[int] | None] = []
     if not groups:
         return out
-    with store._write() as conn:
-        store._lock_user(conn, user_id)
+    with store.transaction() as conn:
+        store.lock_user(conn, user_id)
         rev: int | None = None
         for group in groups:
             old_texts = _unchanged_sources(conn, store, user_id, group)
@@ -389,7 +389,7 @@ def write_consolidations(
                 out.append(None)
                 continue
             if rev is None:
-                rev = store._bump_user(conn, user_id, now)
+                rev = store.bump_user(conn, user_id, now)
             out.append(_write_group(conn, store, user_id, group, now, rev, old_texts))
     return out
 
@@ -438,13 +438,13 @@ def _write_group(
             details["contradicts"] = [fact_ids[i] for i in f.contradicts]
         if f.promote is not None:
             details["promoted"] = True
-            store._history(
+            store.writer.history(
                 conn, user_id, fid, HistoryEvent.MERGE, now,
                 old_text=f.text, new_text=f.text, actor=ACTOR,
                 reason=f"{group.reason}; kept as a long-term memory of its own", details=details,
             )  # fmt: skip
             continue
-        store._history(
+        store.writer.history(
             conn, user_id, fid, HistoryEvent.MERGE, now, new_text=f.text, actor=ACTOR, reason=group.reason, details=details
         )
         for sid in f.source_ids:
@@ -459,7 +459,7 @@ def _write_group(
         )
         texts = {fid: f.text for f, fid in zip(group.facts, fact_ids, strict=True)}
         for sid, fid in merged_into.items():
-            store._history(
+            store.writer.history(
                 conn, user_id, sid, HistoryEvent.MERGE, now,
                 old_text=old_texts[sid], new_text=texts[fid], actor=ACTOR,
                 reason=f"merged into long-term memory {fid}", details={"merged_into": fid, "method": group.method},
@@ -532,8 +532,8 @@ def _insert_fact(store: SQLStore, conn: Connection, user_id: str, f: FactWrite, 
     if links:
         rows = [{"memory_id": fid, "other_id": int(o), "user_id": user_id, "similarity": float(s)} for o, s in links]
         rows += [{"memory_id": int(o), "other_id": fid, "user_id": user_id, "similarity": float(s)} for o, s in links]
-        store._insert_links(conn, user_id, rows)
-    store._index_texts(conn, [(fid, f.text)])
+        store.writer.insert_links(conn, user_id, rows)
+    store.index_texts(conn, [(fid, f.text)])
     return fid
 
 
@@ -551,17 +551,17 @@ def soft_delete_faded(store: SQLStore, user_id: str, threshold: float, now: date
         mt.c.importance < threshold,
         mt.c.pinned.is_(False),
     )
-    with store._read() as conn:
+    with store.connection() as conn:
         if conn.execute(select(mt.c.id).where(*where).limit(1)).first() is None:
             return []
-    with store._write() as conn:
-        store._lock_user(conn, user_id)
+    with store.transaction() as conn:
+        store.lock_user(conn, user_id)
         rows = conn.execute(select(mt.c.id, mt.c.text, mt.c.importance, mt.c.status).where(*where).order_by(mt.c.id)).all()
         if not rows:
             return []
-        rev = store._bump_user(conn, user_id, now)
+        rev = store.bump_user(conn, user_id, now)
         ids = [int(r.id) for r in rows]
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             conn.execute(
                 update(mt)
                 .where(mt.c.id.in_(list(chunk)))
@@ -619,12 +619,12 @@ def purge(store: SQLStore, user_id: str, *, deleted_before: datetime, expired_be
         (mt.c.status == MemoryStatus.DELETED.value) & (mt.c.deleted_at < deleted_before),
         mt.c.expires_at < expired_before,
     )
-    with store._read() as conn:
+    with store.connection() as conn:
         if conn.execute(select(mt.c.id).where(mt.c.user_id == user_id, doomed_where).limit(1)).first() is None:
             return PurgeResult()
     result = PurgeResult()
-    with store._write() as conn:
-        store._lock_user(conn, user_id)
+    with store.transaction() as conn:
+        store.lock_user(conn, user_id)
         for r in conn.execute(
             select(mt.c.id, mt.c.status, mt.c.deleted_at, mt.c.expires_at).where(mt.c.user_id == user_id, doomed_where)
         ):
@@ -636,7 +636,7 @@ def purge(store: SQLStore, user_id: str, *, deleted_before: datetime, expired_be
         frontier = set(doomed)
         while frontier:
             found: set[int] = set()
-            for chunk in _chunks(sorted(frontier)):
+            for chunk in chunks(sorted(frontier)):
                 found |= {
                     int(r[0])
                     for r in conn.execute(
@@ -653,10 +653,10 @@ def purge(store: SQLStore, user_id: str, *, deleted_before: datetime, expired_be
         if not doomed:
             return result
         ids = sorted(doomed)
-        rev = store._bump_user(conn, user_id, now)
+        rev = store.bump_user(conn, user_id, now)
         # survivors that point at a purged memory
         successors: set[int] = set()
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             successors |= {
                 int(r[0])
                 for r in conn.execute(
@@ -664,36 +664,36 @@ def purge(store: SQLStore, user_id: str, *, deleted_before: datetime, expired_be
                 )
             }
         successors -= doomed
-        for chunk in _chunks(sorted(successors)):
+        for chunk in chunks(sorted(successors)):
             for sid, cf in conn.execute(select(mt.c.id, mt.c.consolidated_from).where(mt.c.id.in_(list(chunk)))):
                 before = list(cf or [])
                 after = [i for i in before if i not in doomed]
                 if after != before:
                     conn.execute(update(mt).where(mt.c.id == sid).values(consolidated_from=after, rev=rev))
         pointing: set[int] = set()
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             pointing |= {
                 int(r[0])
                 for r in conn.execute(
                     select(mt.c.id).where(mt.c.user_id == user_id, mt.c.superseded_by.in_(list(chunk)))
                 )
             }
-        for chunk in _chunks(sorted(pointing - doomed)):  # (rows being purged are not touched)
+        for chunk in chunks(sorted(pointing - doomed)):  # (rows being purged are not touched)
             conn.execute(update(mt).where(mt.c.id.in_(list(chunk))).values(superseded_by=None, rev=rev))
         me, ms, ml, mh, et, rt = (
             t.memory_entities, t.memory_sources, t.memory_links, t.memory_history, t.entities, t.relations,
         )  # fmt: skip
         touched_entities: set[int] = set()
-        for chunk in _chunks(ids):
+        for chunk in chunks(ids):
             c = list(chunk)
             touched_entities |= {int(r[0]) for r in conn.execute(select(me.c.entity_id).where(me.c.memory_id.in_(c)))}
-            store._unindex(conn, c)
+            store.unindex(conn, c)
             conn.execute(delete(ml).where(or_(ml.c.memory_id.in_(c), ml.c.other_id.in_(c))))
             conn.execute(delete(me).where(me.c.memory_id.in_(c)))
             conn.execute(delete(ms).where(ms.c.memory_id.in_(c)))
             conn.execute(delete(mh).where(mh.c.user_id == user_id, mh.c.memory_id.in_(c)))
             conn.execute(delete(mt).where(mt.c.user_id == user_id, mt.c.id.in_(c)))
-        for chunk in _chunks(sorted(touched_entities)):
+        for chunk in chunks(sorted(touched_entities)):
             res = conn.execute(
                 delete(et).where(
                     et.c.user_id == user_id,
@@ -703,5 +703,5 @@ def purge(store: SQLStore, user_id: str, *, deleted_before: datetime, expired_be
                 )
             )
             result.entities += int(res.rowcount or 0)
-    store._forget_user_caches(user_id)
+    store.forget_user_caches(user_id)
     return result

@@ -212,7 +212,7 @@ def _advisory_lock(store: SQLStore, user_id: str, name: str, timeout: float) -> 
 
 def _try_take(store: SQLStore, user_id: str, name: str, owner: str, ttl: float, clock: Clock) -> bool:
     lk = store.t.locks
-    with store._write() as conn:
+    with store.transaction() as conn:
         now = clock.now()
         row = conn.execute(
             select(lk.c.owner, lk.c.expires_at).where(lk.c.user_id == user_id, lk.c.name == name)
@@ -232,7 +232,7 @@ def _try_take(store: SQLStore, user_id: str, name: str, owner: str, ttl: float, 
 
 def _renew(store: SQLStore, held: HeldLock, ttl: float, clock: Clock) -> bool:
     lk = store.t.locks
-    with store._write() as conn:
+    with store.transaction() as conn:
         res = conn.execute(
             update(lk)
             .where(lk.c.user_id == held.user_id, lk.c.name == held.name, lk.c.owner == held.owner)
@@ -271,5 +271,5 @@ def _lease_lock(store: SQLStore, user_id: str, name: str, timeout: float, ttl: f
         held._stop.set()
         beat.join()
         lk = store.t.locks
-        with store._write() as conn:
+        with store.transaction() as conn:
             conn.execute(delete(lk).where(lk.c.user_id == user_id, lk.c.name == name, lk.c.owner == owner))

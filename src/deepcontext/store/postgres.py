@@ -77,7 +77,9 @@ from deepcontext.store.keyword_policy import dominant_terms, fetch_sizes, inform
 from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.migrations import PG_TS_CONFIG, pg_vector_mode
 from deepcontext.store.schema import VectorType
-from deepcontext.store.sql import SQLStore, _chunks
+from deepcontext.store.postgres_reads import PostgresGraphReads, PostgresMemoryReads, PostgresProvenanceReads
+from deepcontext.store.sql import SQLStore
+from deepcontext.store.sqlparts import chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.text import search_text
 from deepcontext.clock import as_utc
@@ -185,6 +187,9 @@ class PostgresStore(UserLockMixin, SQLStore):
     """The PostgreSQL + pgvector store. ``dim`` is the configured embedder's vector size."""
 
     backend = "postgresql"
+    memory_reads_cls = PostgresMemoryReads
+    graph_reads_cls = PostgresGraphReads
+    provenance_reads_cls = PostgresProvenanceReads
 
     def __init__(
         self,
@@ -234,15 +239,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         self._stats_thread: threading.Thread | None = None
 
     def _new_engine(self) -> Engine:
-        engine = create_engine(self.url, **self._engine_args)
-        if self.tracer is not None:
-            tracer = self.tracer
-            event.listen(
-                engine,
-                "before_cursor_execute",
-                lambda conn, cursor, statement, params, context, executemany: tracer(statement, params),
-            )
-        return engine
+        return self.trace(create_engine(self.url, **self._engine_args))
 
     def __repr__(self) -> str:
         return f"PostgresStore({make_url(self.url).render_as_string(hide_password=True)!r}, dim={self.dim})"
@@ -269,6 +266,11 @@ class PostgresStore(UserLockMixin, SQLStore):
     #: (embedding, then the HNSW scan) overlaps its keyword and graph legs
     concurrent_vector_leg = True
 
+    @property
+    def side_engine(self) -> Engine | None:
+        """The pool of :meth:`side_reading`, None until a side read opened it."""
+        return self._side_engine
+
     def _open_side_read(self) -> AbstractContextManager[Connection]:
         """A connection of the side pool (same size as the main one). A thread holds one only for
         reads that never wait on another connection, so searches holding a main-pool connection
@@ -279,18 +281,18 @@ class PostgresStore(UserLockMixin, SQLStore):
                     self._side_engine = self._new_engine()
         return self._read_on(self._side_engine)
 
-    def _upsert(self, table_: Any) -> Any:
+    def upsert(self, table_: Any) -> Any:
         return pg_insert(table_)
 
-    def _migration_lock(self, conn: Connection) -> None:
+    def migration_lock(self, conn: Connection) -> None:
         conn.execute(select(func.pg_advisory_xact_lock(_MIGRATION_LOCK_KEY)))
 
-    def _lock_user(self, conn: Connection, user_id: str) -> None:
+    def lock_user(self, conn: Connection, user_id: str) -> None:
         """Lock the user's row for the rest of the transaction: per-user writes serialise on it."""
         u = self.t.users
         conn.execute(select(u.c.user_id).where(u.c.user_id == user_id).with_for_update())
 
-    def _bump_user(self, conn: Connection, user_id: str, now: datetime, *, consolidation_due: bool = False) -> int:
+    def bump_user(self, conn: Connection, user_id: str, now: datetime, *, consolidation_due: bool = False) -> int:
         # one statement, so two processes adding the first rows of a new user cannot both insert it;
         # it locks the users row until commit, which serialises the rest of the user's write
         u = self.t.users
@@ -368,7 +370,7 @@ class PostgresStore(UserLockMixin, SQLStore):
     def _check_pgvector(self) -> None:
         """A clear error when the server lacks the vector extension (before any DDL runs)."""
         try:
-            with self._read() as conn:
+            with self.connection() as conn:
                 available = conn.execute(
                     text("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
                 ).first()
@@ -393,7 +395,7 @@ class PostgresStore(UserLockMixin, SQLStore):
     def pgvector_version(self) -> tuple[int, ...]:
         """The installed pgvector version of this database, e.g. (0, 8, 0)."""
         if self._pgvector_version is None:
-            with self._read() as conn:
+            with self.connection() as conn:
                 v = conn.execute(text("SELECT extversion FROM pg_extension WHERE extname = 'vector'")).scalar()
             if v is None:
                 raise ConfigurationError("the vector extension is not installed in this database: run migrate()")
@@ -401,7 +403,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         return self._pgvector_version
 
     # --- keyword leg -------------------------------------------------------------------------------
-    def _index_texts(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
+    def index_texts(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
         """Index memories' texts, :data:`_INDEX_CHUNK` rows per statement (the ids and bodies as two
         arrays). One statement per chunk, not one per row: the lexeme-count triggers on memory_fts
         fire once per statement, and one transaction upserting the same counters (the user's row
@@ -409,7 +411,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         versions (an import of 114k memories was stuck there for over 18 minutes)."""
         latest = {int(mid): _ts_body(t) for mid, t in rows}  # a memory indexed twice: its last text
         items = sorted(latest.items())  # in key order: concurrent writers lock rows in the same order
-        for chunk in _chunks(items, _INDEX_CHUNK):
+        for chunk in chunks(items, _INDEX_CHUNK):
             conn.execute(
                 text(
                     "INSERT INTO memory_fts (memory_id, user_id, tsv) "
@@ -420,8 +422,8 @@ class PostgresStore(UserLockMixin, SQLStore):
                 {"ids": [mid for mid, _ in chunk], "bodies": [body for _, body in chunk]},
             )
 
-    def _unindex(self, conn: Connection, memory_ids: Sequence[int]) -> None:
-        for chunk in _chunks([int(i) for i in memory_ids]):
+    def unindex(self, conn: Connection, memory_ids: Sequence[int]) -> None:
+        for chunk in chunks([int(i) for i in memory_ids]):
             conn.execute(delete(_FTS).where(_FTS.c.memory_id.in_(list(chunk))))
 
     def keyword_search(
@@ -448,7 +450,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         if not terms or k <= 0:
             return []
         body = " ".join(fold_diacritics(t) for t in terms[:64])
-        with self._read() as conn:
+        with self.connection() as conn:
             lexes = self._lexemes.get(body)
             if lexes is None:
                 lexes = [
@@ -553,7 +555,7 @@ class PostgresStore(UserLockMixin, SQLStore):
             stmt = (
                 select(mt.c.id, best.c.score)
                 .select_from(best.join(mt, mt.c.id == best.c.memory_id))
-                .where(self._owner(mt.c.user_id) == user_id, *self._filter_clause(filters, now))
+                .where(self._owner(mt.c.user_id) == user_id, *self.filter_clause(filters, now))
                 .order_by(best.c.score.desc(), mt.c.id.desc())
                 .limit(k)
             )
@@ -574,11 +576,10 @@ class PostgresStore(UserLockMixin, SQLStore):
         for i, (lx, w) in enumerate(weighted):
             params[f"l{i}"] = _quote_lexeme(lx)
             params[f"w{i}"] = w
-        driver = conn.connection.driver_connection
         rows: list[Any] = []
         for fetch in fetch_sizes(k, matches):
             params["fetch"] = fetch
-            rows = driver.execute(_rank_sql(n), params, prepare=False).fetchall()  # type: ignore[union-attr]
+            rows = self.raw(conn, _rank_sql(n), params, prepare=False).fetchall()
             if len(rows) >= k:
                 break
         return [(int(mid), float(sc or 0.0)) for mid, sc in rows]
@@ -598,7 +599,7 @@ class PostgresStore(UserLockMixin, SQLStore):
                 _FTS.c.user_id == user_id,
                 _FTS.c.tsv.op("@@")(cast(bindparam("tsq", _quote_lexeme(lx), literal_execute=True), TSQUERY)),
                 self._owner(mt.c.user_id) == user_id,
-                *self._filter_clause(DEFAULT_FILTERS, now),
+                *self.filter_clause(DEFAULT_FILTERS, now),
             )
             .order_by(_FTS.c.memory_id.desc())
             .limit(k)
@@ -606,36 +607,6 @@ class PostgresStore(UserLockMixin, SQLStore):
         score = math.log(1.0 + cap / (df + 0.5))
         return [(int(r[0]), score) for r in conn.execute(stmt)]
 
-    def _sources(
-        self, conn: Connection, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None
-    ) -> dict[int, list[Provenance]]:
-        """As on SQLite; with ``per_memory``, the oldest turns of every memory in one round trip (a
-        LATERAL subquery per memory, an index range scan each) instead of one statement per memory."""
-        ids = list(dict.fromkeys(int(m) for m in memory_ids))
-        if per_memory is None or not ids:
-            return super()._sources(conn, user_id, ids, per_memory)
-        ms, tt = self.t.memory_sources, self.t.turns
-        m = func.unnest(bindparam("mids", ids, type_=ARRAY(BigInteger))).table_valued("mid").render_derived().alias("m")
-        first = (
-            select(ms.c.turn_id)
-            .where(ms.c.memory_id == m.c.mid, ms.c.user_id == user_id)
-            .order_by(ms.c.turn_id)
-            .limit(per_memory)
-            .lateral("s")
-        )
-        stmt = (
-            select(m.c.mid, tt.c.id, tt.c.conversation_id, tt.c.role, tt.c.name, tt.c.said_at)
-            .select_from(m.join(first, true()).join(tt, tt.c.id == first.c.turn_id))
-            .order_by(m.c.mid, tt.c.id)
-        )
-        out: dict[int, list[Provenance]] = {}
-        for r in conn.execute(stmt):
-            out.setdefault(int(r.mid), []).append(
-                Provenance.model_construct(
-                    turn_id=r.id, conversation_id=r.conversation_id, role=r.role, speaker=r.name, said_at=r.said_at
-                )
-            )
-        return out
 
     @functools.cached_property
     def _details_stmt(self) -> Any:
@@ -686,7 +657,7 @@ class PostgresStore(UserLockMixin, SQLStore):
             .lateral("lk")
         )
         stmt = (
-            select(*self._memory_columns(), ents.c.names, srcs.c.turn_ids, srcs.c.conversations, srcs.c.roles,
+            select(*self.memories.memory_columns(), ents.c.names, srcs.c.turn_ids, srcs.c.conversations, srcs.c.roles,
                    srcs.c.speakers, srcs.c.said, lk.c.others)  # fmt: skip
             .select_from(mt.outerjoin(ents, true()).outerjoin(srcs, true()).outerjoin(lk, true()))
             .where(self._owner(mt.c.user_id) == uid, mt.c.id == func.any(bindparam("ids", type_=ARRAY(BigInteger))))
@@ -706,9 +677,9 @@ class PostgresStore(UserLockMixin, SQLStore):
         params = {"uid": user_id, "ids": ids, "nsrc": max(int(max_sources), 0), "nlinks": max(int(links_per_memory), 0)}
         mems: dict[int, Memory] = {}
         links: dict[int, list[int]] = {}
-        with self._read() as conn:
+        with self.connection() as conn:
             for r in conn.execute(stmt, params):
-                mem = self._memory_from_row(r)
+                mem = self.memories.memory_from_row(r)
                 mem.entities = list(r.names or [])
                 mem.sources = [
                     Provenance.model_construct(
@@ -721,64 +692,15 @@ class PostgresStore(UserLockMixin, SQLStore):
                     links[mem.id] = [int(o) for o in r.others]
         return mems, links
 
-    @functools.cached_property
-    def _rank_fields_stmt(self) -> Any:
-        mt = self.t.memories
-        ids: Any = bindparam("ids", type_=ARRAY(BigInteger))
-        return self._rank_fields_base().where(mt.c.id == func.any(ids))
 
-    def _rank_fields_select(self, user_id: str, ids: Sequence[int]) -> Any:
-        # built once (building and keying it cost more than running it), the ids as an array
-        return self._rank_fields_stmt
 
-    @functools.cached_property
-    def _entity_memories_stmt(self) -> Any:
-        """memories_for_entities' statement under the default filters, built once (building and
-        keying it cost 3-5 ms a call, the query 2 ms); parameters uid, eids, lims, now."""
-        return self._entity_memories_select(self._default_conditions())
 
-    def _default_conditions(self) -> list[Any]:
+    def default_conditions(self) -> list[Any]:
         """``_filter_clause(DEFAULT_FILTERS, now)`` with ``now`` a bound parameter, for statements built once."""
         mt = self.t.memories
         return [mt.c.status == MemoryStatus.ACTIVE.value, or_(mt.c.expires_at.is_(None), mt.c.expires_at > bindparam("now"))]
 
-    def _entity_memories_select(self, conditions: list[Any]) -> Any:
-        me, mt = self.t.memory_entities, self.t.memories
-        e = (
-            func.unnest(bindparam("eids", type_=ARRAY(BigInteger)), bindparam("lims", type_=ARRAY(Integer)))
-            .table_valued("eid", "lim")
-            .render_derived()
-            .alias("e")
-        )
-        per = (
-            select(me.c.memory_id)
-            .join(mt, mt.c.id == me.c.memory_id)
-            .where(me.c.entity_id == e.c.eid, me.c.user_id == bindparam("uid"), *conditions)
-            .order_by(me.c.memory_id.desc())
-            .limit(e.c.lim)
-            .lateral("m")
-        )
-        return select(per.c.memory_id, e.c.eid).select_from(e.join(per, true()))
 
-    def memories_for_entities(
-        self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int | Sequence[int]
-    ) -> list[tuple[int, int]]:
-        """As on SQLite, in one round trip: a LATERAL subquery per entity (index range scans on
-        (entity_id, memory_id), at most the entity's limit rows each)."""
-        pairs = entity_limits(entity_ids, limit)
-        if not pairs:
-            return []
-        ids = [eid for eid, _ in pairs]
-        params = {"uid": user_id, "eids": ids, "lims": [lim for _, lim in pairs], "now": now}
-        if filters == DEFAULT_FILTERS:
-            stmt = self._entity_memories_stmt
-        else:
-            stmt = self._entity_memories_select(self._filter_clause(filters, now))
-        with self._read() as conn:
-            rows = [tuple(r) for r in conn.execute(stmt, params)]
-        order = {eid: i for i, eid in enumerate(ids)}
-        rows.sort(key=lambda r: (order[int(r[1])], -int(r[0])))
-        return [(int(mid), int(eid)) for mid, eid in rows]
 
     # --- vector leg ----------------------------------------------------------------------------------
     def _distance(self) -> Any:
@@ -809,13 +731,13 @@ class PostgresStore(UserLockMixin, SQLStore):
     def _vector_stmts(self) -> dict[bool, Any]:
         """The vector leg's statements under the default filters (index scan, exact scan), built once:
         building and keying one cost about as much as the HNSW scan. Parameters uid, qvec, k, now."""
-        default = self._default_conditions()
+        default = self.default_conditions()
         return {exact: self._vector_select(default, exact=exact) for exact in (False, True)}
 
     def _vector_stmt(self, filters: MemoryFilters, now: datetime, *, exact: bool) -> Any:
         if filters == DEFAULT_FILTERS:
             return self._vector_stmts[exact]
-        return self._vector_select(self._filter_clause(filters, now), exact=exact)
+        return self._vector_select(self.filter_clause(filters, now), exact=exact)
 
     def _hnsw_session(self, conn: Connection, ef_search: int) -> None:
         """The HNSW settings of this pooled connection's session, sent only when they change (reads run in
@@ -853,7 +775,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         if k <= 0 or len(qs) == 0:
             return [[] for _ in range(len(qs))]
         out: list[list[tuple[int, float]]] = []
-        with self._read() as conn:
+        with self.connection() as conn:
             exact = self.vector_mode == "none"
             if not exact:
                 self._hnsw_session(conn, min(max(self.ef_search, k), _MAX_EF_SEARCH))
@@ -870,16 +792,11 @@ class PostgresStore(UserLockMixin, SQLStore):
                 out.append([(mid, 1.0 - d) for mid, d in ranked])
         return out
 
-    def _in_param(self, col: Any, name: str) -> Any:
-        # an array parameter: one statement text whatever the number of ids (psycopg prepares it)
-        return col == func.any(bindparam(name, type_=ARRAY(BigInteger)))
 
-    def _not_in_param(self, col: Any, name: str) -> Any:
-        return col != func.all(bindparam(name, type_=ARRAY(BigInteger)))
 
     def _owner(self, col: Any) -> Any:
         # `user_id || ''`: the same value, no index on it (see SQLStore._owner)
         return col.op("||")(literal(""))
 
-    def _forget_user_caches(self, user_id: str) -> None:
+    def forget_user_caches(self, user_id: str) -> None:
         """No in-process caches on PostgreSQL."""

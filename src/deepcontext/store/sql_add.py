@@ -56,15 +56,15 @@ class AddWriter:
         t = self.t
         now = plan.now
         uid = plan.user_id
-        with self._write() as conn:
-            rev = self._bump_user(conn, uid, now, consolidation_due=plan.consolidation_due)
+        with self.transaction() as conn:
+            rev = self.bump_user(conn, uid, now, consolidation_due=plan.consolidation_due)
             turn_ids = self._insert_turns(conn, plan, rev)
             entity_ids = self._upsert_entities(conn, plan)
 
             external = {tid for m in plan.memories for tid in m.source_turn_ids}
             external |= {tid for c in plan.changes for tid in c.source_turn_ids}
             if external:
-                self._check_turns(conn, uid, sorted(external))
+                self.check_turns(conn, uid, sorted(external))
 
             def sources_of(indices: Sequence[int], ids: Sequence[int]) -> list[int]:
                 return list(dict.fromkeys([turn_ids[i] for i in indices] + list(ids)))
@@ -72,7 +72,7 @@ class AddWriter:
             # exact duplicates already stored (checked inside the transaction: races cannot duplicate)
             hashes = [m.content_hash for m in plan.memories if m.dedupe]
             scope = (plan.agent_id, plan.run_id)
-            known: dict[str, Any] = dict(self._active_hashes(conn, uid, hashes, now, scope=scope)) if hashes else {}
+            known: dict[str, Any] = dict(self.memories.active_hashes(conn, uid, hashes, now, scope=scope)) if hashes else {}
             olds = self._active_rows(
                 conn, uid, [o for m in plan.memories for o in ([m.supersedes] if m.supersedes else []) + m.also_supersedes]
             )
@@ -155,7 +155,7 @@ class AddWriter:
                 conn.execute(insert(t.memory_entities), entity_rows)
             if link_rows:
                 ml = t.memory_links
-                conn.execute(self._upsert(ml).on_conflict_do_nothing(index_elements=[ml.c.memory_id, ml.c.other_id]), link_rows)
+                conn.execute(self.upsert(ml).on_conflict_do_nothing(index_elements=[ml.c.memory_id, ml.c.other_id]), link_rows)
 
             mentioned: list[int] = []  # memories said again: counted and reinforced
             for i, dup in folds:
@@ -163,7 +163,7 @@ class AddWriter:
                 target = memory_ids[dup[1]] if isinstance(dup, tuple) else int(dup)
                 memory_ids[i] = target
                 src = sources_of(nm.source_turn_indices, nm.source_turn_ids)
-                added = self._link_sources(conn, uid, target, src)
+                added = self.writer.link_sources(conn, uid, target, src)
                 mentioned.append(target)
                 history.append(
                     _history_row(
@@ -189,7 +189,7 @@ class AddWriter:
                         )
                     )  # fmt: skip
                 else:
-                    added = self._link_sources(conn, uid, row.id, src)
+                    added = self.writer.link_sources(conn, uid, row.id, src)
                     mentioned.append(row.id)
                     history.append(
                         _history_row(
@@ -201,7 +201,7 @@ class AddWriter:
             if history:
                 conn.execute(insert(t.memory_history), history)
             relations_written = self._upsert_relations(conn, plan, entity_ids)
-            self._index_texts(conn, fts_rows)
+            self.index_texts(conn, fts_rows)
             return AddOutcome(
                 turn_ids=turn_ids,
                 memory_ids=memory_ids,
@@ -342,7 +342,7 @@ class AddWriter:
             prev = row[0]
         explicit = [p for nt in plan.turns if nt.parent_ids for p in nt.parent_ids]
         if explicit:
-            self._check_turns(conn, plan.user_id, explicit)
+            self.check_turns(conn, plan.user_id, explicit)
         rows: list[dict[str, Any]] = [
             {
                 "user_id": plan.user_id,
@@ -409,7 +409,7 @@ class AddWriter:
                     "attributes": e.attributes,
                 },
             )
-        stmt = self._upsert(et)
+        stmt = self.upsert(et)
         stmt = stmt.on_conflict_do_update(
             index_elements=[et.c.user_id, et.c.norm_name],
             set_={
@@ -454,7 +454,7 @@ class AddWriter:
             )
         if not rows:
             return 0
-        stmt = self._upsert(rt)
+        stmt = self.upsert(rt)
         capped = func.min(rt.c.strength + 0.1, 2.0) if conn.dialect.name == "sqlite" else func.least(rt.c.strength + 0.1, 2.0)
         stmt = stmt.on_conflict_do_update(
             index_elements=[rt.c.user_id, rt.c.source_id, rt.c.relation, rt.c.target_id],
