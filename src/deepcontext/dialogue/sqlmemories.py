@@ -66,46 +66,30 @@ def add(b: Conversation, tx: WriteTx, m: NewKeyMemory, *, embedding: Any = None)
                 details={"turn_ids": turns[:50], "new_sources": added},
             )  # fmt: skip
             return mid, False
-    rev = tx.rev
     importance = 0.9 if m.pinned else 0.7
-    mid = int(
-        conn.execute(
-            insert(mt)
-            .values(
-                user_id=b.user_id,
-                text=m.content,
-                content_hash=content_hash(m.content),
-                memory_type=MemoryType.SEMANTIC.value,
-                tier=MemoryTier.LONG_TERM.value,
-                status=MemoryStatus.ACTIVE.value,
-                importance=importance,
-                base_importance=importance,
-                confidence=0.9,
-                access_count=0,
-                reinforced_at=now,
-                created_at=now,
-                updated_at=now,
-                said_at=now,
-                valid_from=now,
-                conversation_id=b.conversation_id,
-                source=SOURCE,
-                consolidated_from=[],
-                metadata={KEY: {"status": m.status, "packable": m.packable, "turn_id": m.turn_id}},
-                pinned=m.pinned,
-                tags=list(m.tags),
-                canonical_key=m.canonical_key,
-                embedding=embedding,
-                rev=rev,
-            )
-            .returning(mt.c.id)
-        ).scalar_one()
-    )
+    row = {
+        "text": m.content,
+        "content_hash": content_hash(m.content),
+        "memory_type": MemoryType.SEMANTIC.value,
+        "tier": MemoryTier.LONG_TERM.value,
+        "importance": importance,
+        "confidence": 0.9,
+        "said_at": now,
+        "valid_from": now,
+        "conversation_id": b.conversation_id,
+        "source": SOURCE,
+        "metadata": {KEY: {"status": m.status, "packable": m.packable, "turn_id": m.turn_id}},
+        "pinned": m.pinned,
+        "tags": list(m.tags),
+        "canonical_key": m.canonical_key,
+        "embedding": embedding,
+    }
+    mid = store.writer.insert(conn, b.user_id, [row], now=now, rev=tx.rev)[0]
     store.writer.link_sources(conn, b.user_id, mid, turns)
     store.writer.history(
         conn, b.user_id, mid, HistoryEvent.ADD, now, new_text=m.content, actor=_ACTOR, reason="key memory",
         details={"turn_ids": turns[:50]},
     )  # fmt: skip
-    store.index_texts(conn, [(mid, m.content)])
     return mid, True
 
 

@@ -470,41 +470,27 @@ def _write_group(
 def _insert_fact(store: SQLStore, conn: Connection, user_id: str, f: FactWrite, now: datetime, rev: int) -> int:
     t = store.t
     mt, ms, me, ml = t.memories, t.memory_sources, t.memory_entities, t.memory_links
-    fid = int(
-        conn.execute(
-            insert(mt)
-            .values(
-                user_id=user_id,
-                text=f.text,
-                content_hash=f.content_hash,
-                memory_type=f.memory_type,
-                tier=MemoryTier.LONG_TERM.value,
-                status=_ACTIVE,
-                importance=f.importance,
-                base_importance=f.importance,
-                confidence=f.confidence,
-                access_count=f.access_count,
-                reinforced_at=now,
-                created_at=now,
-                updated_at=now,
-                said_at=f.said_at,
-                occurred_at=f.occurred_at,
-                valid_from=f.valid_from,
-                valid_to=f.valid_to,
-                conversation_id=f.conversation_id,
-                agent_id=f.agent_id,
-                run_id=f.run_id,
-                source="consolidation",
-                consolidated_from=list(f.source_ids),
-                metadata=f.metadata,
-                pinned=False,
-                tags=[],
-                embedding=f.embedding,
-                rev=rev,
-            )
-            .returning(mt.c.id)
-        ).scalar_one()
-    )
+    row = {
+        "text": f.text,
+        "content_hash": f.content_hash,
+        "memory_type": f.memory_type,
+        "tier": MemoryTier.LONG_TERM.value,
+        "importance": f.importance,
+        "confidence": f.confidence,
+        "access_count": f.access_count,
+        "said_at": f.said_at,
+        "occurred_at": f.occurred_at,
+        "valid_from": f.valid_from,
+        "valid_to": f.valid_to,
+        "conversation_id": f.conversation_id,
+        "agent_id": f.agent_id,
+        "run_id": f.run_id,
+        "source": "consolidation",
+        "consolidated_from": list(f.source_ids),
+        "metadata": f.metadata,
+        "embedding": f.embedding,
+    }
+    fid = store.writer.insert(conn, user_id, [row], now=now, rev=rev)[0]
     src = list(f.source_ids)
     # provenance: the union of the sources' turns; entities: the union of theirs
     conn.execute(
@@ -533,7 +519,6 @@ def _insert_fact(store: SQLStore, conn: Connection, user_id: str, f: FactWrite, 
         rows = [{"memory_id": fid, "other_id": int(o), "user_id": user_id, "similarity": float(s)} for o, s in links]
         rows += [{"memory_id": int(o), "other_id": fid, "user_id": user_id, "similarity": float(s)} for o, s in links]
         store.writer.insert_links(conn, user_id, rows)
-    store.index_texts(conn, [(fid, f.text)])
     return fid
 
 

@@ -27,7 +27,7 @@ from deepcontext.errors import (
     StorageError,
     TurnNotFoundError,
 )
-from deepcontext.store.base import MemoryFilters, RankFields, Store
+from deepcontext.store.base import AddOutcome, AddPlan, MemoryFilters, RankFields, Store
 from deepcontext.store.metafilter import compile_filter, parse_metadata_filter
 from deepcontext.store.migrations import MIGRATIONS, latest_version
 from deepcontext.store.schema import Tables, build_metadata
@@ -46,7 +46,7 @@ __all__ = ["IMPORTS_NAMESPACE", "SQLStore"]
 _META_VERSION = "schema_version"
 
 
-class SQLStore(AddWriter, Store):
+class SQLStore(Store):
     """Common SQL implementation. Subclasses set ``engine`` and implement the abstract hooks."""
 
     engine: Engine
@@ -65,6 +65,7 @@ class SQLStore(AddWriter, Store):
         self._pinned = threading.local()
         self.memories = self.memory_reads_cls(self)
         self.writer = MemoryWriter(self)
+        self.adds = AddWriter(self)
         self.turns = self.turn_reads_cls(self)
         self.graph = self.graph_reads_cls(self)
         self.provenance = self.provenance_reads_cls(self)
@@ -402,6 +403,9 @@ class SQLStore(AddWriter, Store):
         return self.memories.pinned_memories(user_id, now, limit)
 
     # writer
+    def apply_add(self, plan: AddPlan) -> AddOutcome:
+        return self.adds.apply_add(plan)
+
     def update_memory(self, user_id: str, memory_id: int, *, text: str, content_hash: str, embedding: np.ndarray | None, now: datetime, actor: str, reason: str | None, metadata: dict[str, Any] | None=None) -> Memory:
         return self.writer.update_memory(user_id, memory_id, text=text, content_hash=content_hash, embedding=embedding, now=now, actor=actor, reason=reason, metadata=metadata)
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import insert, select, update
 
 from deepcontext.errors import ValidationError
+from deepcontext.store.sql_writes import history_row
 from deepcontext.types import HistoryEvent
 
 if TYPE_CHECKING:
@@ -126,13 +127,16 @@ class Transfer:
                     **{**{k: v for k, v in row.items() if k != "id"}, "user_id": user_id, "source_id": s_, "target_id": o_}
                 )
                 conn.execute(stmt.on_conflict_do_nothing())
-            fts: list[tuple[int, str]] = []
-            for row in by_table.get("memories", []):
-                vals = {k: v for k, v in row.items() if k != "id"}
-                vals.update(user_id=user_id, superseded_by=None, consolidated_from=[], rev=rev)
-                new_id = int(conn.execute(insert(t.memories).values(**vals).returning(t.memories.c.id)).scalar_one())
+            exported = by_table.get("memories", [])
+            fresh = self.s.writer.insert(
+                conn,
+                user_id,
+                [{**{k: v for k, v in row.items() if k != "id"}, "superseded_by": None, "consolidated_from": []} for row in exported],
+                now=now,
+                rev=rev,
+            )
+            for row, new_id in zip(exported, fresh, strict=True):
                 maps["memories"][int(row["id"])] = new_id
-                fts.append((new_id, row["text"]))
             for row in by_table.get("memories", []):
                 upd = {}
                 if row.get("superseded_by") is not None:
@@ -141,7 +145,6 @@ class Transfer:
                     upd["consolidated_from"] = [m("memories", x) for x in row["consolidated_from"] if m("memories", x)]
                 if upd:
                     conn.execute(update(t.memories).where(t.memories.c.id == maps["memories"][int(row["id"])]).values(**upd))
-            self.s.index_texts(conn, fts)
             for name, cols in (
                 ("memory_sources", (("memory_id", "memories"), ("turn_id", "turns"))),
                 ("memory_entities", (("memory_id", "memories"), ("entity_id", "entities"))),
@@ -161,10 +164,11 @@ class Transfer:
                 mid = m("memories", r["memory_id"])
                 if mid is not None:
                     hist.append({**{k: v for k, v in r.items() if k != "id"}, "user_id": user_id, "memory_id": mid})
-            if hist:
-                conn.execute(insert(t.memory_history), hist)
-            for new_mid in maps["memories"].values():
-                self.s.writer.history(conn, user_id, new_mid, HistoryEvent.IMPORT, now, reason="restored from an export")
+            self.s.writer.history_rows(conn, hist)
+            self.s.writer.history_rows(
+                conn,
+                [history_row(user_id, mid, HistoryEvent.IMPORT, now, reason="restored from an export") for mid in fresh],
+            )
             for r in by_table.get("kv", []):
                 stmt = self.s.upsert(t.kv).values(**{**r, "user_id": user_id})
                 conn.execute(

@@ -1,4 +1,5 @@
-"""Changes to stored memories: update, delete, access counts, and the rows every change writes (history, provenance, links)."""
+"""The memory writer: every memory row is created, changed and deleted here, with the rules that
+go with it (keyword index, history, provenance, links, revision stamps)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,50 @@ from deepcontext.types import HistoryEvent, Memory, MemoryStatus
 if TYPE_CHECKING:
     from deepcontext.store.sql import SQLStore
 
-__all__ = ["MemoryWriter"]
+__all__ = ["MemoryWriter", "history_row"]
+
+
+def _new_memory(now: datetime) -> dict[str, Any]:
+    """The columns of a new active memory that callers usually leave to their defaults."""
+    return {
+        "status": MemoryStatus.ACTIVE.value,
+        "access_count": 0,
+        "mention_count": 1,
+        "reinforced_at": now,
+        "created_at": now,
+        "updated_at": now,
+        "source": "rules",
+        "consolidated_from": [],
+        "metadata": {},
+        "pinned": False,
+        "tags": [],
+    }
+
+
+def history_row(
+    user_id: str,
+    memory_id: int,
+    event: HistoryEvent,
+    now: datetime,
+    *,
+    old_text: str | None = None,
+    new_text: str | None = None,
+    actor: str = "system",
+    reason: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``memory_history`` row."""
+    return {
+        "user_id": user_id,
+        "memory_id": memory_id,
+        "event": event.value,
+        "old_text": old_text,
+        "new_text": new_text,
+        "actor": actor,
+        "reason": reason,
+        "created_at": now,
+        "details": details or {},
+    }
 
 
 class MemoryWriter:
@@ -33,6 +77,25 @@ class MemoryWriter:
             raise MemoryNotFoundError(memory_id, user_id)
         return row
 
+    def insert(self, conn: Connection, user_id: str, rows: Sequence[dict[str, Any]], *, now: datetime, rev: int) -> list[int]:
+        """Create memories of the user, indexed for keyword search, stamped with ``rev``; the only place
+        memory rows are inserted. ``rows`` hold columns of ``memories``; those of a new active memory
+        default. Returns the new ids in the order of ``rows``."""
+        if not rows:
+            return []
+        mt = self.s.t.memories
+        full = [{**_new_memory(now), **r, "user_id": user_id, "rev": rev} for r in rows]
+        for r in full:
+            r.setdefault("base_importance", r["importance"])
+            r.setdefault("valid_from", r.get("said_at") or now)
+        keys = set().union(*full)
+        for r in full:  # one statement for all rows: every row names the same columns
+            for k in keys:
+                r.setdefault(k, None)
+        ids = [int(i) for i in conn.execute(insert(mt).returning(mt.c.id, sort_by_parameter_order=True), full).scalars().all()]
+        self.s.index_texts(conn, [(mid, r["text"]) for mid, r in zip(ids, full, strict=True)])
+        return ids
+
     def history(
         self,
         conn: Connection,
@@ -40,26 +103,15 @@ class MemoryWriter:
         memory_id: int,
         event: HistoryEvent,
         now: datetime,
-        *,
-        old_text: str | None = None,
-        new_text: str | None = None,
-        actor: str = "system",
-        reason: str | None = None,
-        details: dict[str, Any] | None = None,
+        **entry: Any,
     ) -> None:
-        conn.execute(
-            insert(self.s.t.memory_history).values(
-                user_id=user_id,
-                memory_id=memory_id,
-                event=event.value,
-                old_text=old_text,
-                new_text=new_text,
-                actor=actor,
-                reason=reason,
-                created_at=now,
-                details=details or {},
-            )
-        )
+        """One history entry (``old_text``, ``new_text``, ``actor``, ``reason``, ``details``)."""
+        self.history_rows(conn, [history_row(user_id, memory_id, event, now, **entry)])
+
+    def history_rows(self, conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+        """History entries made by :func:`history_row`, in one statement."""
+        if rows:
+            conn.execute(insert(self.s.t.memory_history), list(rows))
 
     def link_sources(self, conn: Connection, user_id: str, memory_id: int, turn_ids: Sequence[int]) -> int:
         if not turn_ids:
