@@ -11,7 +11,8 @@ from sqlalchemy import insert, text
 from deepcontext.errors import ConfigurationError, LockTimeoutError
 from deepcontext.store import MemoryFilters
 from deepcontext.store.locks import user_lock
-from deepcontext.store.postgres import PostgresStore, fold_diacritics, normalize_url
+from deepcontext.store.postgres import PostgresStore, normalize_url
+from deepcontext.store.postgres_keywords import fold_diacritics
 from tests.store_helpers import DIM, T0, later, open_test_store, random_unit
 from tests.store_workers import SPAWN, add_worker, hold_lock_worker, run_processes
 

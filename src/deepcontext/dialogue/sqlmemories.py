@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, insert, or_, select, update
+from sqlalchemy import Connection, or_, select, update
 
 from deepcontext.dialogue.backend import NewKeyMemory
 from deepcontext.dialogue.sqltx import Conversation, WriteTx

@@ -28,6 +28,7 @@ from deepcontext.errors import (
     TurnNotFoundError,
 )
 from deepcontext.store.base import AddOutcome, AddPlan, MemoryFilters, RankFields, Store
+from deepcontext.store.indexes import KeywordIndex, VectorIndex
 from deepcontext.store.metafilter import compile_filter, parse_metadata_filter
 from deepcontext.store.migrations import MIGRATIONS, latest_version
 from deepcontext.store.schema import Tables, build_metadata
@@ -50,6 +51,8 @@ class SQLStore(Store):
     """Common SQL implementation. Subclasses set ``engine`` and implement the abstract hooks."""
 
     engine: Engine
+    keyword_index: KeywordIndex
+    vector_index: VectorIndex
     #: the repositories a backend may replace by faster subclasses
     memory_reads_cls: type[MemoryReads] = MemoryReads
     turn_reads_cls: type[TurnReads] = TurnReads
@@ -162,20 +165,24 @@ class SQLStore(Store):
 
     # hooks for the backend --------------------------------------------------------------------
     def index_texts(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
-        """Add (memory_id, text) rows to the keyword index (if it is not maintained by the DB)."""
+        """Add (memory_id, text) rows to the keyword index."""
+        self.keyword_index.index(conn, rows)
 
     def unindex(self, conn: Connection, memory_ids: Sequence[int]) -> None:
         """Remove memories from the keyword index."""
+        self.keyword_index.unindex(conn, memory_ids)
 
     def migration_lock(self, conn: Connection) -> None:
         """Serialise migrations across processes (inside the transaction)."""
 
     def forget_user_caches(self, user_id: str) -> None:
         """Drop in-process caches of a user."""
+        self.vector_index.forget(user_id)
 
-    def _purge_deleted(self, conn: Connection) -> None:
+    def purge_deleted(self, conn: Connection) -> None:
         """After a user's rows were deleted, in the same transaction: remove what the database keeps
-        of them beyond the rows (SQLite: the keyword index's deleted entries)."""
+        of them beyond the rows."""
+        self.keyword_index.purge_deleted(conn)
 
     def _ids_in(self, col: Any, ids: Sequence[int]) -> ColumnElement[bool]:
         """``col IN (ids)`` for the hot paths of search (a hundred candidate ids); backends pass the
@@ -273,7 +280,24 @@ class SQLStore(Store):
                 )
 
     def close(self) -> None:
+        self.vector_index.close()
         self.engine.dispose()
+
+    # --- the search legs, by the indexes --------------------------------------------------------
+    def keyword_search(
+        self, user_id: str, terms: Sequence[str], k: int, filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, float]]:
+        return self.keyword_index.search(user_id, terms, k, filters, now)
+
+    def vector_search(
+        self, user_id: str, query: np.ndarray, k: int, filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, float]]:
+        return self.vector_index.search_batch(user_id, np.asarray(query).reshape(1, -1), k, filters, now)[0]
+
+    def vector_search_batch(
+        self, user_id: str, queries: np.ndarray, k: int, filters: MemoryFilters, now: datetime
+    ) -> list[list[tuple[int, float]]]:
+        return self.vector_index.search_batch(user_id, queries, k, filters, now)
 
     # ------------------------------------------------------------------------------------------
     # writes

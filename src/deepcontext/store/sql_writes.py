@@ -218,7 +218,7 @@ class MemoryWriter:
                 counts[table.name] = conn.execute(delete(table).where(table.c.user_id == user_id)).rowcount or 0
             if created:
                 counts[self.s.t.users.name] -= 1
-            self.s._purge_deleted(conn)
+            self.s.purge_deleted(conn)
         self.s.forget_user_caches(user_id)
         return counts
 
