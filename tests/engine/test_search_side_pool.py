@@ -17,7 +17,7 @@ from deepcontext.clock import ManualClock
 from deepcontext.embed import HashEmbedder
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.search import hybrid_search
-from deepcontext.store.base import MemoryFilters
+from deepcontext.store.interface import MemoryFilters
 from deepcontext.store.postgres import PostgresStore
 
 FACTS = [

@@ -29,7 +29,7 @@ from sqlalchemy import insert, select, update
 
 from deepcontext.errors import AuthError, ConfigurationError, NotFoundError, ValidationError
 from deepcontext.ids import check_external_user, check_tenant
-from deepcontext.store.base import Store
+from deepcontext.store.interface import Store
 
 __all__ = [
     "KEY_PREFIX",

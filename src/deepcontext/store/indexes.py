@@ -13,7 +13,7 @@ from datetime import datetime
 import numpy as np
 from sqlalchemy import Connection
 
-from deepcontext.store.base import MemoryFilters
+from deepcontext.store.interface import MemoryFilters
 
 __all__ = ["KeywordIndex", "VectorIndex"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from deepcontext.store.base import COMMON_TERM_SHARE, MAX_TERM_SHARE, RANK_CAP
+from deepcontext.store.interface import COMMON_TERM_SHARE, MAX_TERM_SHARE, RANK_CAP
 
 __all__ = ["Pruned", "dominant_terms", "fetch_sizes", "informative_terms", "is_common"]
 

@@ -54,7 +54,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 
 from deepcontext.errors import ConfigurationError, DeepContextError, MigrationError, StorageError
-from deepcontext.store.base import DEFAULT_FILTERS, AddOutcome, AddPlan
+from deepcontext.store.interface import DEFAULT_FILTERS, AddOutcome, AddPlan
 from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.migrations import pg_vector_mode
 from deepcontext.store.postgres_keywords import PostgresKeywordIndex

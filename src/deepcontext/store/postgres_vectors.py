@@ -10,7 +10,7 @@ import numpy as np
 from sqlalchemy import Connection, Float, bindparam, cast, select
 
 from deepcontext.errors import ConfigurationError, ValidationError
-from deepcontext.store.base import DEFAULT_FILTERS, MemoryFilters
+from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
 from deepcontext.store.schema import VectorType
 from deepcontext.store.indexes import VectorIndex
 

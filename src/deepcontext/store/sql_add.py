@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, func, insert, select, update
 
 from deepcontext.errors import MemoryNotFoundError
-from deepcontext.store.base import AddOutcome, AddPlan
+from deepcontext.store.interface import AddOutcome, AddPlan
 from deepcontext.store.sql_writes import history_row
 from deepcontext.types import EntityType, HistoryEvent, MemoryStatus
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, and_, bindparam, func, literal, select, union_all
 
-from deepcontext.store.base import MemoryFilters, entity_limits
+from deepcontext.store.interface import MemoryFilters, entity_limits
 from deepcontext.store.sqlparts import NO_LIMIT, chunks
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select, update
 
-from deepcontext.store.base import MemoryRewrite
+from deepcontext.store.interface import MemoryRewrite
 
 if TYPE_CHECKING:
     from deepcontext.store.sql import SQLStore

@@ -11,7 +11,7 @@ import numpy as np
 from sqlalchemy import Connection, and_, bindparam, func, or_, select
 
 from deepcontext.errors import MemoryNotFoundError
-from deepcontext.store.base import MemoryFilters, RankFields
+from deepcontext.store.interface import MemoryFilters, RankFields
 from deepcontext.store.sqlparts import chunks, decode_cursor, encode_cursor
 from deepcontext.types import HistoryEntry, HistoryEvent, Memory, MemoryStatus, MemoryTier, MemoryType
 

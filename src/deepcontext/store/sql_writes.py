@@ -11,7 +11,7 @@ import numpy as np
 from sqlalchemy import Connection, delete, insert, select, update
 
 from deepcontext.errors import MemoryNotFoundError
-from deepcontext.store.base import MemoryFilters, MemoryRewrite
+from deepcontext.store.interface import MemoryFilters, MemoryRewrite
 from deepcontext.store.sqlparts import chunks
 from deepcontext.types import HistoryEvent, Memory, MemoryStatus
 

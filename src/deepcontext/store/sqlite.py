@@ -34,7 +34,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from deepcontext.errors import ConfigurationError, MigrationError
-from deepcontext.store.base import COMMON_TERM_SHARE, MAX_TERM_SHARE, RANK_CAP
+from deepcontext.store.interface import COMMON_TERM_SHARE, MAX_TERM_SHARE, RANK_CAP
 from deepcontext.store.migrations import latest_version
 from deepcontext.store.sql import SQLStore
 from deepcontext.store.sqlite_reads import SQLiteGraphReads, SQLiteMemoryReads, SQLiteProvenanceReads, SQLiteTurnReads

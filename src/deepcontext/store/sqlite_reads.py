@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 
 from deepcontext.clock import from_epoch, to_epoch
-from deepcontext.store.base import DEFAULT_FILTERS, MemoryFilters, RankFields, entity_limits
+from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters, RankFields, entity_limits
 from deepcontext.store.sql_graph import GraphReads
 from deepcontext.store.sql_memories import MemoryReads
 from deepcontext.store.sql_provenance import ProvenanceReads

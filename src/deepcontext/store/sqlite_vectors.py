@@ -10,7 +10,7 @@ from sqlalchemy import Connection, select
 
 from deepcontext.clock import to_epoch
 from deepcontext.errors import ConfigurationError
-from deepcontext.store.base import MemoryFilters
+from deepcontext.store.interface import MemoryFilters
 from deepcontext.store.indexes import VectorIndex
 from deepcontext.store.vectors import VectorCache, VectorRow
 

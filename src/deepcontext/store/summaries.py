@@ -6,7 +6,7 @@ refreshing the same conversation never move a summary backwards, and a write nev
 memories, turns or anything an add writes.
 
 These are functions over an :class:`~deepcontext.store.sql.SQLStore` (SQLite and PostgreSQL), kept
-out of ``sql.py``. Other :class:`~deepcontext.store.base.Store` implementations have no summaries:
+out of ``sql.py``. Other :class:`~deepcontext.store.interface.Store` implementations have no summaries:
 :func:`supports_summaries` is False for them, reads return None and writes do nothing.
 """
 
@@ -17,7 +17,7 @@ from datetime import datetime
 
 from sqlalchemy import func, select, update
 
-from deepcontext.store.base import Store
+from deepcontext.store.interface import Store
 from deepcontext.store.sql import SQLStore
 from deepcontext.types import Turn
 
