@@ -1,22 +1,12 @@
 """Key memories of a store-backed conversation graph, as rows of the deepcontext ``memories`` table.
 
 A key memory is a memory row with ``source = 'dialogue'`` and the graph's ``conversation_id``:
-
-- ``text`` = content, ``pinned``, ``tags``, ``canonical_key`` are the columns of the same name;
-  ``memory_type`` semantic, ``tier`` long-term, importance 0.9 when pinned else 0.7; the embedding
-  when the backend has an ``embed`` function (``DeepContext.dialogue`` gives it the embedder), so
-  the engine's vector leg finds it; without one only the keyword leg does.
-- the Memory Graph fields without a column live in ``metadata.key_memory``:
-  ``{"status": "candidate" | "committed" | "rejected", "packable": bool, "turn_id": int}``.
-- provenance: ``memory_sources`` rows to every turn of the source nodes, so the engine's
-  ``sources`` show where a key memory came from; read back as node ids.
-- removing a key memory soft-deletes the row (status ``deleted``, history entry) and marks
-  ``metadata.key_memory.removed``; a rejected one is soft-deleted too (kept visible to the memory
-  store with status ``rejected``). Canonical keys are only held by active rows, so removing or
-  rejecting a memory frees its key.
-
-Every write runs inside the backend's conversation-locked transaction, so two processes adding the
-same canonical key get one row.
+content, ``pinned``, ``tags`` and ``canonical_key`` are its columns; the Memory Graph fields
+without a column live in ``metadata.key_memory`` (``status``, ``packable``, ``turn_id``); its
+provenance is every turn of its source nodes; it is embedded when the backend has an ``embed``
+function. Removing or rejecting one soft-deletes the row, which frees its canonical key. Every
+write runs inside the backend's conversation-locked transaction, so two processes adding the same
+canonical key get one row.
 """
 
 from __future__ import annotations

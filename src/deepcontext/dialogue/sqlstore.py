@@ -115,7 +115,7 @@ class StoreDialogueBackend:
         synced inside it. Cache updates for the write are applied by the caller after the block
         (after commit).
 
-        Lock order as in the engine's own writes: the ``users`` row first (``_bump_user`` upserts
+        Lock order as in the engine's own writes: the ``users`` row first (``bump_user`` upserts
         and, on PostgreSQL, locks it), then the conversation row (``FOR UPDATE``), so a dialogue
         write and a ``DeepContext.add`` of the same user never deadlock.
         """

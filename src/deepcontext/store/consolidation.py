@@ -186,8 +186,8 @@ def write_consolidation(store: SQLStore, user_id: str, group: GroupWrite, now: d
 def write_consolidations(
     store: SQLStore, user_id: str, groups: Sequence[GroupWrite], now: datetime
 ) -> list[list[int] | None]:
-    """Write the groups of one consolidation in one transaction (one per group cost ~2.7 ms each,
-    27 ms for a typical run of 10 groups, all of it holding the database's write lock). Each
+    """Write the groups of one consolidation in one transaction (not one per group: each would hold
+    the database's write lock again). Each
     group is checked on its own: a group whose sources changed since they were read is skipped
     (None in its place) and the others are written. Per group: the ids of its long-term memories,
     in the order of its facts."""

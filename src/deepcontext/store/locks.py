@@ -1,23 +1,13 @@
 """Per-user named locks, so lifecycle work (decay, consolidation, cleanup) runs once per user at a time
-even with many processes over one database.
+even with many processes over one database: ``with store.user_lock(user_id, "consolidate", timeout=10):``
+raises :class:`~deepcontext.errors.LockTimeoutError` when another worker holds it longer. Locks are
+not re-entrant.
 
-One API on both backends: ``with store.user_lock(user_id, "consolidate", timeout=10):`` (or the
-function :func:`user_lock`). It raises :class:`~deepcontext.errors.LockTimeoutError` when another
-worker holds the lock for longer than ``timeout`` seconds. Locks are not re-entrant: taking the same
-(user, name) twice, even in one thread, waits for the first to be released.
-
-PostgreSQL: a session-level advisory lock (``pg_advisory_lock``) on a connection held out of the pool
-for as long as the lock is held. The connection is idle (no open transaction) while the caller works,
-and the server releases the lock by itself if the process dies.
-
-SQLite: a lease, one row of the ``locks`` table (owner, expiry) taken inside ``BEGIN IMMEDIATE``. A
-background thread renews the lease every ``ttl / 3`` seconds. The owner names the host (and PID
-namespace), the process id and the process's start time: a lease of a process of this host that no
-longer runs (the id is gone, or taken by a process started later) is taken over at once; a process
-of another host that dies leaves a lease that expires after ``ttl`` seconds and is then taken over.
-
-Neither holds a write transaction open while the caller works: both are safe to hold across LLM or
-embedding calls.
+PostgreSQL: a session-level advisory lock on a connection held out of the pool while the lock is
+held (idle, no open transaction; the server releases it if the process dies). SQLite: a lease, one
+row of the ``locks`` table taken inside ``BEGIN IMMEDIATE`` and renewed by a background thread every
+``ttl / 3`` seconds; a lease of a dead process of this host is taken over at once, one of another
+host after ``ttl``. Neither holds a write transaction open: both are safe across LLM or embedding calls.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """PostgreSQL + pgvector: the backend for many processes over one database.
 
-Everything shared with SQLite lives in :class:`~deepcontext.store.sql.SQLStore`; this module adds:
-
-- the engine: psycopg 3 (``postgresql+psycopg``; ``postgresql://``, ``postgres://`` and the seed's
-  ``postgresql+asyncpg://`` URLs are accepted and normalised), a QueuePool of ``pool_size``
-  connections with ``pool_pre_ping``;
-- the vector leg: pgvector cosine distance (``<=>``) over an HNSW index (m=16, ef_construction=64),
-  ``hnsw.ef_search`` = max(ef_search, k) per query (a session setting of the pooled connection, sent
-  only when it changes), pgvector 0.8's iterative index scans so the user / status / filter
-  conditions of the same query still get ``k`` rows, and an exact scan as the fallback when the
-  index scan stops short;
-- the keyword leg: ``memory_fts`` (memory id, user id, tsvector) kept by the store in the same
-  transaction as the memory, a GIN index, an OR of the stemmed query terms, ranked BM25-style
-  (idf per user x saturated term frequency; ``ts_rank_cd`` has no idf, and memories that all say
-  "User ..." need it);
-- concurrency: per-user writes serialise on the ``users`` row (the first statement of every write
-  locks it), migrations on a transaction-level advisory lock, lifecycle work on per-user session-level
-  advisory locks (:mod:`deepcontext.store.locks`).
-
-Transactions stay short: a store call is one transaction and no store call waits on an embedder or
-an LLM.
+This module holds the engine (psycopg 3; ``postgresql://``, ``postgres://`` and
+``postgresql+asyncpg://`` URLs are normalised; a QueuePool with ``pool_pre_ping``), transactions
+and locking (per-user writes serialise on the ``users`` row, migrations on an advisory lock) and
+the planner statistics. The keyword leg is :mod:`deepcontext.store.postgres_keywords`, the vector
+leg :mod:`deepcontext.store.postgres_vectors`, the faster reads :mod:`deepcontext.store.postgres_reads`;
+everything shared with SQLite is :class:`~deepcontext.store.sql.SQLStore`. A store call is one
+short transaction and never waits on an embedder or an LLM.
 """
 
 from __future__ import annotations
@@ -244,8 +231,8 @@ class PostgresStore(UserLockMixin, SQLStore):
     def _note_writes(self, rows: int) -> None:
         """Every :data:`_STATS_CHECK_ROWS` rows written by this process, compare the tables' sizes
         with the planner's statistics and ANALYZE them in the background when they have more than
-        doubled since: plans chosen for a table of 100 rows read 11k rows per candidate at 10k
-        (autovacuum does this too, when it is on, within a minute or so; servers run without it)."""
+        doubled since: plans chosen for a small table read far too many rows once it has grown
+        (autovacuum does this too, when it is on; servers run without it)."""
         with self._stats_lock:
             self._written_since_check += rows
             if self._written_since_check < _STATS_CHECK_ROWS or (self._stats_thread is not None and self._stats_thread.is_alive()):
@@ -391,8 +378,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         self, user_id: str, memory_ids: Sequence[int], *, max_sources: int, links_per_memory: int
     ) -> tuple[dict[int, Memory], dict[int, list[int]]]:
         """The results of a search in one round trip: each memory with its entities, its oldest
-        sources and its most similar active links aggregated by LATERAL subqueries (four statements
-        cost ~6 ms of a 30 ms search at 100k memories)."""
+        sources and its most similar active links aggregated by LATERAL subqueries."""
         ids = list(dict.fromkeys(int(m) for m in memory_ids))
         if not ids:
             return {}, {}

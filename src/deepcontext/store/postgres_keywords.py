@@ -89,8 +89,8 @@ class PostgresKeywordIndex(KeywordIndex):
         """Index memories' texts, :data:`INDEX_CHUNK` rows per statement (the ids and bodies as two
         arrays). One statement per chunk, not one per row: the lexeme-count triggers on memory_fts
         fire once per statement, and one transaction upserting the same counters (the user's row
-        count, common words) once per row made every later update walk a longer chain of row
-        versions (an import of 114k memories was stuck there for over 18 minutes)."""
+        count, common words) once per row makes every later update walk a longer chain of row
+        versions."""
         latest = {int(mid): _ts_body(t) for mid, t in rows}  # a memory indexed twice: its last text
         items = sorted(latest.items())  # in key order: concurrent writers lock rows in the same order
         for chunk in chunks(items, INDEX_CHUNK):
@@ -111,22 +111,13 @@ class PostgresKeywordIndex(KeywordIndex):
     def search(
         self, user_id: str, terms: Sequence[str], k: int, filters: MemoryFilters, now: datetime
     ) -> list[tuple[int, float]]:
-        """Memories holding any of the terms, ranked by the summed idf of the lexemes they hold
-        (BM25 with binary term frequency and no length normalisation: memories are short).
+        """Memories holding any of the stemmed ``terms``, ranked by the summed idf of the lexemes
+        they hold (BM25 with binary term frequency, no length normalisation: memories are short).
 
-        ``terms`` are the engine's lower-case tokens; they are stemmed by the same text search
-        configuration as the index. Document frequencies per user are exact and current: the table
-        ``memory_lexemes`` holds them, kept by triggers on ``memory_fts`` (one primary-key read per
-        search, where counting through the GIN index took ~6 ms per lexeme). As on SQLite, a
-        lexeme in more than :data:`COMMON_TERM_SHARE` of them (and at least ``DF_CAP``) is left
-        out when a rarer one is asked for; when all are that common, the rarest is kept unless it
-        is in more than :data:`MAX_TERM_SHARE`. Only the :data:`RANK_CAP` most recent matches are ranked (scoring
-        every one of 20k matches took 280 ms at 100k memories), except where the rarest lexemes
-        outweigh all the others together and have at most that many matches: then only their
-        matches can make the top ``k``, and every one of them is ranked (see
-        :func:`~deepcontext.store.keyword_policy.dominant_terms`). One common lexeme left: every match
-        scores the same, so the most recent matches are the answer, read by walking the keyword
-        table's primary key backwards (0.2 ms instead of 13 ms for a lexeme in 17k of 114k rows).
+        Document frequencies are exact, from ``memory_lexemes``. Common lexemes are pruned and only
+        the :data:`RANK_CAP` most recent matches ranked, unless the rarest lexemes dominate
+        (:mod:`~deepcontext.store.keyword_policy`). With one common lexeme left every match scores
+        the same: the most recent matches are read by walking the primary key backwards.
         """
         terms = [t for t in dict.fromkeys(terms) if t and t.strip()]
         if not terms or k <= 0:
@@ -205,13 +196,12 @@ class PostgresKeywordIndex(KeywordIndex):
             return self.rank_lexemes(conn, user_id, weighted, match, matches, k, now)
         # the query inline, not a parameter: psycopg prepares a statement run five times, and
         # PostgreSQL's generic plan for `tsv @@ $1` cannot know how common the lexemes are
-        # (a walk that takes 0.1 ms for a common lexeme took 65 ms under the generic plan)
         tsq = cast(bindparam("tsq", " | ".join(_quote_lexeme(lx) for lx in match), literal_execute=True), TSQUERY)
         cand = (
             select(_FTS.c.memory_id, _FTS.c.tsv)
             .where(_FTS.c.user_id == user_id, _FTS.c.tsv.op("@@")(tsq))
             # "+ 0": ordered by the primary key, the planner walks it backwards filtering every
-            # row for a rare lexeme (94 ms for 16 matches); this way the GIN index finds the
+            # row for a rare lexeme; this way the GIN index finds the
             # matches and only those are sorted
             .order_by((_FTS.c.memory_id + 0).desc())
             .limit(RANK_CAP)
@@ -225,7 +215,7 @@ class PostgresKeywordIndex(KeywordIndex):
             start=literal(0.0),
         ).label("score")
         # scored on the side table alone; only the best `fetch` meet the memories table for the
-        # filters (2,000 primary-key lookups cost 10 ms), more if the filters dropped too many
+        # filters, more if the filters dropped too many
         rows: list[Any] = []
         for fetch in fetch_sizes(k, matches):
             best = (
@@ -249,9 +239,9 @@ class PostgresKeywordIndex(KeywordIndex):
     def rank_lexemes(
         self, conn: Connection, user_id: str, weighted: list[tuple[str, float]], match: list[str], matches: int, k: int, now: datetime
     ) -> list[tuple[int, float]]:
-        """:meth:`_ranked` under the default filters, as one statement text per lexeme count sent
+        """:meth:`ranked` under the default filters, as one statement text per lexeme count sent
         straight to the driver with ``prepare=False`` (never a prepared statement, so PostgreSQL plans
-        every run with the actual tsquery; building the SQLAlchemy form cost ~2.5 ms a search)."""
+        every run with the actual tsquery; building the SQLAlchemy form costs more than running it)."""
         n = len(weighted)
         params: dict[str, Any] = {"u": user_id, "now": now, "k": k, "rank_cap": RANK_CAP}
         params["tsq"] = " | ".join(_quote_lexeme(lx) for lx in match)

@@ -45,7 +45,7 @@ class PostgresGraphReads(GraphReads):
     @functools.cached_property
     def entity_memories_stmt(self) -> Any:
         """memories_for_entities' statement under the default filters, built once (building and
-        keying it cost 3-5 ms a call, the query 2 ms); parameters uid, eids, lims, now."""
+        keying it costs more than the query); parameters uid, eids, lims, now."""
         return self.entity_memories_select(self.s.default_conditions())
 
     def entity_memories_select(self, conditions: list[Any]) -> Any:

@@ -193,8 +193,8 @@ class SQLStore(Store):
     def _owner(self, col: Any) -> Any:
         """The user_id column as used in lookups by primary key: both backends hide it from the
         planner so the primary key is used, never a user_id index (a user's rows are many; with
-        statistics older than a bulk insert, PostgreSQL took the user index for a 1-row estimate and
-        read all of the user's rows once per candidate: 60 ms for one keyword leg at 10k memories)."""
+        statistics older than a bulk insert, a planner may take the user index for a 1-row estimate
+        and read all of the user's rows once per candidate)."""
         return col
 
     def lock_user(self, conn: Connection, user_id: str) -> None:

@@ -51,8 +51,7 @@ class GraphReads:
         relation (strength, then relation id), strongest first, then by id, at most ``lim``.
         Parameters uid, ids, known, lim. Both directions as two index searches ((user, source) and
         (user, target); an OR of the two made SQLite read every relation of the user); only the
-        chosen rows leave the database (a person's second hop touched ~550 relations for 12 new
-        entities)."""
+        chosen rows leave the database."""
         et, rt = self.s.t.entities, self.s.t.relations
 
         def side(here: Any, there: Any, outgoing: int) -> Any:
@@ -176,8 +175,8 @@ class GraphReads:
             return []
         out: list[tuple[int, int]] = []
         # one statement, executed per entity with its id bound (built once: constructing and keying
-        # a statement costs as much as running it; a UNION ALL of the per-entity scans measured 3x
-        # slower on SQLite)
+        # a statement costs as much as running it; a UNION ALL of the per-entity scans is slower
+        # on SQLite)
         stmt = (
             select(me.c.memory_id)
             .join(mt, mt.c.id == me.c.memory_id)

@@ -39,8 +39,8 @@ class ProvenanceReads:
                 ]
         else:
             # the oldest turns of each memory: one index range scan each, never all its sources; one
-            # statement with bound parameters, compiled once (a UNION of per-memory subqueries was
-            # compiled anew for every search: 5 ms of a 10-result search)
+            # statement with bound parameters, compiled once (a UNION of per-memory subqueries would
+            # be compiled anew for every search)
             stmt = (
                 select(ms.c.turn_id)
                 .where(ms.c.memory_id == bindparam("mid"), ms.c.user_id == bindparam("uid"))

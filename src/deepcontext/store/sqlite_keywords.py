@@ -150,7 +150,7 @@ class SQLiteKeywordIndex(KeywordIndex):
             out: list[tuple[int, float]] = []
 
             def take(rows: list[tuple[int, float]]) -> None:
-                # ownership checked for 2k rows at a time (the first slice usually suffices); bm25 is
+                # ownership checked for 2 * k rows at a time (the first slice usually suffices); bm25 is
                 # lower-is-better and negative: report a positive relevance
                 for i in range(0, len(rows), 2 * k):
                     part = rows[i : i + 2 * k]

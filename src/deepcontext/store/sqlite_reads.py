@@ -126,8 +126,8 @@ class SQLiteMemoryReads(MemoryReads):
         return sql, [c.name for c in cols], [c.type.dialect_impl(dialect).result_processor(dialect, None) for c in cols]
 
     def read_memories(self, conn: Connection, user_id: str, ids: list[int]) -> dict[int, Memory]:
-        # SQLStore._read_memories straight from the driver (a search reads its 10-100 results this
-        # way: SQLAlchemy's row handling cost ~2 ms of it), converted by the columns' own processors
+        # MemoryReads.read_memories straight from the driver (a search reads its results this way:
+        # SQLAlchemy's row handling costs more than the query), converted by the columns' own processors
         sql, names, procs = self.memory_reader
         by_id: dict[int, Memory] = {}
         for raw in self.s.raw(conn, sql, (json.dumps(ids), user_id)):
@@ -136,16 +136,15 @@ class SQLiteMemoryReads(MemoryReads):
         return by_id
 
     def rank_fields(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, RankFields]:
-        # the same statement as SQLStore.rank_fields, sent straight to the driver (50-100 candidates
-        # per search: SQLAlchemy's result processing cost more than the query)
+        # the same statement as MemoryReads.rank_fields, sent straight to the driver (many candidates
+        # per search: SQLAlchemy's result processing costs more than the query)
         ids = list(dict.fromkeys(int(m) for m in memory_ids))
         out: dict[int, RankFields] = {}
         if not ids:
             return out
         with self.s.connection() as conn:
-            for mid, importance, confidence, when, access, status, pinned, valid_to, standing, slots, conv, occurred, first in self.s.raw(conn, 
-                _RANK_FIELDS_SQL, (json.dumps(ids), user_id)
-            ):
+            rows = self.s.raw(conn, _RANK_FIELDS_SQL, (json.dumps(ids), user_id))
+            for mid, importance, confidence, when, access, status, pinned, valid_to, standing, slots, conv, occurred, first in rows:
                 out[int(mid)] = RankFields(
                     importance=float(importance),
                     confidence=float(confidence),
@@ -177,13 +176,13 @@ class SQLiteMemoryReads(MemoryReads):
         scope: tuple[str | None, str | None] | None = None,
     ) -> dict[str, int]:
         # every add asks this (while planning and again inside its write transaction); the generic
-        # statement's planner picked the (user, status, tier) index and read all of the user's active
-        # memories: 88 ms at 114k memories against 0.3 ms by the (user, content_hash) index
+        # statement's planner may pick the (user, status, tier) index and read all of the user's
+        # active memories, where the (user, content_hash) index answers at once
         if not hashes:
             return {}
         agent, run = scope if scope is not None else (None, None)
-        rows = self.s.raw(conn, 
-            _ACTIVE_HASHES_SQL, (user_id, json.dumps(sorted(set(hashes))), to_epoch(now), agent, run)
+        rows = self.s.raw(
+            conn, _ACTIVE_HASHES_SQL, (user_id, json.dumps(sorted(set(hashes))), to_epoch(now), agent, run)
         ).fetchall()
         out: dict[str, int] = {}
         for h, mid in rows:
@@ -204,8 +203,7 @@ class SQLiteGraphReads(GraphReads):
         self, conn: Connection, user_id: str, entity_ids: Sequence[int], known: Sequence[int], limit: int
     ) -> list[tuple[Any, ...]]:
         # every relation of the frontier read straight from the driver, strongest first, and the
-        # first row of each new entity kept here: SQLite's window function and sort over a person's
-        # ~550 second-hop relations took 3.0 ms where this takes 1.9
+        # first row of each new entity kept here (cheaper than SQLite's window function and sort)
         seen = set(known)
         best: dict[int, tuple[Any, ...]] = {}
         for row in self.s.raw(conn, _RELATIONS_SQL, (json.dumps([int(i) for i in entity_ids]), user_id)):
@@ -218,7 +216,7 @@ class SQLiteGraphReads(GraphReads):
         self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int | Sequence[int]
     ) -> list[tuple[int, int]]:
         # the usual case (active, unexpired memories, no other filter) as one prepared statement run
-        # per entity straight on the driver: 12 entities cost 2.6 ms through SQLAlchemy
+        # per entity straight on the driver
         if filters != DEFAULT_FILTERS:
             return super().memories_for_entities(user_id, entity_ids, filters, now, limit)
         pairs = entity_limits(entity_ids, limit)
@@ -245,10 +243,9 @@ class SQLiteGraphReads(GraphReads):
 class SQLiteProvenanceReads(ProvenanceReads):
     """Provenance and links of search results, one statement for all of them."""
 
-    # A search reads the provenance and links of its 10-100 results: one statement for all of them
-    # (a UNION ALL of per-memory index range scans, each bounded by its LIMIT) sent straight to the
+    # A search reads the provenance and links of its results: one statement for all of them (a
+    # UNION ALL of per-memory index range scans, each bounded by its LIMIT) sent straight to the
     # driver on the same connection and snapshot; SQLite caches the prepared statement by its text.
-    # (Eleven SQLAlchemy statements, one per memory plus the turns, cost 2-4 ms of a 20 ms search.)
     _PER_MEMORY_BATCH = 100
 
     def per_memory_rows(
@@ -300,8 +297,8 @@ class SQLiteTurnReads(TurnReads):
         self._speakers.pop(user_id, None)
 
     def speaker_names(self, conn: Connection, user_id: str) -> set[str]:
-        # asked by every consolidation (after every add): reading all of the user's turns cost 42 ms
-        # at 173k turns. Kept per user and incarnation and read on from the highest turn id seen. A
+        # asked by every consolidation (after every add), so not a read of all the user's turns:
+        # kept per user and incarnation and read on from the highest turn id seen. A
         # new turn takes an id above the highest one present (no AUTOINCREMENT), so the ids up to the
         # one seen can be taken again only after that row was deleted: then everything is read again
         state = self.s.memories.user_state(conn, user_id)
