@@ -14,7 +14,7 @@ from deepcontext.store.sql_graph import GraphReads
 from deepcontext.store.sql_memories import MemoryReads
 from deepcontext.store.sql_turns import TurnReads
 from deepcontext.types import EntityType, MemoryTier
-from tests.store_helpers import axis, later, memory, open_test_store, plan, turn
+from tests.store_helpers import DIM, axis, later, memory, open_test_store, plan, turn
 
 
 @pytest.fixture
@@ -340,3 +340,28 @@ def test_speaker_names_follow_new_turns_reused_ids_and_deleted_users(store: Stor
     store.delete_user("u")
     store.apply_add(plan("u", turns=[turn("again", name="Lee")]))
     assert names("u") == {"Lee"}  # a new incarnation starts over
+
+
+def test_the_tracer_sees_the_statements_sent_straight_to_the_driver(db_url: str) -> None:
+    from deepcontext.settings import DeepContextSettings
+    from deepcontext.store import open_store
+
+    open_test_store(db_url).close()
+    seen: list[str] = []
+    traced = open_store(
+        DeepContextSettings(_env_file=None, database_url=db_url),  # type: ignore[call-arg]
+        DIM,
+        tracer=lambda statement, params: seen.append(statement),
+    )
+    try:
+        out = traced.apply_add(plan("u", memories=[memory("the garden roses bloom", vec=axis(0))]))
+        seen.clear()
+        hits = traced.keyword_search("u", ["roses"], 5, MemoryFilters(), later(1))
+        assert [m for m, _ in hits] == out.memory_ids
+        ranking = [s for s in seen if "memory_fts" in s]
+        assert ranking, seen  # the keyword leg's ranking, driver-level on both backends
+        seen.clear()
+        assert [m.id for m in traced.get_memories("u", out.memory_ids, details=False)] == out.memory_ids
+        assert any("FROM memories" in " ".join(s.split()) for s in seen), seen
+    finally:
+        traced.close()
