@@ -33,11 +33,7 @@ from deepcontext.types import (
 )
 
 __all__ = [
-    "COMMON_TERM_SHARE",
     "DEFAULT_FILTERS",
-    "DF_TTL_S",
-    "MAX_TERM_SHARE",
-    "RANK_CAP",
     "AddOutcome",
     "AddPlan",
     "EntityUpsert",
@@ -50,31 +46,6 @@ __all__ = [
     "RelationUpsert",
     "Store",
 ]
-
-# --- the keyword leg's tuning, the same on both backends -------------------------------------------
-#: a keyword-query term found in more than this share of a user's memories is left out of the query
-#: when a rarer term is asked for
-COMMON_TERM_SHARE = 0.1
-#: ... and when every term is that common, the rarest is still used unless it exceeds this share
-MAX_TERM_SHARE = 0.25
-#: at most this many of the most recent matches are ranked: bm25 / idf scoring visits every match it
-#: orders
-RANK_CAP = 2000
-#: seconds a term's document frequency (and, on PostgreSQL, a query's lexemes) is reused
-DF_TTL_S = 30.0
-
-
-def entity_limits(entity_ids: Sequence[int], limit: int | Sequence[int]) -> list[tuple[int, int]]:
-    """``(entity_id, limit)`` pairs for :meth:`Store.memories_for_entities`, first occurrence of an id
-    kept. Raises ValueError when a per-entity list does not match the ids."""
-    limits = [int(limit)] * len(entity_ids) if isinstance(limit, int) else [int(x) for x in limit]
-    if len(limits) != len(entity_ids):
-        raise ValueError(f"{len(limits)} limits for {len(entity_ids)} entities")
-    out: dict[int, int] = {}
-    for eid, lim in zip(entity_ids, limits, strict=True):
-        out.setdefault(int(eid), lim)
-    return list(out.items())
-
 
 @dataclass(slots=True)
 class MemoryFilters:

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import BigInteger, Connection, Integer, bindparam, func, select, true
 from sqlalchemy.dialects.postgresql import ARRAY
 
-from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters, entity_limits
+from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
+from deepcontext.store.sqlparts import entity_limits
 from deepcontext.store.sql_graph import GraphReads
 from deepcontext.store.sql_memories import MemoryReads
 from deepcontext.store.sql_provenance import ProvenanceReads

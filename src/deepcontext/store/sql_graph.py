@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, and_, bindparam, func, literal, select, union_all
 
-from deepcontext.store.interface import MemoryFilters, entity_limits
-from deepcontext.store.sqlparts import NO_LIMIT, chunks
+from deepcontext.store.interface import MemoryFilters
+from deepcontext.store.sqlparts import NO_LIMIT, chunks, entity_limits
 
 if TYPE_CHECKING:
     from deepcontext.store.sql import SQLStore

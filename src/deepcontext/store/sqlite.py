@@ -34,7 +34,6 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from deepcontext.errors import ConfigurationError, MigrationError
-from deepcontext.store.interface import COMMON_TERM_SHARE, MAX_TERM_SHARE, RANK_CAP
 from deepcontext.store.migrations import latest_version
 from deepcontext.store.sql import SQLStore
 from deepcontext.store.sqlite_reads import SQLiteGraphReads, SQLiteMemoryReads, SQLiteProvenanceReads, SQLiteTurnReads
@@ -42,7 +41,7 @@ from deepcontext.store.sqlite_keywords import SQLiteKeywordIndex, unindexed, use
 from deepcontext.store.sqlite_vectors import SQLiteVectorIndex
 from deepcontext.store.vectors import VectorCache
 
-__all__ = ["COMMON_TERM_SHARE", "MAX_TERM_SHARE", "RANK_CAP", "SQLiteStore", "user_token"]
+__all__ = ["SQLiteStore", "user_token"]
 
 log = logging.getLogger("deepcontext.store")
 

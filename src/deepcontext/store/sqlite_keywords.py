@@ -14,7 +14,8 @@ from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import UnaryExpression
 
 from deepcontext.clock import to_epoch
-from deepcontext.store.interface import DEFAULT_FILTERS, DF_TTL_S, RANK_CAP, MemoryFilters
+from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
+from deepcontext.store.keyword_policy import DF_TTL_S, RANK_CAP
 from deepcontext.store.indexes import KeywordIndex
 from deepcontext.store.keyword_policy import informative_terms
 from deepcontext.store.sqlparts import chunks

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection
 
 from deepcontext.clock import from_epoch, to_epoch
-from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters, RankFields, entity_limits
+from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters, RankFields
+from deepcontext.store.sqlparts import chunks, entity_limits
 from deepcontext.store.sql_graph import GraphReads
 from deepcontext.store.sql_memories import MemoryReads
 from deepcontext.store.sql_provenance import ProvenanceReads
 from deepcontext.store.sql_turns import TurnReads
-from deepcontext.store.sqlparts import chunks
 from deepcontext.types import Memory, MemoryStatus, Provenance
 
 if TYPE_CHECKING:
