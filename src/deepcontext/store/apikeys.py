@@ -2,10 +2,10 @@
 
 A key reads ``dck_<key_id>_<secret>``: ``key_id`` is 16 hex characters (public: it names the key in
 listings and logs), ``secret`` is 32 random bytes in URL-safe base64. Only a SHA-256 digest of the
-secret (salted with the key id) is stored and compared in constant time; the full key is shown
-once, when it is created. Each key belongs to a tenant, may be limited to some user ids (``None``:
-every user of the tenant) and may be read-only. Each function is one transaction over the store's
-``api_keys`` table.
+secret (salted with the key id) is stored (a 256-bit random secret needs no slow password hash)
+and compared in constant time; the full key is shown once, when it is created. Each key belongs to
+a tenant, may be limited to some user ids (``None``: every user of the tenant) and may be
+read-only. Each function is one transaction over the store's ``api_keys`` table.
 """
 
 from __future__ import annotations
