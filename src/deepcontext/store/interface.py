@@ -1,11 +1,9 @@
 """The store seam: everything the engine asks of a database, in one interface.
 
-Stores are synchronous (the async facade runs each call in a worker thread, one hop per operation,
-not per statement). Every method takes ``user_id`` and touches only that user's rows. Every write
-method is one transaction: it applies completely or not at all.
-
-The data classes below are the vocabulary between the engine and a store: *plans* describe a write
-completely before it starts, so no transaction is ever open while an embedder or an LLM works.
+Stores are synchronous (the async facade runs each call in a worker thread). Every method takes
+``user_id`` and touches only that user's rows; every write is one transaction. The data classes are
+the vocabulary between engine and store: *plans* describe a write completely before it starts, so
+no transaction is open while an embedder or an LLM works.
 """
 
 from __future__ import annotations

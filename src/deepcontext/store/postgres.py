@@ -41,7 +41,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 
 from deepcontext.errors import ConfigurationError, DeepContextError, MigrationError, StorageError
-from deepcontext.store.interface import DEFAULT_FILTERS, AddOutcome, AddPlan
+from deepcontext.store.interface import AddOutcome, AddPlan
 from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.migrations import pg_vector_mode
 from deepcontext.store.postgres_keywords import PostgresKeywordIndex
@@ -403,7 +403,7 @@ class PostgresStore(UserLockMixin, SQLStore):
 
 
     def default_conditions(self) -> list[Any]:
-        """``_filter_clause(DEFAULT_FILTERS, now)`` with ``now`` a bound parameter, for statements built once."""
+        """``filter_clause(DEFAULT_FILTERS, now)`` with ``now`` a bound parameter, for statements built once."""
         mt = self.t.memories
         return [mt.c.status == MemoryStatus.ACTIVE.value, or_(mt.c.expires_at.is_(None), mt.c.expires_at > bindparam("now"))]
 

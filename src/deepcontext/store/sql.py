@@ -27,7 +27,7 @@ from deepcontext.errors import (
     StorageError,
     TurnNotFoundError,
 )
-from deepcontext.store.interface import AddOutcome, AddPlan, MemoryFilters, RankFields, Store
+from deepcontext.store.interface import AddOutcome, AddPlan, MemoryFilters, MemoryRewrite, RankFields, Store
 from deepcontext.store.indexes import KeywordIndex, VectorIndex
 from deepcontext.store.metafilter import compile_filter, parse_metadata_filter
 from deepcontext.store.migrations import MIGRATIONS, latest_version
