@@ -38,7 +38,7 @@ from typing import Any
 
 from deepcontext import DeepContext, ManualClock
 from deepcontext.embed import HashEmbedder
-from deepcontext.store.base import AddPlan, EntityUpsert, NewMemory, NewTurn
+from deepcontext.store.interface import AddPlan, EntityUpsert, NewMemory, NewTurn
 from deepcontext.text import content_hash
 from deepcontext.types import EntityType, MemoryTier, MemoryType
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from deepcontext.store.base import COMMON_TERM_SHARE, MAX_TERM_SHARE, RANK_CAP
+from deepcontext.store.keyword_policy import COMMON_TERM_SHARE, MAX_TERM_SHARE, RANK_CAP
 from deepcontext.store.keyword_policy import dominant_terms, fetch_sizes, informative_terms, is_common
 
 

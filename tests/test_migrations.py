@@ -131,15 +131,15 @@ def build_at_version(store: Store, version: int) -> MetaData:
     lock and DDL), and return that version's table description."""
     md = MetaData()
     dim = store.dim  # type: ignore[attr-defined]
-    with store._write() as conn:  # type: ignore[attr-defined]
-        store._migration_lock(conn)  # type: ignore[attr-defined]
+    with store.transaction() as conn:  # type: ignore[attr-defined]
+        store.migration_lock(conn)  # type: ignore[attr-defined]
         for migration in MIGRATIONS:
             if migration.version > version:
                 break
             for step in migration.steps:
                 step.model(md, dim)
                 step.apply(conn, md, dim)
-        store._set_meta(conn, "schema_version", str(version))  # type: ignore[attr-defined]
+        store.set_meta(conn, "schema_version", str(version))  # type: ignore[attr-defined]
     return md
 
 
@@ -155,7 +155,7 @@ def fill_old_database(store: Store, md: MetaData) -> dict[str, int]:
     """A user with a turn, an entity, two memories (one superseded), history, links and kv, written
     straight into the tables of the old schema (not through today's code)."""
     common = {"user_id": "old-user"}
-    with store._write() as conn:  # type: ignore[attr-defined]
+    with store.transaction() as conn:  # type: ignore[attr-defined]
         _insert(conn, md, "users", **common, version=3, incarnation="abc", created_at=T0, updated_at=T0, consolidation_due=False)
         _insert(conn, md, "conversations", **common, conversation_id="c1", turn_count=1, created_at=T0, updated_at=T0, metadata={})
         tid = _insert(conn, md, "turns", **common, conversation_id="c1", role="user", content="I moved to Lisbon",
@@ -176,7 +176,7 @@ def fill_old_database(store: Store, md: MetaData) -> dict[str, int]:
         for mid, event, txt in ((old, "ADD", "Ana lives in Porto"), (new, "UPDATE", "Ana lives in Lisbon")):
             _insert(conn, md, "memory_history", **common, memory_id=mid, event=event, new_text=txt, actor="system", created_at=T0, details={})
         _insert(conn, md, "kv", **common, namespace="ns", key="k", value={"x": 1}, updated_at=T0)
-        store._index_texts(conn, [(new, "Ana lives in Lisbon"), (old, "Ana lives in Porto")])  # type: ignore[attr-defined]
+        store.index_texts(conn, [(new, "Ana lives in Lisbon"), (old, "Ana lives in Porto")])  # type: ignore[attr-defined]
     return {"new": int(new), "old": int(old), "turn": int(tid), "entity": int(eid)}
 
 

@@ -13,9 +13,10 @@ import random
 from sqlalchemy import text
 
 from deepcontext.store import MemoryFilters
-from deepcontext.store.base import RANK_CAP
+from deepcontext.store.keyword_policy import RANK_CAP
 from deepcontext.store.keyword_policy import dominant_terms
-from deepcontext.store.postgres import _DF_CAP, PostgresStore
+from deepcontext.store.postgres import PostgresStore
+from deepcontext.store.postgres_keywords import DF_CAP
 from deepcontext.types import MemoryTier
 from tests.store_helpers import DIM, axis, later, memory, plan
 
@@ -34,7 +35,7 @@ def index_rows(pg: PostgresStore, user_id: str) -> dict[int, set[str]]:
 def exact_ranking(index: dict[int, set[str]], query: list[str], k: int, allowed: set[int] | None = None) -> list[int]:
     """The top ``k`` of every memory by the documented score, summed in the query's order."""
     n = len(index)
-    cap = max(_DF_CAP, int(0.1 * n))
+    cap = max(DF_CAP, int(0.1 * n))
     df = {lx: sum(1 for lexes in index.values() if lx in lexes) for lx in query}
     weights = [(lx, math.log(1.0 + cap / (df[lx] + 0.5))) for lx in query if df[lx] > 0]
     scored = []
@@ -69,7 +70,7 @@ def test_ranking_equals_an_exhaustive_ranking_with_and_without_pruning(pg: Postg
     pruned = 0
     for query in queries:
         dfs = [(lx, sum(1 for lexes in index.values() if lx in lexes)) for lx in query]
-        cap = max(_DF_CAP, int(0.1 * len(index)))
+        cap = max(DF_CAP, int(0.1 * len(index)))
         if dominant_terms(dfs, [math.log(1.0 + cap / (df + 0.5)) for _, df in dfs]) is not None:
             pruned += 1
         for k in (3, 10, 40):
@@ -83,10 +84,10 @@ def test_ranking_equals_an_exhaustive_ranking_with_and_without_pruning(pg: Postg
 
 def test_a_dominant_rare_word_finds_old_memories_beyond_the_most_recent_matches(pg: PostgresStore) -> None:
     # five old memories say "deploy"; then more memories holding "alpha", "beta" or "gamma" than
-    # RANK_CAP (each word in fewer than _DF_CAP memories, so none is left out as common)
+    # RANK_CAP (each word in fewer than DF_CAP memories, so none is left out as common)
     old = [memory(f"how to deploy service {i}", vec=axis(i)) for i in range(5)]
     n_each = RANK_CAP // 3 + 200
-    assert n_each < _DF_CAP and 3 * n_each > RANK_CAP
+    assert n_each < DF_CAP and 3 * n_each > RANK_CAP
     recent = [memory(f"note {i} about {word}", vec=axis(i)) for word in ("alpha", "beta", "gamma") for i in range(n_each)]
     first = pg.apply_add(plan("u", memories=old))
     pg.apply_add(plan("u", memories=recent, now=later(1)))

@@ -8,7 +8,8 @@ from sqlalchemy import text
 
 from deepcontext.store import MemoryFilters
 from deepcontext.store.migrations import _v3_pg_lexemes
-from deepcontext.store.postgres import _INDEX_CHUNK, PostgresStore
+from deepcontext.store.postgres import PostgresStore
+from deepcontext.store.postgres_keywords import INDEX_CHUNK
 from tests.store_helpers import DIM, axis, later, memory, plan
 from tests.store_workers import add_worker, run_processes
 
@@ -77,10 +78,10 @@ def test_the_migration_backfill_counts_what_the_triggers_keep(pg: PostgresStore)
 
 
 def test_a_large_import_indexes_in_chunks_and_keeps_exact_counts(pg_url: str, pg: PostgresStore) -> None:
-    # more memories than one indexing statement takes (_INDEX_CHUNK): the counters are updated once
+    # more memories than one indexing statement takes (INDEX_CHUNK): the counters are updated once
     # per statement, not once per memory (an import of 114k memories in one transaction upserting
     # the same counters per row spent over 20 minutes on row versions)
-    n = _INDEX_CHUNK + 150
+    n = INDEX_CHUNK + 150
     pg.apply_add(plan("src", memories=[memory(f"note {i} about topic{i % 7} zebra{i}", vec=axis(i)) for i in range(n)]))
     statements: list[str] = []
     traced = PostgresStore(pg_url, DIM, tracer=lambda stmt, params: statements.append(stmt))

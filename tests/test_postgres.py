@@ -11,7 +11,8 @@ from sqlalchemy import insert, text
 from deepcontext.errors import ConfigurationError, LockTimeoutError
 from deepcontext.store import MemoryFilters
 from deepcontext.store.locks import user_lock
-from deepcontext.store.postgres import PostgresStore, fold_diacritics, normalize_url
+from deepcontext.store.postgres import PostgresStore, normalize_url
+from deepcontext.store.postgres_keywords import fold_diacritics
 from tests.store_helpers import DIM, T0, later, open_test_store, random_unit
 from tests.store_workers import SPAWN, add_worker, hold_lock_worker, run_processes
 
@@ -87,7 +88,7 @@ def bulk_memories(store: PostgresStore, user_id: str, vectors: np.ndarray, conve
             {"u": user_id},
         )
         ids = [r[0] for r in conn.execute(insert(mt).returning(mt.c.id, sort_by_parameter_order=True), rows)]
-        store._index_texts(conn, [(i, r["text"]) for i, r in zip(ids, rows)])
+        store.index_texts(conn, [(i, r["text"]) for i, r in zip(ids, rows)])
         conn.execute(text("ANALYZE memories"))
     return ids
 
@@ -199,8 +200,8 @@ def test_delete_user_waits_for_a_write_in_flight(pg: PostgresStore) -> None:
 
     def writer() -> None:
         mt = pg.t.memories
-        with pg._write() as conn:
-            rev = pg._bump_user(conn, "u", T0)
+        with pg.transaction() as conn:
+            rev = pg.bump_user(conn, "u", T0)
             conn.execute(
                 insert(mt).values(
                     user_id="u", text="written while deleting", content_hash="w", memory_type="semantic",

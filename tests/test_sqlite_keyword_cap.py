@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from deepcontext.store import Store
-from deepcontext.store.base import DEFAULT_FILTERS, RANK_CAP
+from deepcontext.store.interface import DEFAULT_FILTERS
+from deepcontext.store.keyword_policy import RANK_CAP
 from tests.store_helpers import T0, later, memory, open_test_store, plan
 
 FILLER = 8_000  # the user's memories without the term: keeps its document frequency (all users) under MAX_TERM_SHARE of the user's rows

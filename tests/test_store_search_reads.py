@@ -10,8 +10,11 @@ import pytest
 
 from deepcontext.store import EntityUpsert, MemoryFilters, RelationUpsert, Store
 from deepcontext.store.sql import SQLStore
+from deepcontext.store.sql_graph import GraphReads
+from deepcontext.store.sql_memories import MemoryReads
+from deepcontext.store.sql_turns import TurnReads
 from deepcontext.types import EntityType, MemoryTier
-from tests.store_helpers import axis, later, memory, open_test_store, plan, turn
+from tests.store_helpers import DIM, axis, later, memory, open_test_store, plan, turn
 
 
 @pytest.fixture
@@ -161,14 +164,14 @@ def test_each_neighbour_once_by_its_strongest_relation(store: Store) -> None:
     assert [h["entity"] for h in store.entity_neighbourhood("u", [e["dan"]], 1)] == ["Dan", "Bob", "Carla"]
     assert [h["entity"] for h in store.entity_neighbourhood("u", [e["ana"]], 2, max_per_level=0)] == ["Ana"]
     if isinstance(store, SQLStore):
-        with store._read() as conn:  # noqa: SLF001
+        with store.connection() as conn:
             frontier, known = [e["bob"], e["carla"]], [e["ana"], e["bob"], e["carla"]]
-            rows = store._neighbour_rows(conn, "u", frontier, known, 10)  # noqa: SLF001
+            rows = store.graph.neighbour_rows(conn, "u", frontier, known, 10)
             assert [(r[1], r[0]) for r in rows] == [(e["dan"], e["bob"]), (e["fay"], e["bob"]), (e["eve"], e["carla"])]
             # SQLite's driver read and pick agree with the generic statement
-            assert [tuple(r) for r in rows] == [tuple(r) for r in SQLStore._neighbour_rows(store, conn, "u", frontier, known, 10)]  # noqa: SLF001
-            assert [tuple(r) for r in store._neighbour_rows(conn, "u", frontier, known, 2)] == [tuple(r) for r in rows[:2]]  # noqa: SLF001
-            assert store._neighbour_rows(conn, "v", frontier, known, 10) == []  # noqa: SLF001 - u's ids, v's relations
+            assert [tuple(r) for r in rows] == [tuple(r) for r in GraphReads.neighbour_rows(store.graph, conn, "u", frontier, known, 10)]
+            assert [tuple(r) for r in store.graph.neighbour_rows(conn, "u", frontier, known, 2)] == [tuple(r) for r in rows[:2]]
+            assert store.graph.neighbour_rows(conn, "v", frontier, known, 10) == []  # u's ids, v's relations
 
 
 def test_result_details_agree_with_the_single_reads(store: Store) -> None:
@@ -226,7 +229,7 @@ def test_rank_fields_agree_with_the_memories(store: Store) -> None:
     assert fields[none].first_turn is None
     # the generic statement (what PostgreSQL runs) gives the same on this backend
     if isinstance(store, SQLStore):
-        assert SQLStore.rank_fields(store, "u", [none, two, gone, other]) == fields
+        assert MemoryReads.rank_fields(store.memories, "u", [none, two, gone, other]) == fields
     assert store.rank_fields("u", []) == {}
 
 
@@ -257,9 +260,9 @@ def test_memories_read_by_id_agree_with_the_generic_read(store: Store) -> None:
     assert rich.pinned and rich.consolidated_from == [7, 8] and rich.entities == ["Ana", "Lisbon"]
     assert rich.created_at.tzinfo is not None and rich.said_at is not None and rich.said_at.tzinfo is not None
     if isinstance(store, SQLStore):  # SQLite reads rows straight from the driver: the same objects
-        with store._read() as conn:  # noqa: SLF001 - both readers on one connection
-            fast = store._read_memories(conn, "u", ids)  # noqa: SLF001
-            generic = SQLStore._read_memories(store, conn, "u", ids)  # noqa: SLF001
+        with store.connection() as conn:  # both readers on one connection
+            fast = store.memories.read_memories(conn, "u", ids)
+            generic = MemoryReads.read_memories(store.memories, conn, "u", ids)
         assert {k: v.model_dump() for k, v in fast.items()} == {k: v.model_dump() for k, v in generic.items()}
     assert store.get_memories("someone-else", ids) == []
 
@@ -275,14 +278,14 @@ def test_entities_matched_by_name_and_the_user_state(store: Store) -> None:
     assert got["lisbon"][0] != got["new york"][0]
     assert store.match_entities("u", []) == {} and store.match_entities("nobody", ["lisbon"]) == {}
     if isinstance(store, SQLStore):  # SQLite's prepared statements agree with the generic ones
-        assert SQLStore.match_entities(store, "u", ["york", "lisbon", "new york", "nowhere"]) == got
-        with store._read() as conn:  # noqa: SLF001
-            state = store._user_state(conn, "u")  # noqa: SLF001
-            assert state is not None and state == SQLStore._user_state(store, conn, "u")  # noqa: SLF001
-            assert store._user_state(conn, "nobody") is None  # noqa: SLF001
+        assert GraphReads.match_entities(store.graph, "u", ["york", "lisbon", "new york", "nowhere"]) == got
+        with store.connection() as conn:
+            state = store.memories.user_state(conn, "u")
+            assert state is not None and state == MemoryReads.user_state(store.memories, conn, "u")
+            assert store.memories.user_state(conn, "nobody") is None
         store.apply_add(plan("u", memories=[memory("a write", vec=axis(2))]))
-        with store._read() as conn:  # noqa: SLF001
-            assert store._user_state(conn, "u") != state  # noqa: SLF001 - every write changes it
+        with store.connection() as conn:
+            assert store.memories.user_state(conn, "u") != state  # every write changes it
 
 
 def test_active_memories_found_by_content_hash(store: Store) -> None:
@@ -308,18 +311,18 @@ def test_active_memories_found_by_content_hash(store: Store) -> None:
     assert store.find_active_by_hash("u", [h["expired"]], T0) == {h["expired"]: expired}  # not yet expired then
     assert store.find_active_by_hash("u", [], later(10)) == {}
     if isinstance(store, SQLStore):  # SQLite's prepared statement agrees with the generic one
-        with store._read() as conn:  # noqa: SLF001
+        with store.connection() as conn:
             for now in (T0, later(10)):
-                assert store._active_hashes(conn, "u", list(h.values()), now) == SQLStore._active_hashes(store, conn, "u", list(h.values()), now)  # noqa: SLF001
+                assert store.memories.active_hashes(conn, "u", list(h.values()), now) == MemoryReads.active_hashes(store.memories, conn, "u", list(h.values()), now)
 
 
 def test_speaker_names_follow_new_turns_reused_ids_and_deleted_users(store: Store) -> None:
     assert isinstance(store, SQLStore)
 
     def names(user_id: str) -> set[str]:
-        with store._read() as conn:  # noqa: SLF001
-            got = store._speaker_names(conn, user_id)  # noqa: SLF001
-            assert got == SQLStore._speaker_names(store, conn, user_id)  # noqa: SLF001 - the full read
+        with store.connection() as conn:
+            got = store.turns.speaker_names(conn, user_id)
+            assert got == TurnReads.speaker_names(store.turns, conn, user_id)  # the full read
             return got
 
     assert names("u") == set()
@@ -337,3 +340,28 @@ def test_speaker_names_follow_new_turns_reused_ids_and_deleted_users(store: Stor
     store.delete_user("u")
     store.apply_add(plan("u", turns=[turn("again", name="Lee")]))
     assert names("u") == {"Lee"}  # a new incarnation starts over
+
+
+def test_the_tracer_sees_the_statements_sent_straight_to_the_driver(db_url: str) -> None:
+    from deepcontext.settings import DeepContextSettings
+    from deepcontext.store import open_store
+
+    open_test_store(db_url).close()
+    seen: list[str] = []
+    traced = open_store(
+        DeepContextSettings(_env_file=None, database_url=db_url),  # type: ignore[call-arg]
+        DIM,
+        tracer=lambda statement, params: seen.append(statement),
+    )
+    try:
+        out = traced.apply_add(plan("u", memories=[memory("the garden roses bloom", vec=axis(0))]))
+        seen.clear()
+        hits = traced.keyword_search("u", ["roses"], 5, MemoryFilters(), later(1))
+        assert [m for m, _ in hits] == out.memory_ids
+        ranking = [s for s in seen if "memory_fts" in s]
+        assert ranking, seen  # the keyword leg's ranking, driver-level on both backends
+        seen.clear()
+        assert [m.id for m in traced.get_memories("u", out.memory_ids, details=False)] == out.memory_ids
+        assert any("FROM memories" in " ".join(s.split()) for s in seen), seen
+    finally:
+        traced.close()

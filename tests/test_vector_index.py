@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from deepcontext.store.base import MemoryFilters
+from deepcontext.store.interface import MemoryFilters
 from deepcontext.store.vectors import UserVectors, VectorRow
 from deepcontext.types import MemoryTier
 from tests.store_helpers import later, memory, open_test_store, plan
@@ -173,7 +173,7 @@ def test_a_process_exiting_mid_build_exits_cleanly(tmp_path: Path) -> None:
     code = textwrap.dedent(
         """
         import numpy as np
-        from deepcontext.store.base import MemoryFilters
+        from deepcontext.store.interface import MemoryFilters
         from deepcontext.store.vectors import UserVectors, VectorRow
         rng = np.random.default_rng(0)
         m = rng.normal(size=(60000, 64)).astype(np.float32)

@@ -37,7 +37,7 @@ from deepcontext.services.memories import MemoryService
 from deepcontext.services.memory_search import SearchService
 from deepcontext.services.validation import check_id, check_json, check_scope, expiry, parse_messages, parse_time
 from deepcontext.settings import DeepContextSettings
-from deepcontext.store.base import Store
+from deepcontext.store.interface import Store
 from deepcontext.types import AddResponse, HistoryEntry, Memory, MemoryPage, SearchResponse, Turn
 
 if TYPE_CHECKING:

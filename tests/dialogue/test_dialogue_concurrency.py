@@ -16,7 +16,7 @@ N = 40
 
 def _turn_count(store: Any, user: str) -> int:
     tt = store.t.turns
-    with store._read() as conn:
+    with store.connection() as conn:
         return int(conn.execute(select(func.count()).select_from(tt).where(tt.c.user_id == user)).scalar_one())
 
 

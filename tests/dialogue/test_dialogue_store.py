@@ -36,7 +36,7 @@ def _add(store: Any, user: str, *messages: tuple[str, str], conversation: str = 
 
 def _conversation(store: Any, user: str, conversation: str = "c1") -> Any:
     cv = store.t.conversations
-    with store._read() as conn:
+    with store.connection() as conn:
         return conn.execute(select(cv).where(cv.c.user_id == user, cv.c.conversation_id == conversation)).first()
 
 
@@ -92,7 +92,7 @@ def test_summaries_are_summary_turns_and_originals_stay(store: Any) -> None:
     (summary,) = store.get_turns("di", [s])
     assert summary.kind == "summary" and summary.role == "system"
     tt = store.t.turns
-    with store._read() as conn:
+    with store.connection() as conn:
         rows = conn.execute(select(tt.c.id, tt.c.archived, tt.c.summarized_by, tt.c.summary_of).where(tt.c.user_id == "di")).all()
     by_id = {r.id: r for r in rows}
     covered = [r.id for r in rows if r.archived]

@@ -17,7 +17,7 @@ from deepcontext.clock import ManualClock
 from deepcontext.embed import HashEmbedder
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.search import hybrid_search
-from deepcontext.store.base import MemoryFilters
+from deepcontext.store.interface import MemoryFilters
 from deepcontext.store.postgres import PostgresStore
 
 FACTS = [
@@ -61,7 +61,7 @@ async def test_vector_leg_on_a_side_connection_gives_the_sequential_answer(pg_ur
             assert any("vector" in r.legs for r in res.results), q
             assert not any("Theo owns a kayak" in r.text for r in res.results), q  # the other user's
         # the side pool was opened by those searches and is a pool of its own
-        side = store._side_engine  # noqa: SLF001 - the pool under test
+        side = store.side_engine
         assert side is not None and side is not store.engine
         # nothing crosses users, on either connection
         res = await ctx.search("kayak", user_id="other", limit=10)

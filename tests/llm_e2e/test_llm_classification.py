@@ -13,7 +13,7 @@ from deepcontext import DeepContext, MemoryNotFoundError
 from deepcontext.extract.interface import Classifier, Decision, ExistingMemory, ExtractedFact, ExtractionContext
 from deepcontext.extract.llm_classifier import LLMClassifier
 from deepcontext.llm import Router
-from deepcontext.store.base import AddPlan, MemoryChange, NewMemory
+from deepcontext.store.interface import AddPlan, MemoryChange, NewMemory
 from deepcontext.text import content_hash
 from deepcontext.types import HistoryEvent, MemoryStatus, MemoryTier, MemoryType
 from tests.llm_e2e.conftest import Brain, MakeCtx, decisions, extraction, fact, user

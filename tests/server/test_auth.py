@@ -147,7 +147,7 @@ async def test_keys_are_stored_hashed_and_track_use(api: Api) -> None:
     key = api.key("acme", name="ci")
     key_id, secret = key.split("_")[1], key.split("_", 2)[2]
     t = api.ctx.store.t.api_keys  # type: ignore[attr-defined]
-    with api.ctx.store._read() as conn:  # type: ignore[attr-defined]
+    with api.ctx.store.connection() as conn:  # type: ignore[attr-defined]
         row = conn.execute(select(t).where(t.c.key_id == key_id)).one()
     assert secret not in json.dumps(row._asdict(), default=str)
     assert row.key_hash.startswith("sha256$") and len(row.key_hash) == 7 + 64

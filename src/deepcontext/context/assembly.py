@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from deepcontext.query.schema import MemorySchema
     from deepcontext.services.background import BackgroundTasks
     from deepcontext.settings import DeepContextSettings
-    from deepcontext.store.base import Store
+    from deepcontext.store.interface import Store
 
 __all__ = ["ContextService"]
 

@@ -33,7 +33,7 @@ from deepcontext.query.schema import MemorySchema
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.search import hybrid_search
 from deepcontext.services.validation import parse_filters
-from deepcontext.store.base import MemoryFilters
+from deepcontext.store.interface import MemoryFilters
 
 if TYPE_CHECKING:
     from deepcontext.context.assembly import ContextService

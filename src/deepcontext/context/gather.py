@@ -56,35 +56,8 @@ _UNBOUNDED = 1_000_000_000
 # --- pinned ---------------------------------------------------------------------------------------
 def pinned_memories(store: Any, user_id: str, now: datetime, limit: int = PINNED_LIMIT) -> list[Memory]:
     """Active, unexpired pinned memories of the user, by importance then newest first."""
-    tables = getattr(store, "t", None)
-    if tables is None or not hasattr(store, "_read"):  # another Store: walk the memories
-        found = [
-            m
-            for m in store.iter_memories(user_id)
-            if m.pinned and m.status.value == "active" and (m.expires_at is None or m.expires_at > now)
-        ]
-    else:
-        from sqlalchemy import or_, select
-
-        mt = tables.memories
-        with store._read() as conn:
-            ids = [
-                int(r[0])
-                for r in conn.execute(
-                    select(mt.c.id)
-                    .where(
-                        mt.c.user_id == user_id,
-                        mt.c.status == "active",
-                        mt.c.pinned.is_(True),
-                        or_(mt.c.expires_at.is_(None), mt.c.expires_at > now),
-                    )
-                    .order_by(mt.c.importance.desc(), mt.c.id.desc())
-                    .limit(limit)
-                )
-            ]
-        found = store.get_memories(user_id, ids, details=False)
-    found.sort(key=lambda m: (-m.importance, -m.id))
-    return found[:limit]
+    found: list[Memory] = store.pinned_memories(user_id, now, limit)
+    return found
 
 
 def _day(when: datetime | None) -> str | None:

@@ -70,7 +70,7 @@ def decode(stored: Any) -> JsonValue:
 class StoreTierBackend:
     """A :class:`~deepcontext.query.TierBackend` over a store's key/value rows of one user.
 
-    ``store``: a :class:`deepcontext.store.base.Store` (``ctx.store``). ``clock`` stamps
+    ``store``: a :class:`deepcontext.store.interface.Store` (``ctx.store``). ``clock`` stamps
     ``updated_at`` (default: the system clock). Namespaces are used as given: pass
     ``namespace_prefix=TIER_PREFIX`` to :class:`~deepcontext.query.DeepCQ` (``ctx.tiers`` does)
     to keep the tiers apart from other per-user state.

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from deepcontext.services.ingest import IngestService
     from deepcontext.services.summaries import SummaryService
     from deepcontext.settings import DeepContextSettings
-    from deepcontext.store.base import Store
+    from deepcontext.store.interface import Store
     from deepcontext.types import AddResponse
 
 __all__ = ["CACHED_CONVERSATIONS", "DialogueService"]

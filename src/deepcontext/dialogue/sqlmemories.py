@@ -1,22 +1,12 @@
 """Key memories of a store-backed conversation graph, as rows of the deepcontext ``memories`` table.
 
 A key memory is a memory row with ``source = 'dialogue'`` and the graph's ``conversation_id``:
-
-- ``text`` = content, ``pinned``, ``tags``, ``canonical_key`` are the columns of the same name;
-  ``memory_type`` semantic, ``tier`` long-term, importance 0.9 when pinned else 0.7; the embedding
-  when the backend has an ``embed`` function (``DeepContext.dialogue`` gives it the embedder), so
-  the engine's vector leg finds it; without one only the keyword leg does.
-- the Memory Graph fields without a column live in ``metadata.key_memory``:
-  ``{"status": "candidate" | "committed" | "rejected", "packable": bool, "turn_id": int}``.
-- provenance: ``memory_sources`` rows to every turn of the source nodes, so the engine's
-  ``sources`` show where a key memory came from; read back as node ids.
-- removing a key memory soft-deletes the row (status ``deleted``, history entry) and marks
-  ``metadata.key_memory.removed``; a rejected one is soft-deleted too (kept visible to the memory
-  store with status ``rejected``). Canonical keys are only held by active rows, so removing or
-  rejecting a memory frees its key.
-
-Every write runs inside the backend's conversation-locked transaction, so two processes adding the
-same canonical key get one row.
+content, ``pinned``, ``tags`` and ``canonical_key`` are its columns; the Memory Graph fields
+without a column live in ``metadata.key_memory`` (``status``, ``packable``, ``turn_id``); its
+provenance is every turn of its source nodes; it is embedded when the backend has an ``embed``
+function. Removing or rejecting one soft-deletes the row, which frees its canonical key. Every
+write runs inside the backend's conversation-locked transaction, so two processes adding the same
+canonical key get one row.
 """
 
 from __future__ import annotations
@@ -24,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, insert, or_, select, update
+from sqlalchemy import Connection, or_, select, update
 
 from deepcontext.dialogue.backend import NewKeyMemory
 from deepcontext.dialogue.sqltx import Conversation, WriteTx
@@ -60,52 +50,36 @@ def add(b: Conversation, tx: WriteTx, m: NewKeyMemory, *, embedding: Any = None)
         ).first()
         if held is not None:
             mid = int(held[0])
-            added = store._link_sources(conn, b.user_id, mid, turns)
-            store._history(
+            added = store.writer.link_sources(conn, b.user_id, mid, turns)
+            store.writer.history(
                 conn, b.user_id, mid, HistoryEvent.NOOP, now, actor=_ACTOR, reason="same canonical key",
                 details={"turn_ids": turns[:50], "new_sources": added},
             )  # fmt: skip
             return mid, False
-    rev = tx.rev
     importance = 0.9 if m.pinned else 0.7
-    mid = int(
-        conn.execute(
-            insert(mt)
-            .values(
-                user_id=b.user_id,
-                text=m.content,
-                content_hash=content_hash(m.content),
-                memory_type=MemoryType.SEMANTIC.value,
-                tier=MemoryTier.LONG_TERM.value,
-                status=MemoryStatus.ACTIVE.value,
-                importance=importance,
-                base_importance=importance,
-                confidence=0.9,
-                access_count=0,
-                reinforced_at=now,
-                created_at=now,
-                updated_at=now,
-                said_at=now,
-                valid_from=now,
-                conversation_id=b.conversation_id,
-                source=SOURCE,
-                consolidated_from=[],
-                metadata={KEY: {"status": m.status, "packable": m.packable, "turn_id": m.turn_id}},
-                pinned=m.pinned,
-                tags=list(m.tags),
-                canonical_key=m.canonical_key,
-                embedding=embedding,
-                rev=rev,
-            )
-            .returning(mt.c.id)
-        ).scalar_one()
-    )
-    store._link_sources(conn, b.user_id, mid, turns)
-    store._history(
+    row = {
+        "text": m.content,
+        "content_hash": content_hash(m.content),
+        "memory_type": MemoryType.SEMANTIC.value,
+        "tier": MemoryTier.LONG_TERM.value,
+        "importance": importance,
+        "confidence": 0.9,
+        "said_at": now,
+        "valid_from": now,
+        "conversation_id": b.conversation_id,
+        "source": SOURCE,
+        "metadata": {KEY: {"status": m.status, "packable": m.packable, "turn_id": m.turn_id}},
+        "pinned": m.pinned,
+        "tags": list(m.tags),
+        "canonical_key": m.canonical_key,
+        "embedding": embedding,
+    }
+    mid = store.writer.insert(conn, b.user_id, [row], now=now, rev=tx.rev)[0]
+    store.writer.link_sources(conn, b.user_id, mid, turns)
+    store.writer.history(
         conn, b.user_id, mid, HistoryEvent.ADD, now, new_text=m.content, actor=_ACTOR, reason="key memory",
         details={"turn_ids": turns[:50]},
     )  # fmt: skip
-    store._index_texts(conn, [(mid, m.content)])
     return mid, True
 
 
@@ -164,7 +138,7 @@ def _soft_delete(b: Conversation, tx: WriteTx, row: Any, meta: dict[str, Any], r
             status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev, metadata=meta
         )
     )
-    b.store._history(conn, b.user_id, int(row.id), HistoryEvent.DELETE, now, old_text=row.text, actor=_ACTOR, reason=reason)
+    b.store.writer.history(conn, b.user_id, int(row.id), HistoryEvent.DELETE, now, old_text=row.text, actor=_ACTOR, reason=reason)
 
 
 def set_status(b: Conversation, tx: WriteTx, *, turn_id: int, from_status: str, to_status: str) -> list[int]:

@@ -1,33 +1,14 @@
 """The store-backed backend: a conversation graph persisted as the conversation's turns.
 
-In deepcontext the conversation record *is* the DAG: ``DeepContext.add`` stores each message as a
-row of ``turns`` chained after the conversation's tip, and this backend reads and writes the same
-rows (per ``user_id`` and ``conversation_id``), so a graph survives a restart and plain ``add``
-chains are readable as nodes.
+The conversation record *is* the DAG: ``DeepContext.add`` stores each message as a row of ``turns``
+chained after the conversation's tip, and this backend reads and writes the same rows (per
+``user_id`` and ``conversation_id``), so a graph survives a restart and plain ``add`` chains are
+readable as nodes. A node is one or two turns (a message and its reply); a summary node is a turn
+of kind ``summary`` covering archived turns; no row or edge is ever deleted (mapping:
+:mod:`deepcontext.dialogue.turnmap`; key memories: :mod:`deepcontext.dialogue.sqlmemories`).
 
-Mapping (details in :mod:`deepcontext.dialogue.turnmap`):
-
-- a node = one or two turns: its first turn (usually the user message, ``metadata.dialogue_part =
-  "first"``) and its reply (the assistant message, ``dialogue_part = "reply"``, whose only parent is
-  the first turn). The node id is the first turn's id. A pair with an empty half is one turn.
-- a node edge = a turn edge from the parent node's last turn to the child node's first turn
-  (position = parent order); the reply's only parent is its first turn.
-- a summary node = one turn of kind ``summary`` (role ``system``, content = the summary text,
-  ``summary_of`` = the ids of every turn it covers). Compressed turns get ``archived = true`` and
-  ``summarized_by`` = the summary turn; no row or edge is ever deleted.
-- node tags = the first turn's ``tags``; node summary text = its ``metadata.dialogue_summary``.
-- the conversation row: ``tip_turn_id`` = the last appended turn (summaries do not move it),
-  ``turn_count`` counts the turns, ``metadata.dialogue_rev`` is bumped by structural changes that
-  are not appends (``add_edge``, compression).
-- key memories = rows of ``memories`` with ``source = 'dialogue'`` and this ``conversation_id``
-  (see :mod:`deepcontext.dialogue.sqlmemories`).
-
-Concurrency: every write is one transaction that first locks the conversation row (``BEGIN
-IMMEDIATE`` on SQLite serialises writers; ``SELECT ... FOR UPDATE`` on PostgreSQL) and re-reads the
-structure under that lock, so validation (parents exist, no cycle, nodes not yet compressed) uses
-the state the write applies to. Reads use a per-conversation cache of the node structure, checked
-against the conversation row at every call: appends by others are loaded incrementally, other
-changes reload it.
+Every write is one transaction that first locks the conversation row and re-reads the structure
+under that lock; reads use a per-conversation cache checked against the conversation row.
 """
 
 from __future__ import annotations
@@ -36,16 +17,15 @@ import gc
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, insert, select, update
 
 from deepcontext.clock import Clock, SystemClock
-from deepcontext.dialogue import sqlmemories
+from deepcontext.dialogue import sqlmemories, sqlturns
 from deepcontext.dialogue.backend import NewKeyMemory, NewNode
 from deepcontext.dialogue.paths import would_create_cycle
+from deepcontext.dialogue.sqlturns import NODE_SUMMARY_KEY, PART_KEY, REV_KEY
 from deepcontext.dialogue.sqltx import Stamp, WriteTx
 from deepcontext.dialogue.topology import Topology
 from deepcontext.dialogue.turnmap import TurnGraph, TurnRow
@@ -59,22 +39,10 @@ from deepcontext.dialogue.types import (
     NodeNotFoundError,
 )
 from deepcontext.errors import CyclicGraphError
+from deepcontext.store.sqlparts import chunks
 from deepcontext.text import content_hash
 
 __all__ = ["PART_KEY", "REV_KEY", "StoreDialogueBackend"]
-
-#: turn metadata key: "first" on a dialogue node's first turn, "reply" on its reply
-PART_KEY = "dialogue_part"
-#: conversation metadata key: bumped by structural changes other than appends
-REV_KEY = "dialogue_rev"
-#: turn metadata key holding a node's short summary text
-NODE_SUMMARY_KEY = "dialogue_summary"
-
-
-def _chunks(seq: Sequence[Any], n: int = 500) -> Iterator[Sequence[Any]]:
-    for i in range(0, len(seq), n):
-        yield seq[i : i + n]
-
 
 class StoreDialogueBackend:
     """A :class:`~deepcontext.dialogue.backend.DialogueBackend` over a deepcontext SQL store.
@@ -108,55 +76,10 @@ class StoreDialogueBackend:
         self._graph: TurnGraph | None = None
         self._stamp: Stamp | None = None
 
-    # ------------------------------------------------------------------------------------------------
-    # the cache
-    # ------------------------------------------------------------------------------------------------
-    def _read_stamp(self, conn: Connection, *, for_update: bool = False) -> Stamp | None:
-        cv = self.t.conversations
-        q = select(cv.c.turn_count, cv.c.tip_turn_id, cv.c.metadata).where(
-            cv.c.user_id == self.user_id, cv.c.conversation_id == self.conversation_id
-        )
-        if for_update:
-            q = q.with_for_update()
-        row = conn.execute(q).first()
-        if row is None:
-            return None
-        meta = row.metadata or {}
-        return (int(row.turn_count or 0), row.tip_turn_id, int(meta.get(REV_KEY, 0) or 0))
-
-    def _load(self, conn: Connection, after: int) -> tuple[list[TurnRow], list[tuple[int, int]]]:
-        """The structure of the conversation's turns with ids above ``after`` (positional unpacking:
-        this runs over every turn when a handle opens a conversation)."""
-        tt, te = self.t.turns, self.t.turn_edges
-        mine = (tt.c.user_id == self.user_id, tt.c.conversation_id == self.conversation_id, tt.c.id > after)
-        found = conn.execute(
-            select(
-                tt.c.id,
-                tt.c.role,
-                tt.c.kind,
-                tt.c.archived,
-                tt.c.summarized_by,
-                tt.c.metadata[PART_KEY].as_string(),
-            )
-            .where(*mine)
-            .order_by(tt.c.id)
-        ).all()
-        rows = [TurnRow(i, role, kind, bool(archived), by, part) for i, role, kind, archived, by, part in found]
-        edges: list[tuple[int, int]] = [
-            (c, p)
-            for c, p in conn.execute(
-                select(te.c.child_id, te.c.parent_id)
-                .join(tt, tt.c.id == te.c.child_id)
-                .where(*mine)
-                .order_by(te.c.child_id, te.c.position, te.c.parent_id)
-            ).all()
-        ]
-        return rows, edges
-
     def _sync(self, conn: Connection, stamp: Stamp | None = None, *, have_stamp: bool = False) -> TurnGraph:
         """Bring the cache up to the database state seen by ``conn``."""
         if not have_stamp:
-            stamp = self._read_stamp(conn)
+            stamp = sqlturns.read_stamp(self, conn)
         if stamp is None:
             self._graph, self._stamp = TurnGraph(), None
             return self._graph
@@ -165,14 +88,14 @@ class StoreDialogueBackend:
             return g
         if g is not None and self._stamp is not None and stamp[2] == self._stamp[2]:
             try:
-                ok = g.append(*self._load(conn, g.max_id))
+                ok = g.append(*sqlturns.load(self, conn, g.max_id))
             except (KeyError, IndexError, ValueError, RuntimeError):  # half-applied: reload below
                 ok = False
             if ok and len(g.rows) == stamp[0]:
                 self._stamp = stamp
                 return g
         with _gc_paused():  # a full load makes ~10 containers per turn: the cyclic GC only slows it down
-            g = TurnGraph.build(*self._load(conn, 0))
+            g = TurnGraph.build(*sqlturns.load(self, conn, 0))
         self._graph, self._stamp = g, stamp
         return g
 
@@ -182,7 +105,7 @@ class StoreDialogueBackend:
     @contextmanager
     def topology(self) -> Iterator[Topology]:
         with self._lock:
-            with self.store._read() as conn:
+            with self.store.connection() as conn:
                 g = self._sync(conn)
             yield g.topo
 
@@ -192,18 +115,18 @@ class StoreDialogueBackend:
         synced inside it. Cache updates for the write are applied by the caller after the block
         (after commit).
 
-        Lock order as in the engine's own writes: the ``users`` row first (``_bump_user`` upserts
+        Lock order as in the engine's own writes: the ``users`` row first (``bump_user`` upserts
         and, on PostgreSQL, locks it), then the conversation row (``FOR UPDATE``), so a dialogue
         write and a ``DeepContext.add`` of the same user never deadlock.
         """
         now = self.clock.now()
-        with self.store._write() as conn:
-            rev = self.store._bump_user(conn, self.user_id, now)
-            stamp = self._read_stamp(conn, for_update=True)
+        with self.store.transaction() as conn:
+            rev = self.store.bump_user(conn, self.user_id, now)
+            stamp = sqlturns.read_stamp(self, conn, for_update=True)
             if stamp is None:
                 cv = self.t.conversations
                 conn.execute(
-                    self.store._upsert(cv)
+                    self.store.upsert(cv)
                     .values(
                         user_id=self.user_id,
                         conversation_id=self.conversation_id,
@@ -215,75 +138,17 @@ class StoreDialogueBackend:
                     )
                     .on_conflict_do_nothing(index_elements=[cv.c.user_id, cv.c.conversation_id])
                 )
-                stamp = self._read_stamp(conn, for_update=True)
+                stamp = sqlturns.read_stamp(self, conn, for_update=True)
                 assert stamp is not None
             g = self._sync(conn, stamp, have_stamp=True)
             yield WriteTx(conn, g, stamp, now, rev)
-
-    def _set_conversation(
-        self, conn: Connection, now: datetime, *, added: int, tip: int | None = None, bump_rev: bool = False, stamp: Stamp
-    ) -> Stamp:
-        cv = self.t.conversations
-        where = (cv.c.user_id == self.user_id, cv.c.conversation_id == self.conversation_id)
-        values: dict[str, Any] = {"updated_at": now, "turn_count": cv.c.turn_count + added}
-        if tip is not None:
-            values["tip_turn_id"] = tip
-        rev = stamp[2]
-        if bump_rev:
-            meta = conn.execute(select(cv.c.metadata).where(*where)).scalar_one() or {}
-            rev += 1
-            values["metadata"] = {**meta, REV_KEY: rev}
-        conn.execute(update(cv).where(*where).values(**values))
-        return (stamp[0] + added, tip if tip is not None else stamp[1], rev)
-
-    def _insert_turn(
-        self,
-        conn: Connection,
-        now: datetime,
-        *,
-        role: str,
-        content: str,
-        kind: str = "message",
-        part: str = "first",
-        tags: Sequence[str] = (),
-        summary_of: Sequence[int] = (),
-    ) -> int:
-        tt = self.t.turns
-        return int(
-            conn.execute(
-                insert(tt)
-                .values(
-                    user_id=self.user_id,
-                    conversation_id=self.conversation_id,
-                    role=role,
-                    name=None,
-                    content=content,
-                    content_hash=content_hash(content),
-                    kind=kind,
-                    said_at=now,
-                    created_at=now,
-                    archived=False,
-                    summary_of=list(summary_of),
-                    tags=list(tags),
-                    metadata={PART_KEY: part},
-                )
-                .returning(tt.c.id)
-            ).scalar_one()
-        )
-
-    def _insert_edges(self, conn: Connection, edges: list[tuple[int, int, int]]) -> None:
-        if edges:
-            conn.execute(
-                insert(self.t.turn_edges),
-                [{"user_id": self.user_id, "child_id": c, "parent_id": p, "position": i} for c, p, i in edges],
-            )
 
     # ------------------------------------------------------------------------------------------------
     # nodes and edges
     # ------------------------------------------------------------------------------------------------
     def tip_node_id(self) -> int | None:
         with self._lock:
-            with self.store._read() as conn:
+            with self.store.connection() as conn:
                 g = self._sync(conn)
             tip = self._stamp[1] if self._stamp else None
             return None if tip is None else g.node_of.get(int(tip))
@@ -291,11 +156,11 @@ class StoreDialogueBackend:
     def get_nodes(self, node_ids: Sequence[int]) -> dict[int, LLMContextGraphNode]:
         tt = self.t.turns
         with self._lock:
-            with self.store._read() as conn:
+            with self.store.connection() as conn:
                 g = self._sync(conn)
                 ids = [n for n in dict.fromkeys(node_ids) if n in g.members]
                 turns: dict[int, Any] = {}
-                for chunk in _chunks(g.member_turns(ids)):
+                for chunk in chunks(g.member_turns(ids)):
                     for r in conn.execute(
                         select(tt.c.id, tt.c.role, tt.c.kind, tt.c.content, tt.c.tags, tt.c.metadata).where(
                             tt.c.user_id == self.user_id, tt.c.id.in_(list(chunk))
@@ -327,14 +192,14 @@ class StoreDialogueBackend:
     def node_turn_ids(self, node_ids: Sequence[int]) -> dict[int, list[int]]:
         """The turn ids of each node (first turn first); unknown nodes are left out."""
         with self._lock:
-            with self.store._read() as conn:
+            with self.store.connection() as conn:
                 g = self._sync(conn)
             return {n: list(g.members[n]) for n in node_ids if n in g.members}
 
     def iter_nodes(self, batch: int = 500) -> Iterator[LLMContextGraphNode]:
         with self.topology() as topo:
             ids = topo.node_ids()
-        for chunk in _chunks(ids, batch):
+        for chunk in chunks(ids, batch):
             yield from self.get_nodes(chunk).values()
 
     def add_nodes(self, nodes: Sequence[NewNode], *, chain: bool = False, after_tip: bool = False) -> list[int]:
@@ -395,8 +260,8 @@ class StoreDialogueBackend:
                         rows.append(TurnRow(last, values[at + 1]["role"], "message", False, None, "reply"))
                     tails[first] = last
                     ids.append(first)
-                self._insert_edges(tx.conn, edges)
-                new_stamp = self._set_conversation(tx.conn, now, added=len(rows), tip=rows[-1].id, stamp=stamp)
+                sqlturns.insert_edges(self, tx.conn, edges)
+                new_stamp = sqlturns.set_conversation(self, tx.conn, now, added=len(rows), tip=rows[-1].id, stamp=stamp)
             if g is self._graph and g.append(rows, [(c, p) for c, p, _ in edges]):
                 self._stamp = new_stamp
             else:
@@ -419,8 +284,8 @@ class StoreDialogueBackend:
                     )
                 c, p = g.first(child_id), g.tail(parent_id)
                 if p not in g.tparents[c]:
-                    self._insert_edges(conn, [(c, p, len(g.tparents[c]))])
-                new_stamp = self._set_conversation(conn, now, added=0, bump_rev=True, stamp=stamp)
+                    sqlturns.insert_edges(self, conn, [(c, p, len(g.tparents[c]))])
+                new_stamp = sqlturns.set_conversation(self, conn, now, added=0, bump_rev=True, stamp=stamp)
             try:
                 g.add_turn_edge(c, p)
                 self._stamp = new_stamp
@@ -442,21 +307,21 @@ class StoreDialogueBackend:
                     raise DialogueConflictError("some of these nodes were compressed meanwhile")
                 covered = g.member_turns(summarized_ids)
                 parents = list(dict.fromkeys(parent_ids))
-                s = self._insert_turn(
+                s = sqlturns.insert_turn(self, 
                     conn, now, role="system", content=context.llm_role.content, kind="summary", summary_of=covered
                 )
                 parent_turns = [g.tail(p) for p in parents]
                 child_turns = [g.first(c) for c in dict.fromkeys(child_ids)]
                 edges = [(s, p, k) for k, p in enumerate(parent_turns)]
                 edges += [(c, s, len(g.tparents[c])) for c in child_turns]
-                self._insert_edges(conn, edges)
-                for chunk in _chunks(covered):
+                sqlturns.insert_edges(self, conn, edges)
+                for chunk in chunks(covered):
                     conn.execute(
                         update(tt)
                         .where(tt.c.user_id == self.user_id, tt.c.id.in_(list(chunk)))
                         .values(archived=True, summarized_by=s)
                     )
-                new_stamp = self._set_conversation(conn, now, added=1, bump_rev=True, stamp=stamp)
+                new_stamp = sqlturns.set_conversation(self, conn, now, added=1, bump_rev=True, stamp=stamp)
             try:
                 g.add_summary(TurnRow(s, "system", "summary", False, None, "first"), parent_turns, child_turns, covered)
                 self._stamp = new_stamp
@@ -493,7 +358,7 @@ class StoreDialogueBackend:
             return sqlmemories.add(self, tx, memory, embedding=vector)
 
     def get_memories(self, memory_ids: Sequence[int] | None = None) -> list[KeyMemory]:
-        with self._lock, self.store._read() as conn:
+        with self._lock, self.store.connection() as conn:
             g = self._sync(conn)
             return sqlmemories.load(self, conn, g, memory_ids)
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from deepcontext.embed.embedder import Embedder
     from deepcontext.llm.client import LLM
     from deepcontext.settings import DeepContextSettings
-    from deepcontext.store.base import Store
+    from deepcontext.store.interface import Store
     from deepcontext.store.locks import HeldLock
     from deepcontext.store.sql import SQLStore
 

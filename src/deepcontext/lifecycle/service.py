@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from deepcontext.llm.client import LLM
     from deepcontext.services.background import BackgroundTasks
     from deepcontext.settings import DeepContextSettings
-    from deepcontext.store.base import Store
+    from deepcontext.store.interface import Store
     from deepcontext.types import AddResponse
 
 __all__ = ["LifecycleService"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from deepcontext.store.base import RankFields
+from deepcontext.store.interface import RankFields
 
 __all__ = ["AskedSlot", "asked_slot", "slot_factor"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from deepcontext.extract.standing import is_request_for_user
-from deepcontext.store.base import RankFields
+from deepcontext.store.interface import RankFields
 
 __all__ = ["HARD_KINDS", "POOL_FACTOR", "profile_leg", "uses_profile", "vector_pool"]
 

@@ -20,7 +20,7 @@ from deepcontext.retrieve.dates import query_window
 from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf, spread
 from deepcontext.retrieve.profile import profile_leg, uses_profile, vector_pool
 from deepcontext.retrieve.supersession import about_the_past, outdated_factor
-from deepcontext.store.base import MemoryFilters, RankFields, Store
+from deepcontext.store.interface import MemoryFilters, RankFields, Store
 from deepcontext.text import keyword_terms, query_ngrams
 from deepcontext.types import Memory
 

@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, TypeVar
 
-from deepcontext.store.base import MemoryFilters, RankFields, Store
+from deepcontext.store.interface import MemoryFilters, RankFields, Store
 from deepcontext.text import keyword_terms
 from deepcontext.types import Memory, MemoryStatus
 

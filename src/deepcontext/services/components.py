@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from deepcontext.llm.client import LLM
     from deepcontext.services.summaries import SummaryService
     from deepcontext.settings import DeepContextSettings
-    from deepcontext.store.base import Store
+    from deepcontext.store.interface import Store
 
 __all__ = ["Components", "build_components"]
 

@@ -27,7 +27,7 @@ from deepcontext.services import ingest_steps as steps
 from deepcontext.services.ingest_classify import classify
 from deepcontext.services.ingest_steps import Candidate, Counts, turn_importance, turn_memory_text
 from deepcontext.settings import DeepContextSettings
-from deepcontext.store.base import AddOutcome, AddPlan, MemoryChange, NewMemory, NewTurn, Store
+from deepcontext.store.interface import AddOutcome, AddPlan, MemoryChange, NewMemory, NewTurn, Store
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.text import content_hash
 from deepcontext.types import AddResponse, HistoryEvent, MemoryType

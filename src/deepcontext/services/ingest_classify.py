@@ -21,7 +21,7 @@ from deepcontext.extract.interface import Classifier, Decision, ExistingMemory, 
 from deepcontext.extract.llm_classifier import offline_decision
 from deepcontext.services.ingest_steps import MUTATIONS, Candidate
 from deepcontext.services.updates import SLOT_PREFIX, conflicts
-from deepcontext.store.base import AddPlan, Store
+from deepcontext.store.interface import AddPlan, Store
 from deepcontext.types import ToolAction
 
 __all__ = ["classify"]

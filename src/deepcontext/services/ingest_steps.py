@@ -18,7 +18,7 @@ from deepcontext.extract.slots import Slot
 from deepcontext.extract.standing import STANDING_KEY, standing_kind
 from deepcontext.services.updates import Conflict, slot_metadata, slots_of
 from deepcontext.settings import DeepContextSettings
-from deepcontext.store.base import AddPlan, EntityUpsert, MemoryChange, MemoryFilters, NewMemory, RelationUpsert, Store
+from deepcontext.store.interface import AddPlan, EntityUpsert, MemoryChange, MemoryFilters, NewMemory, RelationUpsert, Store
 from deepcontext.text import STOPWORDS, content_hash, entity_norm, word_tokens
 from deepcontext.types import EntityType, HistoryEvent, MemoryTier, MemoryType
 

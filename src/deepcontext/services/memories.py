@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from deepcontext.embed.embedder import Embedder
     from deepcontext.services.ingest import IngestService
     from deepcontext.settings import DeepContextSettings
-    from deepcontext.store.base import Store
+    from deepcontext.store.interface import Store
 
 __all__ = ["MemoryService", "check_memory_id"]
 

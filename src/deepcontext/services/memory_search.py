@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from deepcontext.embed.embedder import Embedder
     from deepcontext.services.background import BackgroundTasks
     from deepcontext.settings import DeepContextSettings
-    from deepcontext.store.base import Store
+    from deepcontext.store.interface import Store
 
 __all__ = ["SearchService"]
 

@@ -9,7 +9,7 @@ from datetime import datetime
 
 from deepcontext.embed.embedder import Embedder
 from deepcontext.extract.rewrite import rename_person
-from deepcontext.store.base import MemoryFilters, MemoryRewrite, Store
+from deepcontext.store.interface import MemoryFilters, MemoryRewrite, Store
 from deepcontext.text import content_hash, entity_norm
 
 __all__ = ["UNNAMED", "rename_user"]

@@ -20,7 +20,7 @@ from deepcontext.clock import Clock
 from deepcontext.errors import DeepContextError, LLMError
 from deepcontext.llm.client import LLM
 from deepcontext.llm.tasks import summarize_conversation
-from deepcontext.store.base import Store
+from deepcontext.store.interface import Store
 from deepcontext.store.summaries import (
     pending,
     read_summary,

@@ -26,7 +26,7 @@ from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import ValidationError
 from deepcontext.services.validation import _check_json, check_json
 from deepcontext.store.schema import is_time_column, is_vector_column
-from deepcontext.store.base import Store
+from deepcontext.store.interface import Store
 
 __all__ = ["FORMAT", "VERSION", "export_records", "import_records"]
 

@@ -13,7 +13,7 @@ from deepcontext.errors import ValidationError
 from deepcontext.extract.interface import MessageIn
 from deepcontext.ids import check_id
 from deepcontext.ids import check_encodable as _check_encodable
-from deepcontext.store.base import MemoryFilters
+from deepcontext.store.interface import MemoryFilters
 from deepcontext.store.metafilter import parse_metadata_filter
 from deepcontext.types import Message, MemoryTier, MemoryType
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from deepcontext.store.base import (
+from deepcontext.store.interface import (
     AddOutcome,
     AddPlan,
     EntityUpsert,

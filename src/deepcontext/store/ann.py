@@ -1,16 +1,13 @@
 """An approximate nearest-neighbour index (HNSW, usearch) beside a user's exact vector matrix.
 
 The exact scan of :class:`deepcontext.store.vectors.UserVectors` reads the whole matrix for every
-query: memory-bound, ~6 ms for 73k x 384 float32 on 2 cores. Past ``min_rows`` vectors a user also
-gets an HNSW graph (usearch, cosine as inner product of unit vectors, half-precision storage):
-~0.5 ms per query. Measured at 73k MiniLM chat vectors with 97 real questions (expansion 160):
-recall against the exact scan 0.974 at 10 and 0.986 at 50 (the vector leg asks for 5 x limit).
-It is built in a background thread the first time a user's matrix is big enough (a search
-meanwhile scans exactly), then kept in step with every change the matrix sees. Candidates from the graph are rescored exactly against the matrix
-and filtered there, so the graph only proposes; when filters leave too few, the caller scans.
+query (memory-bound). Past ``min_rows`` vectors a user also gets an HNSW graph (usearch, cosine as
+inner product of unit vectors, half-precision storage), built in a background thread the first time
+the matrix is big enough (a search meanwhile scans exactly), then kept in step with every change the
+matrix sees. Candidates from the graph are rescored exactly against the matrix and filtered there,
+so the graph only proposes; when filters leave too few, the caller scans.
 
-Nothing is written to disk: a process rebuilds the graph after a restart (73k vectors: ~10 s in the
-background).
+Nothing is written to disk: a process rebuilds the graph in the background after a restart.
 """
 
 from __future__ import annotations
@@ -27,8 +24,8 @@ __all__ = ["AnnIndex", "ann_available"]
 
 log = logging.getLogger(__name__)
 
-#: HNSW parameters: neighbours per node, candidate list while adding / searching (search 96 -> 160:
-#: recall@10 0.957 -> 0.974 on real questions, +0.2 ms)
+#: HNSW parameters: neighbours per node, candidate list while adding / searching (a longer search
+#: list buys recall for little time)
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
 EXPANSION_SEARCH = 160

@@ -2,16 +2,10 @@
 
 A key reads ``dck_<key_id>_<secret>``: ``key_id`` is 16 hex characters (public: it names the key in
 listings and logs), ``secret`` is 32 random bytes in URL-safe base64. Only a SHA-256 digest of the
-secret (salted with the key id) is stored; a 256-bit random secret needs no slow password hash.
-Verification looks the row up by ``key_id`` and compares digests in constant time. The full key is
-shown once, when it is created.
-
-Each key belongs to a tenant, may be limited to some user ids (``user_ids``; ``None``: every user
-of the tenant) and may be read-only. :mod:`deepcontext.server.tenancy` turns a key into the scope
-requests run in.
-
-The functions take a SQL store (both backends are :class:`~deepcontext.store.sql.SQLStore`) and use
-its ``api_keys`` table; each call is one transaction.
+secret (salted with the key id) is stored (a 256-bit random secret needs no slow password hash)
+and compared in constant time; the full key is shown once, when it is created. Each key belongs to
+a tenant, may be limited to some user ids (``None``: every user of the tenant) and may be
+read-only. Each function is one transaction over the store's ``api_keys`` table.
 """
 
 from __future__ import annotations
@@ -29,7 +23,7 @@ from sqlalchemy import insert, select, update
 
 from deepcontext.errors import AuthError, ConfigurationError, NotFoundError, ValidationError
 from deepcontext.ids import check_external_user, check_tenant
-from deepcontext.store.base import Store
+from deepcontext.store.interface import Store
 
 __all__ = [
     "KEY_PREFIX",
@@ -139,7 +133,7 @@ def create_key(
         raise ValidationError("name must be a string of at most 255 characters", field="name")
     key_id = secrets.token_hex(8)
     secret = secrets.token_urlsafe(32)
-    with s._write() as conn:
+    with s.transaction() as conn:
         conn.execute(
             insert(s.t.api_keys).values(
                 key_id=key_id,
@@ -164,14 +158,14 @@ def list_keys(store: Store, *, tenant: str | None = None, include_revoked: bool 
         q = q.where(k.c.tenant == tenant)
     if not include_revoked:
         q = q.where(k.c.revoked_at.is_(None))
-    with s._read() as conn:
+    with s.connection() as conn:
         return [_from_row(r) for r in conn.execute(q)]
 
 
 def get_key(store: Store, key_id: str) -> ApiKey:
     s = _tables(store)
     k = s.t.api_keys
-    with s._read() as conn:
+    with s.connection() as conn:
         r = conn.execute(select(k).where(k.c.key_id == key_id)).first()
     if r is None:
         raise NotFoundError(f"API key {key_id!r} not found")
@@ -182,7 +176,7 @@ def revoke_key(store: Store, key_id: str, *, now: datetime) -> ApiKey:
     """Revoke a key (idempotent: a revoked key keeps its first revocation time)."""
     s = _tables(store)
     k = s.t.api_keys
-    with s._write() as conn:
+    with s.transaction() as conn:
         r = conn.execute(select(k).where(k.c.key_id == key_id)).first()
         if r is None:
             raise NotFoundError(f"API key {key_id!r} not found")
@@ -197,13 +191,13 @@ def verify_key(store: Store, presented: str, *, now: datetime) -> ApiKey:
     s = _tables(store)
     k = s.t.api_keys
     key_id, secret = parse_key(presented)
-    with s._read() as conn:
+    with s.connection() as conn:
         r = conn.execute(select(k).where(k.c.key_id == key_id)).first()
     ok = hmac.compare_digest(_digest(key_id, secret), r.key_hash if r is not None else _DUMMY_HASH)
     if r is None or not ok or r.revoked_at is not None:
         raise AuthError("invalid API key", status_code=401)
     key = _from_row(r)
     if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
-        with s._write() as conn:
+        with s.transaction() as conn:
             conn.execute(update(k).where(k.c.key_id == key_id).values(last_used_at=now))
     return key

@@ -9,9 +9,28 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from deepcontext.store.base import COMMON_TERM_SHARE, MAX_TERM_SHARE, RANK_CAP
+__all__ = [
+    "COMMON_TERM_SHARE",
+    "DF_TTL_S",
+    "MAX_TERM_SHARE",
+    "RANK_CAP",
+    "Pruned",
+    "dominant_terms",
+    "fetch_sizes",
+    "informative_terms",
+    "is_common",
+]
 
-__all__ = ["Pruned", "dominant_terms", "fetch_sizes", "informative_terms", "is_common"]
+#: a keyword-query term found in more than this share of a user's memories is left out of the query
+#: when a rarer term is asked for
+COMMON_TERM_SHARE = 0.1
+#: ... and when every term is that common, the rarest is still used unless it exceeds this share
+MAX_TERM_SHARE = 0.25
+#: at most this many of the most recent matches are ranked: bm25 / idf scoring visits every match it
+#: orders
+RANK_CAP = 2000
+#: seconds a term's document frequency (and, on PostgreSQL, a query's lexemes) is reused
+DF_TTL_S = 30.0
 
 
 class Pruned(NamedTuple):

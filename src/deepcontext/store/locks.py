@@ -1,23 +1,13 @@
 """Per-user named locks, so lifecycle work (decay, consolidation, cleanup) runs once per user at a time
-even with many processes over one database.
+even with many processes over one database: ``with store.user_lock(user_id, "consolidate", timeout=10):``
+raises :class:`~deepcontext.errors.LockTimeoutError` when another worker holds it longer. Locks are
+not re-entrant.
 
-One API on both backends: ``with store.user_lock(user_id, "consolidate", timeout=10):`` (or the
-function :func:`user_lock`). It raises :class:`~deepcontext.errors.LockTimeoutError` when another
-worker holds the lock for longer than ``timeout`` seconds. Locks are not re-entrant: taking the same
-(user, name) twice, even in one thread, waits for the first to be released.
-
-PostgreSQL: a session-level advisory lock (``pg_advisory_lock``) on a connection held out of the pool
-for as long as the lock is held. The connection is idle (no open transaction) while the caller works,
-and the server releases the lock by itself if the process dies.
-
-SQLite: a lease, one row of the ``locks`` table (owner, expiry) taken inside ``BEGIN IMMEDIATE``. A
-background thread renews the lease every ``ttl / 3`` seconds. The owner names the host (and PID
-namespace), the process id and the process's start time: a lease of a process of this host that no
-longer runs (the id is gone, or taken by a process started later) is taken over at once; a process
-of another host that dies leaves a lease that expires after ``ttl`` seconds and is then taken over.
-
-Neither holds a write transaction open while the caller works: both are safe to hold across LLM or
-embedding calls.
+PostgreSQL: a session-level advisory lock on a connection held out of the pool while the lock is
+held (idle, no open transaction; the server releases it if the process dies). SQLite: a lease, one
+row of the ``locks`` table taken inside ``BEGIN IMMEDIATE`` and renewed by a background thread every
+``ttl / 3`` seconds; a lease of a dead process of this host is taken over at once, one of another
+host after ``ttl``. Neither holds a write transaction open: both are safe across LLM or embedding calls.
 """
 
 from __future__ import annotations
@@ -212,7 +202,7 @@ def _advisory_lock(store: SQLStore, user_id: str, name: str, timeout: float) -> 
 
 def _try_take(store: SQLStore, user_id: str, name: str, owner: str, ttl: float, clock: Clock) -> bool:
     lk = store.t.locks
-    with store._write() as conn:
+    with store.transaction() as conn:
         now = clock.now()
         row = conn.execute(
             select(lk.c.owner, lk.c.expires_at).where(lk.c.user_id == user_id, lk.c.name == name)
@@ -232,7 +222,7 @@ def _try_take(store: SQLStore, user_id: str, name: str, owner: str, ttl: float, 
 
 def _renew(store: SQLStore, held: HeldLock, ttl: float, clock: Clock) -> bool:
     lk = store.t.locks
-    with store._write() as conn:
+    with store.transaction() as conn:
         res = conn.execute(
             update(lk)
             .where(lk.c.user_id == held.user_id, lk.c.name == held.name, lk.c.owner == held.owner)
@@ -271,5 +261,5 @@ def _lease_lock(store: SQLStore, user_id: str, name: str, timeout: float, ttl: f
         held._stop.set()
         beat.join()
         lk = store.t.locks
-        with store._write() as conn:
+        with store.transaction() as conn:
             conn.execute(delete(lk).where(lk.c.user_id == user_id, lk.c.name == name, lk.c.owner == owner))

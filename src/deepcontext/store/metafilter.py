@@ -1,19 +1,14 @@
-"""Metadata filters: a small tree of conditions on a memory's top-level metadata keys, parsed from
-JSON and compiled into the SQL of either backend.
-
-The accepted form (mem0's, which it extends)::
+"""Metadata filters on a memory's top-level metadata keys, parsed from JSON and compiled into the
+SQL of either backend. The accepted form (mem0's, which it extends)::
 
     {"team": "red"}                           equality (several keys: all must hold)
     {"priority": {"gte": 5, "lt": 9}}         operators: eq ne in nin gt gte lt lte contains icontains
     {"category": "*"}                         the key is present, whatever its value
     {"AND": [...]}, {"OR": [...]}, {"NOT": [...]}   (NOT: none of the conditions holds)
 
-Keys always travel as bound parameters (never spliced into a JSON path), so any string is a key.
-``ne`` and ``nin`` are the negations of ``eq`` and ``in``: a memory without the key passes them.
-Comparisons are typed: a number matches numbers (1 == 1.0), a string strings, a boolean booleans;
-``gt``/``gte``/``lt``/``lte`` compare numbers numerically and strings by code point. ``contains``
-matches a string holding the operand or a list holding it as an element; ``icontains`` ignores
-case (ASCII on SQLite).
+Keys are bound parameters, so any string is a key. ``ne``/``nin`` pass a memory without the key.
+Comparisons are typed (numbers numerically, strings by code point); ``contains`` matches a
+substring or a list element, ``icontains`` ignoring case (ASCII on SQLite).
 """
 
 from __future__ import annotations

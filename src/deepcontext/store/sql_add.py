@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, func, insert, select, update
 
 from deepcontext.errors import MemoryNotFoundError
-from deepcontext.store.base import AddOutcome, AddPlan
+from deepcontext.store.interface import AddOutcome, AddPlan
+from deepcontext.store.sql_writes import history_row
 from deepcontext.types import EntityType, HistoryEvent, MemoryStatus
 
 if TYPE_CHECKING:
@@ -24,47 +25,25 @@ if TYPE_CHECKING:
 __all__ = ["AddWriter"]
 
 
-def _history_row(
-    user_id: str,
-    memory_id: int,
-    event: HistoryEvent,
-    now: Any,
-    *,
-    old_text: str | None = None,
-    new_text: str | None = None,
-    actor: str = "system",
-    reason: str | None = None,
-    details: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    return {
-        "user_id": user_id,
-        "memory_id": memory_id,
-        "event": event.value,
-        "old_text": old_text,
-        "new_text": new_text,
-        "actor": actor,
-        "reason": reason,
-        "created_at": now,
-        "details": details or {},
-    }
-
-
 class AddWriter:
-    """Mixin of :class:`~deepcontext.store.sql.SQLStore`: ``apply_add`` and its bulk helpers."""
+    """A store's ``apply_add`` and its bulk helpers."""
 
-    def apply_add(self: SQLStore, plan: AddPlan) -> AddOutcome:  # type: ignore[misc]
-        t = self.t
+    def __init__(self, store: SQLStore) -> None:
+        self.s = store
+
+    def apply_add(self, plan: AddPlan) -> AddOutcome:
+        t = self.s.t
         now = plan.now
         uid = plan.user_id
-        with self._write() as conn:
-            rev = self._bump_user(conn, uid, now, consolidation_due=plan.consolidation_due)
+        with self.s.transaction() as conn:
+            rev = self.s.bump_user(conn, uid, now, consolidation_due=plan.consolidation_due)
             turn_ids = self._insert_turns(conn, plan, rev)
             entity_ids = self._upsert_entities(conn, plan)
 
             external = {tid for m in plan.memories for tid in m.source_turn_ids}
             external |= {tid for c in plan.changes for tid in c.source_turn_ids}
             if external:
-                self._check_turns(conn, uid, sorted(external))
+                self.s.check_turns(conn, uid, sorted(external))
 
             def sources_of(indices: Sequence[int], ids: Sequence[int]) -> list[int]:
                 return list(dict.fromkeys([turn_ids[i] for i in indices] + list(ids)))
@@ -72,7 +51,7 @@ class AddWriter:
             # exact duplicates already stored (checked inside the transaction: races cannot duplicate)
             hashes = [m.content_hash for m in plan.memories if m.dedupe]
             scope = (plan.agent_id, plan.run_id)
-            known: dict[str, Any] = dict(self._active_hashes(conn, uid, hashes, now, scope=scope)) if hashes else {}
+            known: dict[str, Any] = dict(self.s.memories.active_hashes(conn, uid, hashes, now, scope=scope)) if hashes else {}
             olds = self._active_rows(
                 conn, uid, [o for m in plan.memories for o in ([m.supersedes] if m.supersedes else []) + m.also_supersedes]
             )
@@ -90,10 +69,8 @@ class AddWriter:
             memory_ids: list[int] = [0] * len(plan.memories)
             inserted = [False] * len(plan.memories)
             if to_insert:
-                rows = [self._memory_row(plan, plan.memories[i], rev) for i in to_insert]
-                new_ids = conn.execute(
-                    insert(t.memories).returning(t.memories.c.id, sort_by_parameter_order=True), rows
-                ).scalars().all()
+                rows = [self._memory_row(plan, plan.memories[i]) for i in to_insert]
+                new_ids = self.s.writer.insert(conn, uid, rows, now=now, rev=rev)
                 for i, mid in zip(to_insert, new_ids, strict=True):
                     memory_ids[i] = int(mid)
                     inserted[i] = True
@@ -102,7 +79,6 @@ class AddWriter:
             entity_rows: list[dict[str, Any]] = []
             link_rows: list[dict[str, Any]] = []
             history: list[dict[str, Any]] = []
-            fts_rows: list[tuple[int, str]] = []
             # neighbours found while planning may be gone since (delete_user, cleanup): no link to them
             linkable = self._existing_memories(conn, uid, {o for i in to_insert for o, _ in plan.memories[i].links})
             for i in to_insert:
@@ -115,7 +91,6 @@ class AddWriter:
                     if other != mid and other in linkable:
                         link_rows.append({"memory_id": mid, "other_id": other, "user_id": uid, "similarity": sim})
                         link_rows.append({"memory_id": other, "other_id": mid, "user_id": uid, "similarity": sim})
-                fts_rows.append((mid, nm.text))
                 old = olds.get(nm.supersedes) if nm.supersedes else None
                 details: dict[str, Any] = {"turn_ids": src[:50]}
                 if nm.supersedes:
@@ -123,7 +98,7 @@ class AddWriter:
                 if nm.also_supersedes:
                     details["also_supersedes"] = list(nm.also_supersedes)
                 history.append(
-                    _history_row(
+                    history_row(
                         uid, mid, nm.event, now, old_text=old.text if old is not None else None, new_text=nm.text,
                         actor=plan.actor, reason=nm.reason, details=details,
                     )
@@ -142,7 +117,7 @@ class AddWriter:
                         )
                     )
                     history.append(
-                        _history_row(
+                        history_row(
                             uid, old.id, nm.event, now, old_text=old.text, new_text=nm.text, actor=plan.actor,
                             reason=nm.reason or f"superseded by memory {mid}", details={"superseded_by": mid},
                         )
@@ -155,7 +130,7 @@ class AddWriter:
                 conn.execute(insert(t.memory_entities), entity_rows)
             if link_rows:
                 ml = t.memory_links
-                conn.execute(self._upsert(ml).on_conflict_do_nothing(index_elements=[ml.c.memory_id, ml.c.other_id]), link_rows)
+                conn.execute(self.s.upsert(ml).on_conflict_do_nothing(index_elements=[ml.c.memory_id, ml.c.other_id]), link_rows)
 
             mentioned: list[int] = []  # memories said again: counted and reinforced
             for i, dup in folds:
@@ -163,10 +138,10 @@ class AddWriter:
                 target = memory_ids[dup[1]] if isinstance(dup, tuple) else int(dup)
                 memory_ids[i] = target
                 src = sources_of(nm.source_turn_indices, nm.source_turn_ids)
-                added = self._link_sources(conn, uid, target, src)
+                added = self.s.writer.link_sources(conn, uid, target, src)
                 mentioned.append(target)
                 history.append(
-                    _history_row(
+                    history_row(
                         uid, target, HistoryEvent.NOOP, now, actor=plan.actor, reason=nm.reason or "seen again",
                         details={"turn_ids": src[:50], "new_sources": added},
                     )
@@ -183,25 +158,23 @@ class AddWriter:
                         .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev)
                     )
                     history.append(
-                        _history_row(
+                        history_row(
                             uid, row.id, HistoryEvent.DELETE, now, old_text=row.text, actor=plan.actor,
                             reason=ch.reason, details={"turn_ids": src[:50]},
                         )
                     )  # fmt: skip
                 else:
-                    added = self._link_sources(conn, uid, row.id, src)
+                    added = self.s.writer.link_sources(conn, uid, row.id, src)
                     mentioned.append(row.id)
                     history.append(
-                        _history_row(
+                        history_row(
                             uid, row.id, HistoryEvent.NOOP, now, actor=plan.actor, reason=ch.reason or "seen again",
                             details={"turn_ids": src[:50], "new_sources": added},
                         )
                     )  # fmt: skip
             self._reinforce(conn, uid, mentioned, now)
-            if history:
-                conn.execute(insert(t.memory_history), history)
+            self.s.writer.history_rows(conn, history)
             relations_written = self._upsert_relations(conn, plan, entity_ids)
-            self._index_texts(conn, fts_rows)
             return AddOutcome(
                 turn_ids=turn_ids,
                 memory_ids=memory_ids,
@@ -211,13 +184,13 @@ class AddWriter:
             )
 
     # ------------------------------------------------------------------------------------------
-    def _reinforce(self: SQLStore, conn: Connection, user_id: str, memory_ids: Sequence[int], now: datetime) -> None:  # type: ignore[misc]
+    def _reinforce(self, conn: Connection, user_id: str, memory_ids: Sequence[int], now: datetime) -> None:
         """A re-mention is a review: one more mention, and the forgetting curve restarts from the
         memory's base importance now (like an access). Not stamped with ``rev``: nothing of this is
         in a vector cache (see :func:`deepcontext.store.lifecycle.apply_decay`)."""
         if not memory_ids:
             return
-        mt = self.t.memories
+        mt = self.s.t.memories
         counts: dict[int, int] = {}
         for mid in memory_ids:
             counts[mid] = counts.get(mid, 0) + 1
@@ -225,16 +198,16 @@ class AddWriter:
             ids = sorted(mid for mid, n in counts.items() if n == times)
             conn.execute(
                 update(mt)
-                .where(self._owner(mt.c.user_id) == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value)
+                .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value)
                 .values(mention_count=mt.c.mention_count + times, reinforced_at=now, importance=mt.c.base_importance)
             )
 
-    def _outdate_turns(  # type: ignore[misc]
-        self: SQLStore, conn: Connection, user_id: str, old_id: int, valid_to: datetime, now: datetime, rev: int
+    def _outdate_turns(
+        self, conn: Connection, user_id: str, old_id: int, valid_to: datetime, now: datetime, rev: int
     ) -> None:
         """A contradicted fact's verbatim turns stay active (they are the record of what was said) but
         get ``valid_to``: search weighs them down unless the question is about the past."""
-        t = self.t
+        t = self.s.t
         ms, mt = t.memory_sources, t.memories
         turns = select(ms.c.turn_id).where(ms.c.memory_id == old_id, ms.c.user_id == user_id)
         turn_memories = select(ms.c.memory_id).where(ms.c.user_id == user_id, ms.c.turn_id.in_(turns))
@@ -250,25 +223,25 @@ class AddWriter:
             .values(valid_to=valid_to, updated_at=now, rev=rev)
         )
 
-    def _existing_memories(self: SQLStore, conn: Connection, user_id: str, memory_ids: set[int]) -> set[int]:  # type: ignore[misc]
+    def _existing_memories(self, conn: Connection, user_id: str, memory_ids: set[int]) -> set[int]:
         """The ids among ``memory_ids`` that are rows of the user (whatever their status)."""
         if not memory_ids:
             return set()
-        mt = self.t.memories
-        q = select(mt.c.id).where(self._owner(mt.c.user_id) == user_id, mt.c.id.in_(sorted(memory_ids)))
+        mt = self.s.t.memories
+        q = select(mt.c.id).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(sorted(memory_ids)))
         return {int(r[0]) for r in conn.execute(q)}
 
-    def _active_rows(self: SQLStore, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, Any]:  # type: ignore[misc]
+    def _active_rows(self, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, Any]:
         """Active memories of the user by id (id, text); MemoryNotFoundError if one is missing."""
         ids = sorted(set(memory_ids))
         if not ids:
             return {}
-        mt = self.t.memories
+        mt = self.s.t.memories
         rows = {
             int(r.id): r
             for r in conn.execute(
                 select(mt.c.id, mt.c.text).where(
-                    self._owner(mt.c.user_id) == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value
+                    self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value
                 )
             )
         }
@@ -278,31 +251,18 @@ class AddWriter:
         return rows
 
     @staticmethod
-    def _memory_row(plan: AddPlan, nm: Any, rev: int) -> dict[str, Any]:
-        now = plan.now
+    def _memory_row(plan: AddPlan, nm: Any) -> dict[str, Any]:
         return {
-            "user_id": plan.user_id,
             "text": nm.text,
             "content_hash": nm.content_hash,
             "memory_type": nm.memory_type.value,
             "tier": nm.tier.value,
-            "status": MemoryStatus.ACTIVE.value,
             "importance": nm.importance,
-            "base_importance": nm.importance,
             "confidence": nm.confidence,
-            "access_count": 0,
-            "mention_count": 1,
-            "last_accessed_at": None,
-            "reinforced_at": now,
-            "created_at": now,
-            "updated_at": now,
             "said_at": nm.said_at,
             "occurred_at": nm.occurred_at,
-            "valid_from": nm.valid_from or nm.said_at or now,
-            "valid_to": None,
+            "valid_from": nm.valid_from or nm.said_at or plan.now,
             "expires_at": nm.expires_at,
-            "deleted_at": None,
-            "superseded_by": None,
             "conversation_id": nm.conversation_id,
             "source": nm.source,
             "consolidated_from": nm.consolidated_from,
@@ -311,15 +271,14 @@ class AddWriter:
             "tags": nm.tags,
             "canonical_key": nm.canonical_key,
             "embedding": nm.embedding,
-            "rev": rev,
             "agent_id": plan.agent_id,
             "run_id": plan.run_id,
         }
 
-    def _insert_turns(self: SQLStore, conn: Connection, plan: AddPlan, rev: int) -> list[int]:  # type: ignore[misc]
+    def _insert_turns(self, conn: Connection, plan: AddPlan, rev: int) -> list[int]:
         if not plan.turns:
             return []
-        t = self.t
+        t = self.s.t
         now = plan.now
         cv = t.conversations
         row = conn.execute(
@@ -342,7 +301,7 @@ class AddWriter:
             prev = row[0]
         explicit = [p for nt in plan.turns if nt.parent_ids for p in nt.parent_ids]
         if explicit:
-            self._check_turns(conn, plan.user_id, explicit)
+            self.s.check_turns(conn, plan.user_id, explicit)
         rows: list[dict[str, Any]] = [
             {
                 "user_id": plan.user_id,
@@ -382,14 +341,14 @@ class AddWriter:
         )
         return ids
 
-    def _upsert_entities(self: SQLStore, conn: Connection, plan: AddPlan) -> dict[str, int]:  # type: ignore[misc]
+    def _upsert_entities(self, conn: Connection, plan: AddPlan) -> dict[str, int]:
         """Insert new entities, bump the others; returns norm_name -> id.
 
         mention_count grows by the number of memories of this add that mention the entity (at least
         1): a document frequency the graph leg uses to tell specific entities from ubiquitous ones."""
         if not plan.entities:
             return {}
-        et = self.t.entities
+        et = self.s.t.entities
         mentions: dict[str, int] = {}
         for nm in plan.memories:
             for n in set(nm.entity_names):
@@ -409,7 +368,7 @@ class AddWriter:
                     "attributes": e.attributes,
                 },
             )
-        stmt = self._upsert(et)
+        stmt = self.s.upsert(et)
         stmt = stmt.on_conflict_do_update(
             index_elements=[et.c.user_id, et.c.norm_name],
             set_={
@@ -431,8 +390,8 @@ class AddWriter:
                 ids[norm] = int(eid)
         return ids
 
-    def _upsert_relations(self: SQLStore, conn: Connection, plan: AddPlan, entity_ids: dict[str, int]) -> int:  # type: ignore[misc]
-        rt = self.t.relations
+    def _upsert_relations(self, conn: Connection, plan: AddPlan, entity_ids: dict[str, int]) -> int:
+        rt = self.s.t.relations
         rows: dict[tuple[int, str, int], dict[str, Any]] = {}
         for r in plan.relations:
             s, o = entity_ids.get(r.source_norm), entity_ids.get(r.target_norm)
@@ -454,7 +413,7 @@ class AddWriter:
             )
         if not rows:
             return 0
-        stmt = self._upsert(rt)
+        stmt = self.s.upsert(rt)
         capped = func.min(rt.c.strength + 0.1, 2.0) if conn.dialect.name == "sqlite" else func.least(rt.c.strength + 0.1, 2.0)
         stmt = stmt.on_conflict_do_update(
             index_elements=[rt.c.user_id, rt.c.source_id, rt.c.relation, rt.c.target_id],

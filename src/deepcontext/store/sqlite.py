@@ -8,22 +8,17 @@ vector search is a per-user numpy matrix kept in RAM (:mod:`deepcontext.store.ve
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import logging
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
-from types import SimpleNamespace
 from urllib.parse import quote
-from typing import Any, cast
+from typing import Any
 
-import numpy as np
 from sqlalchemy import (
     Connection,
     bindparam,
@@ -37,156 +32,27 @@ from sqlalchemy import (
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.sql import operators
-from sqlalchemy.sql.elements import UnaryExpression
 
-from deepcontext.clock import from_epoch, to_epoch
 from deepcontext.errors import ConfigurationError, MigrationError
-from deepcontext.store.base import (
-    COMMON_TERM_SHARE,
-    DEFAULT_FILTERS,
-    DF_TTL_S,
-    MAX_TERM_SHARE,
-    RANK_CAP,
-    MemoryFilters,
-    RankFields,
-    entity_limits,
-)
-from deepcontext.store.keyword_policy import informative_terms
 from deepcontext.store.migrations import latest_version
-from deepcontext.store.sql import SQLStore, _chunks
-from deepcontext.store.ttlcache import TTLCache
-from deepcontext.store.vectors import VectorCache, VectorRow
-from deepcontext.text import search_text
-from deepcontext.types import Memory, MemoryStatus, Provenance
+from deepcontext.store.sql import SQLStore
+from deepcontext.store.sqlite_reads import SQLiteGraphReads, SQLiteMemoryReads, SQLiteProvenanceReads, SQLiteTurnReads
+from deepcontext.store.sqlite_keywords import SQLiteKeywordIndex, unindexed, user_token
+from deepcontext.store.sqlite_vectors import SQLiteVectorIndex
+from deepcontext.store.vectors import VectorCache
 
-__all__ = ["COMMON_TERM_SHARE", "MAX_TERM_SHARE", "RANK_CAP", "SQLiteStore", "user_token"]
+__all__ = ["SQLiteStore", "user_token"]
 
 log = logging.getLogger("deepcontext.store")
 
 
-def user_token(user_id: str) -> str:
-    """The token naming a user in the keyword index (hex, so the tokenizer keeps it whole)."""
-    return "u" + hashlib.blake2b(user_id.encode("utf-8"), digest_size=10).hexdigest()
-
-
-@functools.cache
-def _porter() -> Any:
-    """FTS5's porter tokenizer stems index terms; the vocabulary is looked up with the same stems."""
-    import Stemmer
-
-    return Stemmer.Stemmer("porter")
-
-
-def _unindexed(col: Any) -> Any:
-    """``+col``: tells SQLite not to use an index on ``col``. Lookups by id must go through the
-    primary key; with one big user, the user_id index would otherwise win and scan all its rows."""
-    return UnaryExpression(col, operator=operators.custom_op("+"), type_=col.type)
-
-
-
-#: the most recent active, unexpired memories mentioning an entity (entity, user, now as epoch, limit)
-_ENTITY_MEMORIES_SQL = (
-    "SELECT me.memory_id FROM memory_entities AS me JOIN memories AS m ON m.id = me.memory_id "
-    "WHERE me.entity_id = ? AND me.user_id = ? AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > ?) "
-    "ORDER BY me.memory_id DESC LIMIT ?"
-)
-
-#: which of the memory ids of a JSON array (1) are active, unexpired (now as epoch: 3) memories of a user (2)
-_ALLOWED_SQL = (
-    "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?1)) AND +user_id = ?2 "
-    "AND status = 'active' AND (expires_at IS NULL OR expires_at > ?3)"
-)
-
-#: SQLStore._active_hashes: the user's (?1) active, unexpired (at ?3) memories with a content hash of
-#: the JSON array ?2, oldest first, of agent ?4 and run ?5 where given (NULL: any); `+status` keeps the
-#: planner on the (user_id, content_hash) index
-_ACTIVE_HASHES_SQL = (
-    "SELECT content_hash, id FROM memories WHERE user_id = ?1 AND content_hash IN (SELECT value FROM json_each(?2)) "
-    "AND +status = 'active' AND (expires_at IS NULL OR expires_at > ?3) "
-    "AND (?4 IS NULL OR agent_id = ?4) AND (?5 IS NULL OR run_id = ?5) ORDER BY id"
-)
-#: speakers' names of the user's (?1) user and assistant turns with an id in (?2, ?3], by the primary key
-_SPEAKERS_SQL = (
-    "SELECT DISTINCT name FROM turns WHERE id > ?2 AND id <= ?3 AND +user_id = ?1 "
-    "AND role IN ('user', 'assistant') AND name IS NOT NULL"
-)
-#: the user's (incarnation, version), as SQLStore._user_state
-_USER_STATE_SQL = "SELECT incarnation, version FROM users WHERE user_id = ?"
-#: entities of user ?2 by normalised name, the names a JSON array (?1)
-_MATCH_ENTITIES_SQL = (
-    "SELECT norm_name, id, mention_count FROM entities WHERE user_id = ?2 AND norm_name IN (SELECT value FROM json_each(?1))"
-)
-#: the best ?2 rows of the keyword index matching ?1 by bm25, after ?3 of them
-_RANK_SQL = "SELECT rowid, bm25(memory_fts) AS s FROM memory_fts WHERE memory_fts MATCH ?1 ORDER BY s LIMIT ?2 OFFSET ?3"
-#: bm25 of the most recent ?2 matches of ?1, the best ?3 after ?4 of them (ties: newest first)
-_CAPPED_RANK_SQL = (
-    "SELECT rowid, s FROM (SELECT rowid, bm25(memory_fts) AS s FROM memory_fts WHERE memory_fts MATCH ?1 "
-    "ORDER BY rowid DESC LIMIT ?2) ORDER BY s, rowid DESC LIMIT ?3 OFFSET ?4"
-)
-#: the names of the entities of the memory ids of a JSON array (1) of a user (2), as SQLStore._memory_entities
-_MEMORY_ENTITIES_SQL = (
-    "SELECT me.memory_id, e.name FROM memory_entities AS me JOIN entities AS e ON e.id = me.entity_id "
-    "WHERE me.user_id = ?2 AND me.memory_id IN (SELECT value FROM json_each(?1)) ORDER BY me.memory_id, e.name"
-)
-
-#: SQLStore.rank_fields for the memory ids of a JSON array (1) of a user (2)
-_RANK_FIELDS_SQL = (
-    "SELECT m.id, m.importance, m.confidence, coalesce(m.said_at, m.created_at), m.access_count, m.status, m.pinned, "
-    "m.valid_to, json_extract(m.metadata, '$.standing'), json_extract(m.metadata, '$.slots'), "
-    "m.conversation_id, m.occurred_at, "
-    "(SELECT min(s.turn_id) FROM memory_sources AS s WHERE s.memory_id = m.id AND s.user_id = ?2) "
-    "FROM memories AS m WHERE m.id IN (SELECT value FROM json_each(?1)) AND +m.user_id = ?2"
-)
-
-#: relations touching the entities of a JSON array (parameter 1) of a user (parameter 2), both
-#: directions as index searches on (user, source) and (user, target), with the entity at the other
-#: end; strongest first, then by relation id (see SQLStore._neighbours_stmt)
-_RELATIONS_SQL = """
-WITH ids(id) AS (SELECT value FROM json_each(?1))
-SELECT here, there, relation, strength, name, entity_type, mention_count, rid, outgoing FROM (
-  SELECT r.id AS rid, r.source_id AS here, r.target_id AS there, r.relation, r.strength, e.name, e.entity_type, e.mention_count, 1 AS outgoing
-  FROM relations AS r JOIN entities AS e ON e.id = r.target_id AND e.user_id = ?2
-  WHERE r.user_id = ?2 AND r.source_id IN (SELECT id FROM ids)
-  UNION ALL
-  SELECT r.id, r.target_id, r.source_id, r.relation, r.strength, e.name, e.entity_type, e.mention_count, 0
-  FROM relations AS r JOIN entities AS e ON e.id = r.source_id AND e.user_id = ?2
-  WHERE r.user_id = ?2 AND r.target_id IN (SELECT id FROM ids)
-) ORDER BY strength DESC, rid
-"""
-
-
-@functools.lru_cache(maxsize=128)
-def _sources_sql(n: int) -> str:
-    """The oldest ``?`` sources of ``n`` memories with their turns; parameters (memory_id, user_id,
-    limit) per memory."""
-    one = "SELECT * FROM (SELECT memory_id, turn_id FROM memory_sources WHERE memory_id = ? AND user_id = ? ORDER BY turn_id LIMIT ?)"
-    return (
-        "SELECT x.memory_id, t.id, t.conversation_id, t.role, t.name, t.said_at FROM ("
-        + " UNION ALL ".join([one] * n)
-        + ") AS x JOIN turns AS t ON t.id = x.turn_id ORDER BY x.memory_id, x.turn_id"
-    )
-
-
-@functools.lru_cache(maxsize=128)
-def _links_sql(n: int) -> str:
-    """The ``?`` most similar active memories linked to each of ``n`` memories; parameters
-    (memory_id, user_id, limit) per memory."""
-    one = (
-        "SELECT * FROM (SELECT l.memory_id, l.other_id, l.similarity FROM memory_links AS l JOIN memories AS m ON m.id = l.other_id "
-        "WHERE l.memory_id = ? AND l.user_id = ? AND m.status = 'active' ORDER BY l.similarity DESC, l.other_id LIMIT ?)"
-    )
-    return " UNION ALL ".join([one] * n)
-
-
-def _driver(conn: Connection) -> sqlite3.Connection:
-    """The sqlite3 connection under a SQLAlchemy one: the hot reads send prepared statements straight
-    to it, on the same connection and snapshot."""
-    return cast(sqlite3.Connection, conn.connection.driver_connection)
-
-
 class SQLiteStore(SQLStore):
     backend = "sqlite"
+    memory_reads_cls = SQLiteMemoryReads
+    turn_reads_cls = SQLiteTurnReads
+    graph_reads_cls = SQLiteGraphReads
+    provenance_reads_cls = SQLiteProvenanceReads
+    turns: SQLiteTurnReads
 
     def __init__(
         self,
@@ -241,20 +107,12 @@ class SQLiteStore(SQLStore):
             pool_pre_ping=False,
         )
         self._busy_timeout_ms = busy_timeout_ms
-        #: document frequencies of index terms, kept DF_TTL_S seconds (fts5vocab counts them by reading
-        #: the term's whole posting list: 3 ms for a user token at 100k rows)
-        self._df_cache: TTLCache[int] = TTLCache(DF_TTL_S)
-        #: per user: (incarnation, highest turn id read, that turn's created_at, speakers' names)
-        self._speakers: dict[str, tuple[str | None, int, Any, frozenset[str]]] = {}
         event.listen(self.engine, "connect", self._on_connect)
         event.listen(self.engine, "begin", self._on_begin)
-        if tracer is not None:
-            event.listen(
-                self.engine,
-                "before_cursor_execute",
-                lambda conn, cursor, statement, params, context, executemany: tracer(statement, params),
-            )
+        self.trace(self.engine)
         self.vectors = VectorCache(dim, vector_cache_max_rows, ann_min_rows=vector_index_min_rows)
+        self.keyword_index = SQLiteKeywordIndex(self)
+        self.vector_index = SQLiteVectorIndex(self, self.vectors)
 
     # --- connection setup -----------------------------------------------------------------------
     def _on_connect(self, dbapi_conn: sqlite3.Connection, _record: Any) -> None:
@@ -323,381 +181,48 @@ class SQLiteStore(SQLStore):
             with self.engine.connect() as conn:
                 # outside a transaction (SQLite ignores it inside one): rebuilding a table drops the
                 # old one, which must not cascade to the rows referring to it
-                raw = conn.connection.dbapi_connection
-                assert raw is not None
-                raw.execute("PRAGMA foreign_keys = OFF")
+                self.raw(conn, "PRAGMA foreign_keys = OFF")
                 try:
                     with conn.execution_options(sqlite_begin="IMMEDIATE").begin():
                         yield conn
                 finally:
-                    raw.execute("PRAGMA foreign_keys = ON")
+                    self.raw(conn, "PRAGMA foreign_keys = ON")
 
         return cm()
 
-    def _upsert(self, table: Any) -> Any:
+    def upsert(self, table: Any) -> Any:
         return sqlite_insert(table)
 
     # --- keyword index --------------------------------------------------------------------------
-    def _index_texts(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
-        if not rows:
-            return
-        mt = self.t.memories
-        owners: dict[int, str] = {}
-        for chunk in _chunks([mid for mid, _ in rows]):
-            owners.update((int(i), u) for i, u in conn.execute(select(mt.c.id, mt.c.user_id).where(mt.c.id.in_(list(chunk)))))
-        conn.execute(
-            text("INSERT INTO memory_fts(rowid, body, uid) VALUES (:id, :body, :uid)"),
-            [{"id": mid, "body": search_text(t), "uid": user_token(owners[mid])} for mid, t in rows if mid in owners],
-        )
 
-    def _unindex(self, conn: Connection, memory_ids: Sequence[int]) -> None:
-        for chunk in _chunks(list(memory_ids)):
-            conn.execute(
-                text(f"DELETE FROM memory_fts WHERE rowid IN ({','.join(str(int(i)) for i in chunk)})")
-            )
 
-    def _doc_frequency(self, conn: Connection, term: str) -> int:
-        """Rows of the keyword index holding ``term`` (cached :data:`DF_TTL_S` seconds)."""
-        hit = self._df_cache.get(term)
-        if hit is not None:
-            return hit
-        # one term at a time: fts5vocab answers `term = ?` from the index (an IN list can miss rows)
-        got = conn.execute(text("SELECT doc FROM memory_fts_vocab WHERE term = :t"), {"t": term}).first()
-        df = int(got[0]) if got is not None else 0
-        self._df_cache.put(term, df)
-        return df
 
-    def _informative_terms(self, conn: Connection, user_id: str, terms: list[str]) -> tuple[list[str], int, int | None]:
-        """Drop terms found in more than :data:`COMMON_TERM_SHARE` of the user's indexed memories:
-        they cost the most to rank (every matching row is scored) and weigh least in bm25. If every
-        term is that common, the rarest one is kept unless it is in more than
-        :data:`MAX_TERM_SHARE` of them (then the keyword leg has nothing useful to say).
-        Returns (terms, rows indexed for the user, the kept terms' summed document frequencies or
-        None when not counted: under 1,000 rows)."""
-        n_user = self._doc_frequency(conn, user_token(user_id))
-        if n_user < 1000:
-            return terms, n_user, None
-        df = [self._doc_frequency(conn, stem) for stem in _porter().stemWords(terms)]
-        keep = informative_terms(list(zip(terms, df, strict=True)), n_user).terms
-        return [t for t, _ in keep], n_user, sum(d for _, d in keep)
 
-    def keyword_search(
-        self, user_id: str, terms: Sequence[str], k: int, filters: MemoryFilters, now: datetime
-    ) -> list[tuple[int, float]]:
-        """bm25 over the user's memories: FTS5 ranks matching rows on its own (fast
-        ``ORDER BY rank LIMIT``), then ownership and filters are checked for the best rows by id;
-        more are fetched if too many were dropped. When the user owns a small share of the index the
-        query also ANDs the user's token, so other users' rows are never ranked. When the terms match
-        more than :data:`RANK_CAP` rows, only the most recent :data:`RANK_CAP` matches are ranked."""
-        terms = list(dict.fromkeys(t for t in terms if t))[:64]
-        if not terms or k <= 0:
-            return []
-        mt = self.t.memories
-        with self._read() as conn:
-            terms, n_user, matches = self._informative_terms(conn, user_id, terms)
-            if not terms:
-                return []
-            body = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-            driver = _driver(conn)
-            highest = driver.execute("SELECT max(id) FROM memories").fetchone()[0] or 0
-            if n_user >= 0.5 * highest:  # (nearly) alone in the index: the user token would only cost
-                match = f"body : ({body})"
-            else:
-                match = f'uid : "{user_token(user_id)}" AND body : ({body})'
-
-            def allowed(ids: list[int]) -> set[int]:
-                if filters == DEFAULT_FILTERS:  # the usual case: a prepared statement on the driver
-                    rows = driver.execute(_ALLOWED_SQL, (json.dumps(ids), user_id, to_epoch(now)))
-                    return {int(r[0]) for r in rows}
-                return {
-                    int(r[0])
-                    for r in conn.execute(
-                        select(mt.c.id).where(self._ids_in(mt.c.id, ids), _unindexed(mt.c.user_id) == user_id, *self._filter_clause(filters, now))
-                    )
-                }
-
-            out: list[tuple[int, float]] = []
-
-            def take(rows: list[tuple[int, float]]) -> None:
-                # ownership checked for 2k rows at a time (the first slice usually suffices); bm25 is
-                # lower-is-better and negative: report a positive relevance
-                for i in range(0, len(rows), 2 * k):
-                    part = rows[i : i + 2 * k]
-                    ok = allowed([int(r[0]) for r in part])
-                    out.extend((int(mid), float(-score)) for mid, score in part if int(mid) in ok)
-                    if len(out) >= k:
-                        return
-
-            # inactive memories stay in the index until purged: ask for enough rows that one round
-            # usually suffices, since every round ranks every match
-            fetch = max(4 * k, 200)
-            if matches is not None and matches > RANK_CAP:
-                # rank the most recent RANK_CAP matches; SQLite sorts them and returns the best
-                # `fetch` (ties: the newer memory first), a further round only if too many of those
-                # are inactive or filtered out; straight on the driver (SQLAlchemy's rows cost more)
-                offset = 0
-                while len(out) < k and offset < RANK_CAP:
-                    rows = driver.execute(_CAPPED_RANK_SQL, (match, RANK_CAP, fetch, offset)).fetchall()
-                    take(rows)
-                    if len(rows) < fetch:
-                        break
-                    offset += fetch
-                return out[:k]
-            offset = 0
-            while len(out) < k:
-                rows = driver.execute(_RANK_SQL, (match, fetch, offset)).fetchall()
-                take(rows)
-                if len(rows) < fetch:
-                    break
-                offset += fetch
-                fetch *= 4
-        return out[:k]
 
     # --- memories by id (search results, get) ------------------------------------------------------
-    @functools.cached_property
-    def _memory_reader(self) -> tuple[str, list[str], list[Callable[[Any], Any] | None]]:
-        """The memory columns' SELECT by a JSON array of ids (1) and user (2), their names, and the
-        result processors SQLAlchemy would apply to them (epoch -> datetime, JSON text -> objects)."""
-        cols = self._memory_columns()
-        dialect = self.engine.dialect
-        sql = (
-            f"SELECT {', '.join(c.name for c in cols)} FROM memories "
-            "WHERE id IN (SELECT value FROM json_each(?1)) AND +user_id = ?2"
-        )
-        return sql, [c.name for c in cols], [c.type.dialect_impl(dialect).result_processor(dialect, None) for c in cols]
 
-    def _read_memories(self, conn: Connection, user_id: str, ids: list[int]) -> dict[int, Memory]:
-        # SQLStore._read_memories straight from the driver (a search reads its 10-100 results this
-        # way: SQLAlchemy's row handling cost ~2 ms of it), converted by the columns' own processors
-        sql, names, procs = self._memory_reader
-        by_id: dict[int, Memory] = {}
-        driver = _driver(conn)
-        for raw in driver.execute(sql, (json.dumps(ids), user_id)):
-            row = SimpleNamespace(**{n: (p(v) if p is not None else v) for n, p, v in zip(names, procs, raw, strict=True)})
-            by_id[int(row.id)] = self._memory_from_row(row)
-        return by_id
-
-    def _memory_entities(self, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
-        out: dict[int, list[str]] = {}
-        driver = _driver(conn)
-        for mid, name in driver.execute(_MEMORY_ENTITIES_SQL, (json.dumps([int(m) for m in memory_ids]), user_id)):
-            out.setdefault(int(mid), []).append(name)
-        return out
-
-    def rank_fields(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, RankFields]:
-        # the same statement as SQLStore.rank_fields, sent straight to the driver (50-100 candidates
-        # per search: SQLAlchemy's result processing cost more than the query)
-        ids = list(dict.fromkeys(int(m) for m in memory_ids))
-        out: dict[int, RankFields] = {}
-        if not ids:
-            return out
-        with self._read() as conn:
-            driver = _driver(conn)
-            for mid, importance, confidence, when, access, status, pinned, valid_to, standing, slots, conv, occurred, first in driver.execute(
-                _RANK_FIELDS_SQL, (json.dumps(ids), user_id)
-            ):
-                out[int(mid)] = RankFields(
-                    importance=float(importance),
-                    confidence=float(confidence),
-                    when=from_epoch(when),
-                    access_count=int(access),
-                    active=status == MemoryStatus.ACTIVE.value,
-                    first_turn=None if first is None else int(first),
-                    pinned=bool(pinned),
-                    valid_to=None if valid_to is None else from_epoch(valid_to),
-                    standing=standing if isinstance(standing, str) else None,
-                    slots=slots if isinstance(slots, str) else None,
-                    conversation_id=conv,
-                    occurred_at=None if occurred is None else from_epoch(occurred),
-                )
-        return out
 
     # --- graph ------------------------------------------------------------------------------------
-    def _neighbour_rows(
-        self, conn: Connection, user_id: str, entity_ids: Sequence[int], known: Sequence[int], limit: int
-    ) -> list[tuple[Any, ...]]:
-        # every relation of the frontier read straight from the driver, strongest first, and the
-        # first row of each new entity kept here: SQLite's window function and sort over a person's
-        # ~550 second-hop relations took 3.0 ms where this takes 1.9
-        seen = set(known)
-        best: dict[int, tuple[Any, ...]] = {}
-        for row in _driver(conn).execute(_RELATIONS_SQL, (json.dumps([int(i) for i in entity_ids]), user_id)):
-            there = row[1]
-            if there not in seen and there not in best:
-                best[there] = row
-        return sorted(best.values(), key=lambda r: (-r[3], r[1]))[: max(int(limit), 0)]
 
-    def memories_for_entities(
-        self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int | Sequence[int]
-    ) -> list[tuple[int, int]]:
-        # the usual case (active, unexpired memories, no other filter) as one prepared statement run
-        # per entity straight on the driver: 12 entities cost 2.6 ms through SQLAlchemy
-        if filters != DEFAULT_FILTERS:
-            return super().memories_for_entities(user_id, entity_ids, filters, now, limit)
-        pairs = entity_limits(entity_ids, limit)
-        out: list[tuple[int, int]] = []
-        if not pairs:
-            return out
-        epoch = to_epoch(now)
-        with self._read() as conn:
-            driver = _driver(conn)
-            for eid, lim in pairs:
-                out += [(int(r[0]), eid) for r in driver.execute(_ENTITY_MEMORIES_SQL, (eid, user_id, epoch, lim))]
-        return out
 
     # --- details of search results ---------------------------------------------------------------
-    # A search reads the provenance and links of its 10-100 results: one statement for all of them
-    # (a UNION ALL of per-memory index range scans, each bounded by its LIMIT) sent straight to the
-    # driver on the same connection and snapshot; SQLite caches the prepared statement by its text.
-    # (Eleven SQLAlchemy statements, one per memory plus the turns, cost 2-4 ms of a 20 ms search.)
-    _PER_MEMORY_BATCH = 100
 
-    def _per_memory_rows(
-        self, conn: Connection, sql_for: Any, user_id: str, ids: list[int], per_memory: int
-    ) -> Iterator[tuple[Any, ...]]:
-        """Rows of ``sql_for(n)``, a UNION ALL of n per-memory scans taking (memory_id, user_id,
-        limit) each, for all ``ids`` in batches."""
-        driver = _driver(conn)
-        for chunk in _chunks(ids, self._PER_MEMORY_BATCH):
-            params = [p for mid in chunk for p in (mid, user_id, per_memory)]
-            yield from driver.execute(sql_for(len(chunk)), params)
-
-    def _sources(
-        self, conn: Connection, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None
-    ) -> dict[int, list[Provenance]]:
-        ids = list(dict.fromkeys(int(m) for m in memory_ids))
-        if per_memory is None or not ids:
-            return super()._sources(conn, user_id, ids, per_memory)
-        out: dict[int, list[Provenance]] = {}
-        for mid, tid, conv, role, name, said in self._per_memory_rows(conn, _sources_sql, user_id, ids, per_memory):
-            out.setdefault(int(mid), []).append(
-                Provenance.model_construct(
-                    turn_id=int(tid), conversation_id=conv, role=role, speaker=name, said_at=from_epoch(said)
-                )
-            )
-        return out
-
-    def memory_links(
-        self, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None
-    ) -> dict[int, list[int]]:
-        ids = list(dict.fromkeys(int(m) for m in memory_ids))
-        if per_memory is None or per_memory <= 0 or not ids:
-            return super().memory_links(user_id, ids, per_memory)
-        found: dict[int, list[tuple[float, int]]] = {}
-        with self._read() as conn:
-            for mid, other, sim in self._per_memory_rows(conn, _links_sql, user_id, ids, per_memory):
-                found.setdefault(int(mid), []).append((-float(sim), int(other)))
-        return {mid: [o for _, o in sorted(pairs)] for mid, pairs in found.items()}
 
     # --- vector leg -----------------------------------------------------------------------------
-    def _user_state(self, conn: Connection, user_id: str) -> tuple[str, int] | None:
-        # read twice by every search (vector cache, active memory count): straight on the driver
-        row = _driver(conn).execute(_USER_STATE_SQL, (user_id,)).fetchone()
-        return None if row is None else (row[0], int(row[1]))
 
-    def _active_hashes(
-        self,
-        conn: Connection,
-        user_id: str,
-        hashes: Sequence[str],
-        now: datetime,
-        *,
-        scope: tuple[str | None, str | None] | None = None,
-    ) -> dict[str, int]:
-        # every add asks this (while planning and again inside its write transaction); the generic
-        # statement's planner picked the (user, status, tier) index and read all of the user's active
-        # memories: 88 ms at 114k memories against 0.3 ms by the (user, content_hash) index
-        if not hashes:
-            return {}
-        driver = _driver(conn)
-        agent, run = scope if scope is not None else (None, None)
-        rows = driver.execute(
-            _ACTIVE_HASHES_SQL, (user_id, json.dumps(sorted(set(hashes))), to_epoch(now), agent, run)
-        ).fetchall()
-        out: dict[str, int] = {}
-        for h, mid in rows:
-            out.setdefault(h, int(mid))
-        return out
 
-    def match_entities(self, user_id: str, norm_names: Sequence[str]) -> dict[str, tuple[int, int]]:
-        # the query's n-grams as one JSON array on a prepared statement (the generic statement
-        # renders an IN list per count)
-        names = sorted(set(norm_names))
-        if not names:
-            return {}
-        with self._read() as conn:
-            driver = _driver(conn)
-            rows = driver.execute(_MATCH_ENTITIES_SQL, (json.dumps(names), user_id)).fetchall()
-        return {name: (int(eid), int(mentions)) for name, eid, mentions in rows}
 
-    def _vector_rows(self, conn: Connection, user_id: str, since: int) -> list[VectorRow]:
-        mt = self.t.memories
-        q = select(
-            mt.c.id, mt.c.status, mt.c.tier, mt.c.memory_type, mt.c.said_at, mt.c.created_at,
-            mt.c.expires_at, mt.c.conversation_id, mt.c.embedding,
-        ).where(mt.c.user_id == user_id)  # fmt: skip
-        if since >= 0:
-            q = q.where(mt.c.rev > since)
-        return [
-            VectorRow(
-                id=int(r.id),
-                active=r.status == "active",
-                tier=r.tier,
-                memory_type=r.memory_type,
-                when=to_epoch(r.said_at or r.created_at) or 0.0,
-                expires_at=to_epoch(r.expires_at),
-                conversation_id=r.conversation_id,
-                embedding=r.embedding,
-            )
-            for r in conn.execute(q)
-        ]
 
-    def vector_search(
-        self, user_id: str, query: np.ndarray, k: int, filters: MemoryFilters, now: datetime
-    ) -> list[tuple[int, float]]:
-        return self.vector_search_batch(user_id, np.asarray(query).reshape(1, -1), k, filters, now)[0]
-
-    def vector_search_batch(
-        self, user_id: str, queries: np.ndarray, k: int, filters: MemoryFilters, now: datetime
-    ) -> list[list[tuple[int, float]]]:
-        if not filters.only_active:
-            raise ConfigurationError("vector search covers active memories only")
-        with self._read() as conn:
-            uv = self.vectors.refresh(
-                user_id,
-                lambda: self._user_state(conn, user_id),
-                lambda since: self._vector_rows(conn, user_id, since),
-            )
-            allowed = None
-            if filters.needs_sql:
-                mt = self.t.memories
-                allowed = np.fromiter(
-                    (
-                        r[0]
-                        for r in conn.execute(
-                            select(mt.c.id).where(mt.c.user_id == user_id, *self._filter_clause(filters, now))
-                        )
-                    ),
-                    dtype=np.int64,
-                )
-        if uv is None:
-            return [[] for _ in range(len(queries))]
-        with uv.lock:
-            return uv.search_many(queries, k, filters, now.timestamp(), allowed)
 
     def _owner(self, col: Any) -> Any:
-        return _unindexed(col)
+        return unindexed(col)
 
     def _ids_in(self, col: Any, ids: Sequence[int]) -> Any:
         # the ids as one JSON array read by json_each: one bound parameter, and one statement shape
-        # whatever the count (SQLAlchemy renders an IN list per count; 0.58 -> 0.12 ms for 200 ids)
+        # whatever the count (SQLAlchemy renders an IN list per count)
         listed: Any = select(column("value")).select_from(func.json_each(bindparam(None, json.dumps([int(i) for i in ids]))))
         return col.in_(listed.scalar_subquery())
 
-    def _purge_deleted(self, conn: Connection) -> None:
-        # FTS5 deletes only add "deleted" markers; the deleted rows' terms stay in the index's segments
-        # until they are merged. 'optimize' merges every segment into one, without them.
-        conn.execute(text("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')"))
 
     def delete_user(self, user_id: str) -> dict[str, int]:
         """As :meth:`SQLStore.delete_user`; then the WAL is checkpointed and truncated (best effort:
@@ -705,38 +230,13 @@ class SQLiteStore(SQLStore):
         counts = super().delete_user(user_id)
         try:
             with self.engine.connect() as conn:
-                raw = conn.connection.dbapi_connection
-                assert raw is not None
-                raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                self.raw(conn, "PRAGMA wal_checkpoint(TRUNCATE)")
         except (SQLAlchemyError, sqlite3.Error) as exc:
             log.warning("WAL checkpoint after delete_user failed: %s", exc)
         return counts
 
-    def _forget_user_caches(self, user_id: str) -> None:
-        self.vectors.drop(user_id)
-        self._speakers.pop(user_id, None)
+    def forget_user_caches(self, user_id: str) -> None:
+        super().forget_user_caches(user_id)
+        self.turns.forget(user_id)
 
-    def _speaker_names(self, conn: Connection, user_id: str) -> set[str]:
-        # asked by every consolidation (after every add): reading all of the user's turns cost 42 ms
-        # at 173k turns. Kept per user and incarnation and read on from the highest turn id seen. A
-        # new turn takes an id above the highest one present (no AUTOINCREMENT), so the ids up to the
-        # one seen can be taken again only after that row was deleted: then everything is read again
-        driver = _driver(conn)
-        state = self._user_state(conn, user_id)
-        incarnation = None if state is None else state[0]
-        since, names = 0, set()
-        cached = self._speakers.get(user_id)
-        if cached is not None and cached[0] == incarnation:
-            seen = driver.execute("SELECT created_at FROM turns WHERE id = ?", (cached[1],)).fetchone() if cached[1] else None
-            if cached[1] == 0 or (seen is not None and seen[0] == cached[2]):
-                since, names = cached[1], set(cached[3])
-        last = driver.execute("SELECT id, created_at FROM turns ORDER BY id DESC LIMIT 1").fetchone()
-        top, mark = (int(last[0]), last[1]) if last is not None else (0, None)
-        if top > since:
-            names.update(r[0] for r in driver.execute(_SPEAKERS_SQL, (user_id, since, top)))
-        self._speakers[user_id] = (incarnation, top, mark, frozenset(names))
-        return names
 
-    def close(self) -> None:
-        self.vectors.clear()
-        super().close()

@@ -6,7 +6,7 @@ refreshing the same conversation never move a summary backwards, and a write nev
 memories, turns or anything an add writes.
 
 These are functions over an :class:`~deepcontext.store.sql.SQLStore` (SQLite and PostgreSQL), kept
-out of ``sql.py``. Other :class:`~deepcontext.store.base.Store` implementations have no summaries:
+out of ``sql.py``. Other :class:`~deepcontext.store.interface.Store` implementations have no summaries:
 :func:`supports_summaries` is False for them, reads return None and writes do nothing.
 """
 
@@ -17,7 +17,7 @@ from datetime import datetime
 
 from sqlalchemy import func, select, update
 
-from deepcontext.store.base import Store
+from deepcontext.store.interface import Store
 from deepcontext.store.sql import SQLStore
 from deepcontext.types import Turn
 
@@ -55,7 +55,7 @@ def read_summary(store: Store, user_id: str, conversation_id: str) -> Conversati
     if not isinstance(store, SQLStore):
         return None
     cv = store.t.conversations
-    with store._read() as conn:
+    with store.connection() as conn:
         row = conn.execute(
             select(cv.c.summary, cv.c.summary_turn_id, cv.c.summary_updated_at).where(
                 cv.c.user_id == user_id, cv.c.conversation_id == conversation_id
@@ -79,7 +79,7 @@ def count_turns_since(store: Store, user_id: str, conversation_id: str, after_tu
     where = [tt.c.user_id == user_id, tt.c.conversation_id == conversation_id]
     if after_turn_id is not None:
         where.append(tt.c.id > after_turn_id)
-    with store._read() as conn:
+    with store.connection() as conn:
         return int(conn.execute(select(func.count()).select_from(tt).where(*where)).scalar_one())
 
 
@@ -119,7 +119,7 @@ def write_summary(
         return False
     cv = store.t.conversations
     guard = cv.c.summary_turn_id.is_(None) if expected_turn_id is None else cv.c.summary_turn_id == expected_turn_id
-    with store._write() as conn:
+    with store.transaction() as conn:
         result = conn.execute(
             update(cv)
             .where(cv.c.user_id == user_id, cv.c.conversation_id == conversation_id, guard)

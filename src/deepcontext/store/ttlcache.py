@@ -1,7 +1,7 @@
 """A small thread-safe cache whose entries expire after a fixed number of seconds.
 
 The keyword legs keep document frequencies of query terms in one: counting them reads a term's
-whole posting list (milliseconds for a common term at 100k memories), and they only steer
+whole posting list, and they only steer
 heuristics (which terms are too common to rank, idf weights), so counts a few seconds old are
 harmless."""
 

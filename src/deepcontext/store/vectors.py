@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from deepcontext.store.ann import AnnBuilder, AnnIndex, ann_available
-from deepcontext.store.base import MemoryFilters
+from deepcontext.store.interface import MemoryFilters
 from deepcontext.types import MemoryTier, MemoryType
 
 __all__ = ["UserVectors", "VectorCache", "VectorRow"]

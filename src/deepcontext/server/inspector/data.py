@@ -60,7 +60,7 @@ def user_summaries(store: Any, user_ids: Sequence[str]) -> list[UserSummary]:
     """Counts and last activity of these users, in the order given (a few grouped statements)."""
     t = store.t
     out = {u: UserSummary(u) for u in user_ids}
-    with store._read() as conn:
+    with store.connection() as conn:
         for chunk in _chunks(list(user_ids)):
             mt, tt, et, ct = t.memories, t.turns, t.entities, t.conversations
             for u, tier, status, n, last in conn.execute(
@@ -117,7 +117,7 @@ def entity_search(store: Any, user_id: str, text: str, limit: int = 20) -> list[
     if not norm:
         return []
     pattern = "%" + norm.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-    with store._read() as conn:
+    with store.connection() as conn:
         rows = conn.execute(
             select(et.c.id, et.c.name, et.c.entity_type, et.c.mention_count)
             .where(et.c.user_id == user_id, et.c.norm_name.like(pattern, escape="\\"))
@@ -131,7 +131,7 @@ def graph_data(store: Any, user_id: str, *, centre: int | None, depth: int, limi
     """The ``limit`` most mentioned entities of a user and their relations, or (with ``centre``) the
     entity's neighbourhood up to ``depth`` hops, at most ``limit`` entities."""
     et, rt = store.t.entities, store.t.relations
-    with store._read() as conn:
+    with store.connection() as conn:
         total = int(conn.execute(select(func.count()).select_from(et).where(et.c.user_id == user_id)).scalar_one())
         depths: dict[int, int] = {}
         if centre is None:
@@ -179,7 +179,7 @@ def graph_data(store: Any, user_id: str, *, centre: int | None, depth: int, limi
 def conversations(store: Any, user_id: str, limit: int = 200) -> list[dict[str, Any]]:
     """The user's conversations, the most recently updated first."""
     ct = store.t.conversations
-    with store._read() as conn:
+    with store.connection() as conn:
         rows = conn.execute(
             select(ct.c.conversation_id, ct.c.turn_count, ct.c.updated_at, ct.c.summary)
             .where(ct.c.user_id == user_id)
@@ -207,7 +207,7 @@ def conversation_dag(store: Any, user_id: str, conversation_id: str, limit: int)
     """The last ``limit`` turns of a conversation (oldest first) with their parents, and the
     conversation's number of turns."""
     tt, eg = store.t.turns, store.t.turn_edges
-    with store._read() as conn:
+    with store.connection() as conn:
         total = int(
             conn.execute(
                 select(func.count()).select_from(tt).where(tt.c.user_id == user_id, tt.c.conversation_id == conversation_id)
@@ -286,7 +286,7 @@ def lifecycle_preview(store: Any, settings: Any, user_id: str, now: datetime, *,
         ],
         else_=literal(policy.half_life_days),
     )
-    with store._read() as conn:
+    with store.connection() as conn:
         rows = conn.execute(
             select(
                 mt.c.id, mt.c.importance, mt.c.base_importance, _epoch(store, mt.c.reinforced_at),
@@ -332,7 +332,7 @@ def lifecycle_preview(store: Any, settings: Any, user_id: str, now: datetime, *,
     pv.consolidation_flagged = lsql.consolidation_flag(store, user_id)
     mt = store.t.memories
     retention = timedelta(days=float(settings.deleted_retention_days))
-    with store._read() as conn:
+    with store.connection() as conn:
         pv.would_soft_delete += int(
             conn.execute(
                 select(func.count()).select_from(mt).where(

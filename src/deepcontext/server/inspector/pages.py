@@ -33,7 +33,7 @@ from deepcontext.server.inspector.svg import curve_plot, dag_layout, force_layou
 from deepcontext.server.schemas import MAX_INT64
 from deepcontext.server.tenancy import Scope
 from deepcontext.services.validation import parse_filters
-from deepcontext.store.base import MemoryFilters
+from deepcontext.store.interface import MemoryFilters
 from deepcontext.text import entity_norm
 from deepcontext.types import MemoryStatus, MemoryTier, MemoryType
 

@@ -1,11 +1,9 @@
 """The store seam: everything the engine asks of a database, in one interface.
 
-Stores are synchronous (the async facade runs each call in a worker thread, one hop per operation,
-not per statement). Every method takes ``user_id`` and touches only that user's rows. Every write
-method is one transaction: it applies completely or not at all.
-
-The data classes below are the vocabulary between the engine and a store: *plans* describe a write
-completely before it starts, so no transaction is ever open while an embedder or an LLM works.
+Stores are synchronous (the async facade runs each call in a worker thread). Every method takes
+``user_id`` and touches only that user's rows; every write is one transaction. The data classes are
+the vocabulary between engine and store: *plans* describe a write completely before it starts, so
+no transaction is open while an embedder or an LLM works.
 """
 
 from __future__ import annotations
@@ -33,11 +31,7 @@ from deepcontext.types import (
 )
 
 __all__ = [
-    "COMMON_TERM_SHARE",
     "DEFAULT_FILTERS",
-    "DF_TTL_S",
-    "MAX_TERM_SHARE",
-    "RANK_CAP",
     "AddOutcome",
     "AddPlan",
     "EntityUpsert",
@@ -50,31 +44,6 @@ __all__ = [
     "RelationUpsert",
     "Store",
 ]
-
-# --- the keyword leg's tuning, the same on both backends -------------------------------------------
-#: a keyword-query term found in more than this share of a user's memories is left out of the query
-#: when a rarer term is asked for
-COMMON_TERM_SHARE = 0.1
-#: ... and when every term is that common, the rarest is still used unless it exceeds this share
-MAX_TERM_SHARE = 0.25
-#: at most this many of the most recent matches are ranked: bm25 / idf scoring visits every match it
-#: orders (FTS5 at 100k memories: 26k matches 39 ms, the most recent 2,000 6 ms)
-RANK_CAP = 2000
-#: seconds a term's document frequency (and, on PostgreSQL, a query's lexemes) is reused
-DF_TTL_S = 30.0
-
-
-def entity_limits(entity_ids: Sequence[int], limit: int | Sequence[int]) -> list[tuple[int, int]]:
-    """``(entity_id, limit)`` pairs for :meth:`Store.memories_for_entities`, first occurrence of an id
-    kept. Raises ValueError when a per-entity list does not match the ids."""
-    limits = [int(limit)] * len(entity_ids) if isinstance(limit, int) else [int(x) for x in limit]
-    if len(limits) != len(entity_ids):
-        raise ValueError(f"{len(limits)} limits for {len(entity_ids)} entities")
-    out: dict[int, int] = {}
-    for eid, lim in zip(entity_ids, limits, strict=True):
-        out.setdefault(int(eid), lim)
-    return list(out.items())
-
 
 @dataclass(slots=True)
 class MemoryFilters:
@@ -406,6 +375,16 @@ class Store(ABC):
     @abstractmethod
     def active_memory_count(self, user_id: str) -> int:
         """Number of active memories of the user (cheap when nothing changed)."""
+
+    def pinned_memories(self, user_id: str, now: datetime, limit: int) -> list[Memory]:
+        """Active, unexpired pinned memories of the user, by importance then newest first."""
+        found = [
+            m
+            for m in self.iter_memories(user_id)
+            if m.pinned and m.status is MemoryStatus.ACTIVE and (m.expires_at is None or m.expires_at > now)
+        ]
+        found.sort(key=lambda m: (-m.importance, -m.id))
+        return found[:limit]
 
     @contextmanager
     def reading(self) -> Iterator[None]:

@@ -1,0 +1,376 @@
+"""Reads of memories: by id, pages, versions, history, counts, rank fields."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import Connection, and_, bindparam, func, or_, select
+
+from deepcontext.errors import MemoryNotFoundError
+from deepcontext.store.interface import MemoryFilters, RankFields
+from deepcontext.store.sqlparts import chunks, decode_cursor, encode_cursor
+from deepcontext.types import HistoryEntry, HistoryEvent, Memory, MemoryStatus, MemoryTier, MemoryType
+
+if TYPE_CHECKING:
+    from deepcontext.store.sql import SQLStore
+
+__all__ = ["MemoryReads"]
+
+
+class MemoryReads:
+    """Reads of a store's memories."""
+
+    def __init__(self, store: SQLStore) -> None:
+        self.s = store
+        #: per user: ((user, incarnation, version), active memories) - see active_memory_count
+        self._count_cache: dict[str, tuple[tuple[str, str, int], int]] = {}
+
+    def memory_from_row(self, r: Any) -> Memory:
+        # rows come from our own schema: construct without re-validating (hot path of search)
+        return Memory.model_construct(
+            id=r.id,
+            user_id=r.user_id,
+            text=r.text,
+            memory_type=MemoryType(r.memory_type),
+            tier=MemoryTier(r.tier),
+            status=MemoryStatus(r.status),
+            importance=r.importance,
+            confidence=r.confidence,
+            access_count=r.access_count,
+            mention_count=r.mention_count,
+            last_accessed_at=r.last_accessed_at,
+            created_at=r.created_at,
+            updated_at=r.updated_at,
+            said_at=r.said_at,
+            occurred_at=r.occurred_at,
+            valid_from=r.valid_from,
+            valid_to=r.valid_to,
+            expires_at=r.expires_at,
+            superseded_by=r.superseded_by,
+            conversation_id=r.conversation_id,
+            source=r.source,
+            consolidated_from=list(r.consolidated_from or []),
+            metadata=dict(r.metadata or {}),
+            pinned=bool(r.pinned),
+            tags=list(r.tags or []),
+            agent_id=r.agent_id,
+            run_id=r.run_id,
+            entities=[],
+            sources=[],
+        )
+
+    def memory_columns(self) -> list[Any]:
+        return [c for c in self.s.t.memories.c if c.name != "embedding"]
+
+    def get_memories(
+        self, user_id: str, memory_ids: Sequence[int], *, details: bool = True, max_sources: int | None = None
+    ) -> list[Memory]:
+        ids = list(dict.fromkeys(int(i) for i in memory_ids))
+        if not ids:
+            return []
+        with self.s.connection() as conn:
+            by_id = self.read_memories(conn, user_id, ids)
+            if details and by_id:
+                found = list(by_id)
+                ents = self.s.graph.entities_of(conn, user_id, found)
+                srcs = self.s.provenance.sources_of(conn, user_id, found, max_sources)
+                for mid, mem in by_id.items():
+                    mem.entities = ents.get(mid, [])
+                    mem.sources = srcs.get(mid, [])
+        return [by_id[i] for i in ids if i in by_id]
+
+    def read_memories(self, conn: Connection, user_id: str, ids: list[int]) -> dict[int, Memory]:
+        """The user's memories among ``ids`` (without entities and sources), by id."""
+        mt = self.s.t.memories
+        by_id: dict[int, Memory] = {}
+        for chunk in chunks(ids):
+            for r in conn.execute(
+                select(*self.memory_columns()).where(self.s._owner(mt.c.user_id) == user_id, self.s._ids_in(mt.c.id, chunk))
+            ):
+                by_id[r.id] = self.memory_from_row(r)
+        return by_id
+
+    def list_memories(
+        self,
+        user_id: str,
+        filters: MemoryFilters,
+        *,
+        limit: int,
+        cursor: str | None,
+        now: datetime,
+    ) -> tuple[list[Memory], int, str | None]:
+        mt = self.s.t.memories
+        where = [mt.c.user_id == user_id, *self.s.filter_clause(filters, now)]
+        after_id = decode_cursor(cursor) if cursor else None
+        with self.s.connection() as conn:
+            total = int(conn.execute(select(func.count()).select_from(mt).where(*where)).scalar_one())
+            page_where = list(where)
+            if after_id is not None:
+                page_where.append(mt.c.id < after_id)
+            ids = [
+                r[0]
+                for r in conn.execute(
+                    select(mt.c.id).where(and_(*page_where)).order_by(mt.c.id.desc()).limit(limit + 1)
+                )
+            ]
+        more = len(ids) > limit
+        ids = ids[:limit]
+        memories = self.get_memories(user_id, ids)
+        return memories, total, (encode_cursor(ids[-1]) if more and ids else None)
+
+    def superseded_versions(
+        self, user_id: str, memory_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, int]]:
+        if not memory_ids:
+            return []
+        mt, ms = self.s.t.memories, self.s.t.memory_sources
+        newer, here = ms.alias("newer"), ms.alias("here")
+        stmt = (
+            select(mt.c.id, here.c.memory_id)
+            .join(newer, and_(newer.c.memory_id == mt.c.superseded_by, newer.c.user_id == user_id))
+            .join(here, and_(here.c.turn_id == newer.c.turn_id, here.c.user_id == user_id))
+            .where(
+                mt.c.user_id == user_id,
+                *self.s.filter_clause(replace(filters, statuses=(MemoryStatus.SUPERSEDED,)), now),
+                here.c.memory_id.in_(list(dict.fromkeys(memory_ids))),
+            )
+            .order_by(mt.c.id.desc())
+        )
+        with self.s.connection() as conn:
+            pairs = [(int(a), int(b)) for a, b in conn.execute(stmt)]
+        first: dict[int, int] = {}
+        for old, new in pairs:
+            first.setdefault(old, new)
+        return list(first.items())
+
+    def find_active_by_metadata_keys(
+        self,
+        user_id: str,
+        keys: Sequence[str],
+        now: datetime,
+        *,
+        limit: int = 50,
+        scope: tuple[str | None, str | None] | None = None,
+    ) -> list[Memory]:
+        if not keys:
+            return []
+        mt = self.s.t.memories
+        filters = MemoryFilters(tiers=(MemoryTier.SHORT_TERM, MemoryTier.LONG_TERM))
+        has_key = or_(*(mt.c.metadata[k].as_string().isnot(None) for k in dict.fromkeys(keys)))
+        with self.s.connection() as conn:
+            ids = [
+                int(r[0])
+                for r in conn.execute(
+                    select(mt.c.id)
+                    .where(
+                        mt.c.user_id == user_id,
+                        *self.s.filter_clause(filters, now),
+                        *(self.s.scope_clause(scope) if scope is not None else []),
+                        has_key,
+                    )
+                    .order_by(mt.c.id.desc())
+                    .limit(limit)
+                )
+            ]
+        return self.get_memories(user_id, ids, details=False) if ids else []
+
+    def history(self, user_id: str, memory_id: int) -> list[HistoryEntry]:
+        h = self.s.t.memory_history
+        mt = self.s.t.memories
+        with self.s.connection() as conn:
+            if conn.execute(select(mt.c.id).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == memory_id)).first() is None:
+                raise MemoryNotFoundError(memory_id, user_id)
+            rows = conn.execute(
+                select(h).where(h.c.user_id == user_id, h.c.memory_id == memory_id).order_by(h.c.id)
+            ).all()
+        return [
+            HistoryEntry(
+                id=r.id,
+                memory_id=r.memory_id,
+                event=HistoryEvent(r.event),
+                old_text=r.old_text,
+                new_text=r.new_text,
+                actor=r.actor,
+                reason=r.reason,
+                created_at=r.created_at,
+                details=dict(r.details or {}),
+            )
+            for r in rows
+        ]
+
+    def user_state(self, conn: Connection, user_id: str) -> tuple[str, int] | None:
+        """The user's (incarnation, version): changes with every write of the user's memories (None
+        for an unknown user)."""
+        u = self.s.t.users
+        row = conn.execute(select(u.c.incarnation, u.c.version).where(u.c.user_id == user_id)).first()
+        return None if row is None else (row[0], int(row[1]))
+
+    def active_memory_count(self, user_id: str) -> int:
+        """Active memories of the user (cached per user version: one indexed lookup when unchanged)."""
+        mt = self.s.t.memories
+        with self.s.connection() as conn:
+            state = self.user_state(conn, user_id)
+            if state is None:
+                return 0
+            key = (user_id, *state)
+            cached = self._count_cache.get(user_id)
+            if cached is not None and cached[0] == key:
+                return cached[1]
+            n = int(
+                conn.execute(
+                    select(func.count()).select_from(mt).where(mt.c.user_id == user_id, mt.c.status == MemoryStatus.ACTIVE.value)
+                ).scalar_one()
+            )
+        self._count_cache[user_id] = (key, n)
+        return n
+
+    def list_users(self) -> list[str]:
+        with self.s.connection() as conn:
+            return [r[0] for r in conn.execute(select(self.s.t.users.c.user_id).order_by(self.s.t.users.c.user_id))]
+
+    def count_rows(self, user_id: str) -> dict[str, int]:
+        with self.s.connection() as conn:
+            return {
+                table.name: int(
+                    conn.execute(select(func.count()).select_from(table).where(table.c.user_id == user_id)).scalar_one()
+                )
+                for table in self.s.t.user_tables
+            }
+
+    def iter_memories(self, user_id: str, *, batch: int = 500) -> Iterator[Memory]:
+        mt = self.s.t.memories
+        last = 0
+        while True:
+            with self.s.connection() as conn:
+                ids = [
+                    r[0]
+                    for r in conn.execute(
+                        select(mt.c.id).where(mt.c.user_id == user_id, mt.c.id > last).order_by(mt.c.id).limit(batch)
+                    )
+                ]
+            if not ids:
+                return
+            yield from self.get_memories(user_id, ids)
+            last = ids[-1]
+
+    def embeddings(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """Stored vectors of these memories (export, consolidation)."""
+        mt = self.s.t.memories
+        out: dict[int, np.ndarray] = {}
+        with self.s.connection() as conn:
+            for chunk in chunks(list(memory_ids)):
+                for mid, emb in conn.execute(
+                    select(mt.c.id, mt.c.embedding).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk)))
+                ):
+                    if emb is not None:
+                        out[int(mid)] = emb
+        return out
+
+    def rank_fields(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, RankFields]:
+        """What rescoring and grouping need, for many candidates, in one query (the first cited
+        turn by an index seek per row), without building full Memory objects."""
+        out: dict[int, RankFields] = {}
+        with self.s.connection() as conn:
+            for chunk in chunks(list(dict.fromkeys(memory_ids))):
+                for r in conn.execute(self.rank_fields_select(user_id, chunk), {"uid": user_id, "ids": list(chunk)}):
+                    out[int(r.id)] = RankFields(
+                        importance=float(r.importance),
+                        confidence=float(r.confidence),
+                        when=r.said_at or r.created_at,
+                        access_count=int(r.access_count),
+                        active=r.status == MemoryStatus.ACTIVE.value,
+                        first_turn=None if r.first_turn is None else int(r.first_turn),
+                        pinned=bool(r.pinned),
+                        valid_to=r.valid_to,
+                        standing=r.standing,
+                        slots=r.slots,
+                        conversation_id=r.conversation_id,
+                        occurred_at=r.occurred_at,
+                    )
+        return out
+
+    def rank_fields_select(self, user_id: str, ids: Sequence[int]) -> Any:
+        """rank_fields' statement for ``ids`` of the user bound as ``uid`` (PostgreSQL builds one
+        statement once, for any ids bound as the ``ids`` array parameter)."""
+        return self.rank_fields_base().where(self.s._ids_in(self.s.t.memories.c.id, ids))
+
+    def rank_fields_base(self) -> Any:
+        mt, ms = self.s.t.memories, self.s.t.memory_sources
+        uid: Any = bindparam("uid")
+        first = (
+            select(func.min(ms.c.turn_id))
+            .where(ms.c.memory_id == mt.c.id, ms.c.user_id == uid)
+            .correlate(mt)
+            .scalar_subquery()
+            .label("first_turn")
+        )
+        return select(
+            mt.c.id, mt.c.importance, mt.c.confidence, mt.c.said_at, mt.c.created_at, mt.c.access_count,
+            mt.c.status, mt.c.pinned, mt.c.valid_to, mt.c.metadata["standing"].as_string().label("standing"),
+            mt.c.metadata["slots"].as_string().label("slots"), mt.c.conversation_id, mt.c.occurred_at, first,
+        ).where(self.s._owner(mt.c.user_id) == uid)  # fmt: skip
+
+    def active_hashes(
+        self,
+        conn: Connection,
+        user_id: str,
+        hashes: Sequence[str],
+        now: datetime,
+        *,
+        scope: tuple[str | None, str | None] | None = None,
+    ) -> dict[str, int]:
+        mt = self.s.t.memories
+        in_scope = self.s.scope_clause(scope) if scope is not None else []
+        out: dict[str, int] = {}
+        for chunk in chunks(sorted(set(hashes))):
+            rows = conn.execute(
+                select(mt.c.content_hash, mt.c.id)
+                .where(
+                    mt.c.user_id == user_id,
+                    mt.c.content_hash.in_(list(chunk)),
+                    mt.c.status == MemoryStatus.ACTIVE.value,
+                    or_(mt.c.expires_at.is_(None), mt.c.expires_at > now),
+                    *in_scope,
+                )
+                .order_by(mt.c.id)
+            ).all()
+            for h, mid in rows:
+                out.setdefault(h, int(mid))
+        return out
+
+    def find_active_by_hash(
+        self, user_id: str, hashes: Sequence[str], now: datetime, *, scope: tuple[str | None, str | None] | None = None
+    ) -> dict[str, int]:
+        with self.s.connection() as conn:
+            return self.active_hashes(conn, user_id, hashes, now, scope=scope)
+
+    def memory_owner(self, memory_id: int) -> str | None:
+        mt = self.s.t.memories
+        with self.s.connection() as conn:
+            row = conn.execute(select(mt.c.user_id).where(mt.c.id == int(memory_id))).first()
+        return None if row is None else str(row[0])
+
+    def pinned_memories(self, user_id: str, now: datetime, limit: int) -> list[Memory]:
+        mt = self.s.t.memories
+        with self.s.connection() as conn:
+            ids = [
+                int(r[0])
+                for r in conn.execute(
+                    select(mt.c.id)
+                    .where(
+                        mt.c.user_id == user_id,
+                        mt.c.status == MemoryStatus.ACTIVE.value,
+                        mt.c.pinned.is_(True),
+                        or_(mt.c.expires_at.is_(None), mt.c.expires_at > now),
+                    )
+                    .order_by(mt.c.importance.desc(), mt.c.id.desc())
+                    .limit(limit)
+                )
+            ]
+        found = self.get_memories(user_id, ids, details=False)
+        found.sort(key=lambda m: (-m.importance, -m.id))
+        return found

@@ -1,0 +1,262 @@
+"""The memory writer: every memory row is created, changed and deleted here, with the rules that
+go with it (keyword index, history, provenance, links, revision stamps)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from sqlalchemy import Connection, delete, insert, select, update
+
+from deepcontext.errors import MemoryNotFoundError
+from deepcontext.store.interface import MemoryFilters, MemoryRewrite
+from deepcontext.store.sqlparts import chunks
+from deepcontext.types import HistoryEvent, Memory, MemoryStatus
+
+if TYPE_CHECKING:
+    from deepcontext.store.sql import SQLStore
+
+__all__ = ["MemoryWriter", "history_row"]
+
+
+def _new_memory(now: datetime) -> dict[str, Any]:
+    """The columns of a new active memory that callers usually leave to their defaults."""
+    return {
+        "status": MemoryStatus.ACTIVE.value,
+        "access_count": 0,
+        "mention_count": 1,
+        "reinforced_at": now,
+        "created_at": now,
+        "updated_at": now,
+        "source": "rules",
+        "consolidated_from": [],
+        "metadata": {},
+        "pinned": False,
+        "tags": [],
+    }
+
+
+def history_row(
+    user_id: str,
+    memory_id: int,
+    event: HistoryEvent,
+    now: datetime,
+    *,
+    old_text: str | None = None,
+    new_text: str | None = None,
+    actor: str = "system",
+    reason: str | None = None,
+    details: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``memory_history`` row."""
+    return {
+        "user_id": user_id,
+        "memory_id": memory_id,
+        "event": event.value,
+        "old_text": old_text,
+        "new_text": new_text,
+        "actor": actor,
+        "reason": reason,
+        "created_at": now,
+        "details": details or {},
+    }
+
+
+class MemoryWriter:
+    """Writes to a store's memories."""
+
+    def __init__(self, store: SQLStore) -> None:
+        self.s = store
+
+    def active_memory(self, conn: Connection, user_id: str, memory_id: int) -> Any:
+        mt = self.s.t.memories
+        row = conn.execute(select(mt).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == memory_id)).first()
+        if row is None or row.status != MemoryStatus.ACTIVE.value:
+            raise MemoryNotFoundError(memory_id, user_id)
+        return row
+
+    def insert(self, conn: Connection, user_id: str, rows: Sequence[dict[str, Any]], *, now: datetime, rev: int) -> list[int]:
+        """Create memories of the user, indexed for keyword search, stamped with ``rev``; the only place
+        memory rows are inserted. ``rows`` hold columns of ``memories``; those of a new active memory
+        default. Returns the new ids in the order of ``rows``."""
+        if not rows:
+            return []
+        mt = self.s.t.memories
+        full = [{**_new_memory(now), **r, "user_id": user_id, "rev": rev} for r in rows]
+        for r in full:
+            r.setdefault("base_importance", r["importance"])
+            r.setdefault("valid_from", r.get("said_at") or now)
+        keys = set().union(*full)
+        for r in full:  # one statement for all rows: every row names the same columns
+            for k in keys:
+                r.setdefault(k, None)
+        ids = [int(i) for i in conn.execute(insert(mt).returning(mt.c.id, sort_by_parameter_order=True), full).scalars().all()]
+        self.s.index_texts(conn, [(mid, r["text"]) for mid, r in zip(ids, full, strict=True)])
+        return ids
+
+    def history(
+        self,
+        conn: Connection,
+        user_id: str,
+        memory_id: int,
+        event: HistoryEvent,
+        now: datetime,
+        **entry: Any,
+    ) -> None:
+        """One history entry (``old_text``, ``new_text``, ``actor``, ``reason``, ``details``)."""
+        self.history_rows(conn, [history_row(user_id, memory_id, event, now, **entry)])
+
+    def history_rows(self, conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
+        """History entries made by :func:`history_row`, in one statement."""
+        if rows:
+            conn.execute(insert(self.s.t.memory_history), list(rows))
+
+    def link_sources(self, conn: Connection, user_id: str, memory_id: int, turn_ids: Sequence[int]) -> int:
+        if not turn_ids:
+            return 0
+        ms = self.s.t.memory_sources
+        have = {
+            r[0]
+            for r in conn.execute(
+                select(ms.c.turn_id).where(ms.c.memory_id == memory_id, ms.c.turn_id.in_(list(set(turn_ids))))
+            ).all()
+        }
+        new = [tid for tid in dict.fromkeys(turn_ids) if tid not in have]
+        if new:
+            conn.execute(insert(ms), [{"memory_id": memory_id, "turn_id": tid, "user_id": user_id} for tid in new])
+        return len(new)
+
+    def insert_links(self, conn: Connection, user_id: str, rows: list[dict[str, Any]]) -> None:
+        ml = self.s.t.memory_links
+        stmt = self.s.upsert(ml).on_conflict_do_nothing(index_elements=[ml.c.memory_id, ml.c.other_id])
+        conn.execute(stmt, rows)
+
+    def update_memory(
+        self,
+        user_id: str,
+        memory_id: int,
+        *,
+        text: str,
+        content_hash: str,
+        embedding: np.ndarray | None,
+        now: datetime,
+        actor: str,
+        reason: str | None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Memory:
+        mt = self.s.t.memories
+        with self.s.transaction() as conn:
+            self.s.lock_user(conn, user_id)
+            row = self.active_memory(conn, user_id, memory_id)
+            rev = self.s.bump_user(conn, user_id, now)
+            values: dict[str, Any] = {
+                "text": text,
+                "content_hash": content_hash,
+                "embedding": embedding,
+                "updated_at": now,
+                "rev": rev,
+            }
+            if metadata is not None:
+                values["metadata"] = metadata
+            conn.execute(update(mt).where(mt.c.id == memory_id).values(**values))
+            self.s.unindex(conn, [memory_id])
+            self.s.index_texts(conn, [(memory_id, text)])
+            self.history(
+                conn, user_id, memory_id, HistoryEvent.UPDATE, now,
+                old_text=row.text, new_text=text, actor=actor, reason=reason,
+            )  # fmt: skip
+        return self.s.memories.get_memories(user_id, [memory_id])[0]
+
+    def delete_memory(self, user_id: str, memory_id: int, *, now: datetime, actor: str, reason: str | None) -> Memory:
+        mt = self.s.t.memories
+        with self.s.transaction() as conn:
+            self.s.lock_user(conn, user_id)
+            row = self.active_memory(conn, user_id, memory_id)
+            rev = self.s.bump_user(conn, user_id, now)
+            conn.execute(
+                update(mt)
+                .where(mt.c.id == memory_id)
+                .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev)
+            )
+            self.history(conn, user_id, memory_id, HistoryEvent.DELETE, now, old_text=row.text, actor=actor, reason=reason)
+        return self.s.memories.get_memories(user_id, [memory_id])[0]
+
+    def delete_memories(
+        self, user_id: str, filters: MemoryFilters, *, now: datetime, actor: str, reason: str | None
+    ) -> list[int]:
+        mt = self.s.t.memories
+        with self.s.transaction() as conn:
+            self.s.lock_user(conn, user_id)
+            rows = conn.execute(
+                select(mt.c.id, mt.c.text).where(mt.c.user_id == user_id, *self.s.filter_clause(filters, now)).order_by(mt.c.id)
+            ).all()
+            if not rows:
+                return []
+            rev = self.s.bump_user(conn, user_id, now)
+            ids = [int(r.id) for r in rows]
+            for chunk in chunks(ids):
+                conn.execute(
+                    update(mt)
+                    .where(mt.c.user_id == user_id, mt.c.id.in_(list(chunk)))
+                    .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev)
+                )
+            for r in rows:
+                self.history(conn, user_id, int(r.id), HistoryEvent.DELETE, now, old_text=r.text, actor=actor, reason=reason)
+        return ids
+
+    def delete_user(self, user_id: str) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        with self.s.transaction() as conn:
+            # lock the users row as an add does, creating it if needed: on PostgreSQL a user being
+            # created by a concurrent add is waited for instead of deadlocking with it
+            created = self.s.bump_user(conn, user_id, datetime.now(UTC)) == 1
+            ids = [r[0] for r in conn.execute(select(self.s.t.memories.c.id).where(self.s.t.memories.c.user_id == user_id))]
+            self.s.unindex(conn, ids)
+            for table in self.s.t.user_tables:
+                counts[table.name] = conn.execute(delete(table).where(table.c.user_id == user_id)).rowcount or 0
+            if created:
+                counts[self.s.t.users.name] -= 1
+            self.s.purge_deleted(conn)
+        self.s.forget_user_caches(user_id)
+        return counts
+
+    def bump_access(self, user_id: str, memory_ids: Sequence[int], now: datetime) -> None:
+        if not memory_ids:
+            return
+        mt = self.s.t.memories
+        with self.s.transaction() as conn:
+            conn.execute(
+                update(mt)
+                .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(sorted(set(memory_ids))))
+                .values(access_count=mt.c.access_count + 1, last_accessed_at=now)
+            )
+
+    def rewrite_texts(
+        self, conn: Connection, user_id: str, rewrites: Sequence[MemoryRewrite], now: datetime, reason: str
+    ) -> int:
+        """New texts of active memories whose text is still the one read (one changed since is left)."""
+        mt = self.s.t.memories
+        current: dict[int, str] = {}
+        for ids in chunks([r.memory_id for r in rewrites]):
+            rows = conn.execute(
+                select(mt.c.id, mt.c.text).where(
+                    mt.c.user_id == user_id, mt.c.id.in_(list(ids)), mt.c.status == MemoryStatus.ACTIVE.value
+                )
+            ).all()
+            current.update((int(mid), str(text)) for mid, text in rows)
+        todo = [r for r in rewrites if current.get(r.memory_id) == r.old_text]
+        if not todo:
+            return 0
+        rev = self.s.bump_user(conn, user_id, now)
+        for r in todo:
+            conn.execute(
+                update(mt)
+                .where(mt.c.id == r.memory_id, mt.c.user_id == user_id)
+                .values(text=r.text, content_hash=r.content_hash, embedding=r.embedding, updated_at=now, rev=rev)
+            )
+            self.history(conn, user_id, r.memory_id, HistoryEvent.UPDATE, now, old_text=r.old_text, new_text=r.text, reason=reason)
+        self.s.unindex(conn, [r.memory_id for r in todo])
+        self.s.index_texts(conn, [(r.memory_id, r.text) for r in todo])
+        return len(todo)

@@ -1,0 +1,191 @@
+"""SQLite's keyword index: FTS5 with bm25, the user named by a token in each row."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import Connection, select, text
+from sqlalchemy.sql import operators
+from sqlalchemy.sql.elements import UnaryExpression
+
+from deepcontext.clock import to_epoch
+from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
+from deepcontext.store.keyword_policy import DF_TTL_S, RANK_CAP
+from deepcontext.store.indexes import KeywordIndex
+from deepcontext.store.keyword_policy import informative_terms
+from deepcontext.store.sqlparts import chunks
+from deepcontext.store.ttlcache import TTLCache
+from deepcontext.text import search_text
+
+if TYPE_CHECKING:
+    from deepcontext.store.sql import SQLStore
+
+__all__ = ["SQLiteKeywordIndex", "unindexed", "user_token"]
+
+
+def user_token(user_id: str) -> str:
+    """The token naming a user in the keyword index (hex, so the tokenizer keeps it whole)."""
+    return "u" + hashlib.blake2b(user_id.encode("utf-8"), digest_size=10).hexdigest()
+
+
+@functools.cache
+def _porter() -> Any:
+    """FTS5's porter tokenizer stems index terms; the vocabulary is looked up with the same stems."""
+    import Stemmer
+
+    return Stemmer.Stemmer("porter")
+
+
+def unindexed(col: Any) -> Any:
+    """``+col``: tells SQLite not to use an index on ``col``. Lookups by id must go through the
+    primary key; with one big user, the user_id index would otherwise win and scan all its rows."""
+    return UnaryExpression(col, operator=operators.custom_op("+"), type_=col.type)
+
+
+#: which of the memory ids of a JSON array (1) are active, unexpired (now as epoch: 3) memories of a user (2)
+_ALLOWED_SQL = (
+    "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?1)) AND +user_id = ?2 "
+    "AND status = 'active' AND (expires_at IS NULL OR expires_at > ?3)"
+)
+
+#: the best ?2 rows of the keyword index matching ?1 by bm25, after ?3 of them
+_RANK_SQL = "SELECT rowid, bm25(memory_fts) AS s FROM memory_fts WHERE memory_fts MATCH ?1 ORDER BY s LIMIT ?2 OFFSET ?3"
+#: bm25 of the most recent ?2 matches of ?1, the best ?3 after ?4 of them (ties: newest first)
+_CAPPED_RANK_SQL = (
+    "SELECT rowid, s FROM (SELECT rowid, bm25(memory_fts) AS s FROM memory_fts WHERE memory_fts MATCH ?1 "
+    "ORDER BY rowid DESC LIMIT ?2) ORDER BY s, rowid DESC LIMIT ?3 OFFSET ?4"
+)
+
+
+class SQLiteKeywordIndex(KeywordIndex):
+    """FTS5 with bm25; the user's token ANDed to the query when the user owns a small share of the index."""
+
+    def __init__(self, store: SQLStore) -> None:
+        self.s = store
+        #: document frequencies of index terms, kept DF_TTL_S seconds (fts5vocab counts them by
+        #: reading the term's whole posting list)
+        self._df_cache: TTLCache[int] = TTLCache(DF_TTL_S)
+
+    def index(self, conn: Connection, rows: list[tuple[int, str]]) -> None:
+        if not rows:
+            return
+        mt = self.s.t.memories
+        owners: dict[int, str] = {}
+        for chunk in chunks([mid for mid, _ in rows]):
+            owners.update((int(i), u) for i, u in conn.execute(select(mt.c.id, mt.c.user_id).where(mt.c.id.in_(list(chunk)))))
+        conn.execute(
+            text("INSERT INTO memory_fts(rowid, body, uid) VALUES (:id, :body, :uid)"),
+            [{"id": mid, "body": search_text(t), "uid": user_token(owners[mid])} for mid, t in rows if mid in owners],
+        )
+
+    def unindex(self, conn: Connection, memory_ids: Sequence[int]) -> None:
+        for chunk in chunks(list(memory_ids)):
+            conn.execute(
+                text(f"DELETE FROM memory_fts WHERE rowid IN ({','.join(str(int(i)) for i in chunk)})")
+            )
+
+    def doc_frequency(self, conn: Connection, term: str) -> int:
+        """Rows of the keyword index holding ``term`` (cached :data:`DF_TTL_S` seconds)."""
+        hit = self._df_cache.get(term)
+        if hit is not None:
+            return hit
+        # one term at a time: fts5vocab answers `term = ?` from the index (an IN list can miss rows)
+        got = conn.execute(text("SELECT doc FROM memory_fts_vocab WHERE term = :t"), {"t": term}).first()
+        df = int(got[0]) if got is not None else 0
+        self._df_cache.put(term, df)
+        return df
+
+    def informative_terms(self, conn: Connection, user_id: str, terms: list[str]) -> tuple[list[str], int, int | None]:
+        """Drop terms found in more than :data:`COMMON_TERM_SHARE` of the user's indexed memories:
+        they cost the most to rank (every matching row is scored) and weigh least in bm25. If every
+        term is that common, the rarest one is kept unless it is in more than
+        :data:`MAX_TERM_SHARE` of them (then the keyword leg has nothing useful to say).
+        Returns (terms, rows indexed for the user, the kept terms' summed document frequencies or
+        None when not counted: under 1,000 rows)."""
+        n_user = self.doc_frequency(conn, user_token(user_id))
+        if n_user < 1000:
+            return terms, n_user, None
+        df = [self.doc_frequency(conn, stem) for stem in _porter().stemWords(terms)]
+        keep = informative_terms(list(zip(terms, df, strict=True)), n_user).terms
+        return [t for t, _ in keep], n_user, sum(d for _, d in keep)
+
+    def search(
+        self, user_id: str, terms: Sequence[str], k: int, filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, float]]:
+        """bm25 over the user's memories: FTS5 ranks matching rows on its own (fast
+        ``ORDER BY rank LIMIT``), then ownership and filters are checked for the best rows by id;
+        more are fetched if too many were dropped. When the user owns a small share of the index the
+        query also ANDs the user's token, so other users' rows are never ranked. When the terms match
+        more than :data:`RANK_CAP` rows, only the most recent :data:`RANK_CAP` matches are ranked."""
+        terms = list(dict.fromkeys(t for t in terms if t))[:64]
+        if not terms or k <= 0:
+            return []
+        mt = self.s.t.memories
+        with self.s.connection() as conn:
+            terms, n_user, matches = self.informative_terms(conn, user_id, terms)
+            if not terms:
+                return []
+            body = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+            highest = self.s.raw(conn, "SELECT max(id) FROM memories").fetchone()[0] or 0
+            if n_user >= 0.5 * highest:  # (nearly) alone in the index: the user token would only cost
+                match = f"body : ({body})"
+            else:
+                match = f'uid : "{user_token(user_id)}" AND body : ({body})'
+
+            def allowed(ids: list[int]) -> set[int]:
+                if filters == DEFAULT_FILTERS:  # the usual case: a prepared statement on the driver
+                    rows = self.s.raw(conn, _ALLOWED_SQL, (json.dumps(ids), user_id, to_epoch(now)))
+                    return {int(r[0]) for r in rows}
+                return {
+                    int(r[0])
+                    for r in conn.execute(
+                        select(mt.c.id).where(self.s._ids_in(mt.c.id, ids), unindexed(mt.c.user_id) == user_id, *self.s.filter_clause(filters, now))
+                    )
+                }
+
+            out: list[tuple[int, float]] = []
+
+            def take(rows: list[tuple[int, float]]) -> None:
+                # ownership checked for 2 * k rows at a time (the first slice usually suffices); bm25 is
+                # lower-is-better and negative: report a positive relevance
+                for i in range(0, len(rows), 2 * k):
+                    part = rows[i : i + 2 * k]
+                    ok = allowed([int(r[0]) for r in part])
+                    out.extend((int(mid), float(-score)) for mid, score in part if int(mid) in ok)
+                    if len(out) >= k:
+                        return
+
+            # inactive memories stay in the index until purged: ask for enough rows that one round
+            # usually suffices, since every round ranks every match
+            fetch = max(4 * k, 200)
+            if matches is not None and matches > RANK_CAP:
+                # rank the most recent RANK_CAP matches; SQLite sorts them and returns the best
+                # `fetch` (ties: the newer memory first), a further round only if too many of those
+                # are inactive or filtered out; straight on the driver (SQLAlchemy's rows cost more)
+                offset = 0
+                while len(out) < k and offset < RANK_CAP:
+                    rows = self.s.raw(conn, _CAPPED_RANK_SQL, (match, RANK_CAP, fetch, offset)).fetchall()
+                    take(rows)
+                    if len(rows) < fetch:
+                        break
+                    offset += fetch
+                return out[:k]
+            offset = 0
+            while len(out) < k:
+                rows = self.s.raw(conn, _RANK_SQL, (match, fetch, offset)).fetchall()
+                take(rows)
+                if len(rows) < fetch:
+                    break
+                offset += fetch
+                fetch *= 4
+        return out[:k]
+
+    def purge_deleted(self, conn: Connection) -> None:
+        # FTS5 deletes only add "deleted" markers; the deleted rows' terms stay in the index's segments
+        # until they are merged. 'optimize' merges every segment into one, without them.
+        conn.execute(text("INSERT INTO memory_fts(memory_fts) VALUES ('optimize')"))
