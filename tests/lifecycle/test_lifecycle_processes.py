@@ -3,9 +3,11 @@ process), and adds made while another process runs the lifecycle are never lost.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -67,6 +69,10 @@ async def test_adds_during_lifecycle_runs_in_another_process_are_never_lost(
     adder = spawn(db_url, "add", str(n))
     _, err = adder.communicate(timeout=300)
     assert adder.returncode == 0, err
+    ran = tmp_path / "stop.ran"
+    deadline = time.monotonic() + 120
+    while not ran.exists() and looper.poll() is None and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
     stop.touch()
     stats = finish(looper)
     assert stats["runs"] >= 1
