@@ -51,7 +51,8 @@ async def test_cancelled_runs_release_the_lock(
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
         await run
-    r = await writer.run_lifecycle("u", wait=0)  # free at once; nothing was merged
+    # released by the cancelled run's thread (far sooner than the lease would expire); nothing was merged
+    r = await writer.run_lifecycle("u", wait=5)
     assert r["groups"] == 0 or r["consolidation_ran"] is False
     # cancelled while it still waits for the lock: the lock is released once its thread gets it
     lock = user_lock(writer.store, "u", "lifecycle", timeout=5)  # type: ignore[arg-type]
