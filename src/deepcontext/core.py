@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from deepcontext.clock import Clock, SystemClock
 from deepcontext.context.assembly import ContextService
-from deepcontext.context.types import (
+from deepcontext.context.results import (
     DEFAULT_BUDGET_TOKENS,
     DEFAULT_CONVERSATION_NODES,
     DEFAULT_MIN_SIMILARITY,
@@ -41,7 +41,7 @@ from deepcontext.store.interface import Store
 from deepcontext.types import AddResponse, HistoryEntry, Memory, MemoryPage, SearchResponse, Turn
 
 if TYPE_CHECKING:
-    from deepcontext.context.types import ContextResult, ContextShares
+    from deepcontext.context.results import ContextResult, ContextShares
     from deepcontext.dialogue.context import ConversationPath
     from deepcontext.dialogue.plan import Planner
     from deepcontext.dialogue.session import DialogueSession

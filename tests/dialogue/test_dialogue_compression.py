@@ -17,7 +17,7 @@ from deepcontext.dialogue import (
     NodeNotFoundError,
 )
 from deepcontext.dialogue.backend import DialogueBackend
-from deepcontext.dialogue.types import DialogueConflictError
+from deepcontext.dialogue.vocabulary import DialogueConflictError
 from deepcontext.errors import ValidationError
 from tests.dialogue.helpers import ScriptedAgent, chain_of, pair
 

@@ -195,7 +195,7 @@ class ChatSession:
         return True
 
     async def _branch(self, node_id: int) -> None:
-        from deepcontext.dialogue.types import NodeNotFoundError
+        from deepcontext.dialogue.vocabulary import NodeNotFoundError
 
         try:
             path = await self.ctx.conversation_path(self.user_id, self.conversation_id, node_id=node_id, max_nodes=1)

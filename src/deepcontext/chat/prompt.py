@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from deepcontext.context.types import ContextResult
+    from deepcontext.context.results import ContextResult
     from deepcontext.types import Provenance
 
 __all__ = ["DEFAULT_SYSTEM_PROMPT", "TurnContext", "UsedMemory", "build_turn"]
@@ -111,7 +111,7 @@ async def _branch_context(
         TokenCounter,
     )
     from deepcontext.context.build import TITLES
-    from deepcontext.context.types import DEFAULT_CONVERSATION_NODES
+    from deepcontext.context.results import DEFAULT_CONVERSATION_NODES
 
     share = ContextShares().normalised()["conversation"]
     allotted = int(budget * share)

@@ -8,7 +8,7 @@ says what was included and why and what was left out. ``await ctx.tiers(user_id,
 :class:`DeepContextMemory` is a LangChain-style chat memory over a DeepContext.
 
 Modules: ``assembly`` (the service), ``build`` (assembly and rendering), ``gather`` (candidates),
-``packing`` (the budget), ``tokens``, ``tierstore``, ``types``. Names are imported lazily.
+``packing`` (the budget), ``tokens``, ``tierstore``, ``results``. Names are imported lazily.
 """
 
 from __future__ import annotations
@@ -31,12 +31,12 @@ __all__ = [
 ]
 
 _EXPORTS: dict[str, str] = {
-    "DEFAULT_BUDGET_TOKENS": "types",
-    "ContextItem": "types",
-    "ContextPart": "types",
-    "ContextResult": "types",
-    "ContextShares": "types",
-    "LeftOutItem": "types",
+    "DEFAULT_BUDGET_TOKENS": "results",
+    "ContextItem": "results",
+    "ContextPart": "results",
+    "ContextResult": "results",
+    "ContextShares": "results",
+    "LeftOutItem": "results",
     "ContextService": "assembly",
     "DeepContextMemory": "langchain",
     "StoreTierBackend": "tierstore",
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from deepcontext.context.langchain import DeepContextMemory
     from deepcontext.context.tierstore import TIER_PREFIX, StoreTierBackend
     from deepcontext.context.tokens import TokenCounter
-    from deepcontext.context.types import (
+    from deepcontext.context.results import (
         DEFAULT_BUDGET_TOKENS,
         ContextItem,
         ContextPart,

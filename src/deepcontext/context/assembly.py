@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from deepcontext.context.types import (
+from deepcontext.context.results import (
     DEFAULT_BUDGET_TOKENS,
     DEFAULT_CONVERSATION_NODES,
     DEFAULT_MEMORY_LIMIT,
@@ -32,7 +32,7 @@ from deepcontext.services.validation import check_id, check_limit, check_text, p
 
 if TYPE_CHECKING:
     from deepcontext.clock import Clock
-    from deepcontext.context.types import ContextResult
+    from deepcontext.context.results import ContextResult
     from deepcontext.dialogue.conversations import DialogueService
     from deepcontext.embed.embedder import Embedder
     from deepcontext.query.core import DeepCQ

@@ -21,7 +21,7 @@ from deepcontext.context import gather
 from deepcontext.context.packing import Candidate, PackResult, PartSpec, pack
 from deepcontext.context.tierstore import TIER_PREFIX, load_tier_snapshot
 from deepcontext.context.tokens import TokenCounter
-from deepcontext.context.types import (
+from deepcontext.context.results import (
     PARTS,
     ContextItem,
     ContextPart,

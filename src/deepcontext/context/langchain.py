@@ -18,7 +18,7 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
-from deepcontext.context.types import DEFAULT_BUDGET_TOKENS
+from deepcontext.context.results import DEFAULT_BUDGET_TOKENS
 from deepcontext.errors import ConfigurationError, ValidationError
 from deepcontext.services.validation import check_id
 

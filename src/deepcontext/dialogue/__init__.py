@@ -23,7 +23,7 @@ from deepcontext.dialogue.memory_backend import InMemoryBackend
 from deepcontext.dialogue.memory_store import MemoryStore
 from deepcontext.dialogue.summarize import extractive_summary
 from deepcontext.dialogue.topology import Topology
-from deepcontext.dialogue.types import (
+from deepcontext.dialogue.vocabulary import (
     KEY_MEMORY_STATUSES,
     SUMMARY_LABEL,
     DialogueConflictError,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from deepcontext.dialogue.topology import Topology
-from deepcontext.dialogue.types import KeyMemory, LLMContextGraphNode, LLMContextPair
+from deepcontext.dialogue.vocabulary import KeyMemory, LLMContextGraphNode, LLMContextPair
 
 __all__ = ["DialogueBackend", "NewKeyMemory", "NewNode"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deepcontext.dialogue.paths import ancestor_chain
-from deepcontext.dialogue.types import NodeNotFoundError
+from deepcontext.dialogue.vocabulary import NodeNotFoundError
 
 __all__ = ["ConversationPath", "PathNode", "conversation_path"]
 
@@ -110,7 +110,7 @@ def conversation_path(
     Give a migrated ``store`` with ``user_id`` / ``conversation_id``, or a ready ``backend`` (a
     :class:`~deepcontext.dialogue.sqlstore.StoreDialogueBackend`, whose cache is reused). An empty
     or unknown conversation gives an empty path. Raises
-    :class:`~deepcontext.dialogue.types.NodeNotFoundError` for a ``node_id`` not in it.
+    :class:`~deepcontext.dialogue.vocabulary.NodeNotFoundError` for a ``node_id`` not in it.
     """
     if backend is None:
         from deepcontext.dialogue.sqlstore import StoreDialogueBackend

@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from deepcontext.dialogue.graph import LLMContextGraph
-from deepcontext.dialogue.types import LLMContextGraphNode
+from deepcontext.dialogue.vocabulary import LLMContextGraphNode
 from deepcontext.errors import ValidationError
 
 __all__ = ["FORMATS", "export_graph", "graph_to_dot", "graph_to_json", "graph_to_mermaid"]

@@ -28,7 +28,7 @@ from deepcontext.errors import (
     LLMTimeoutError,
     ValidationError,
 )
-from deepcontext.dialogue.types import LLMContext
+from deepcontext.dialogue.vocabulary import LLMContext
 
 if TYPE_CHECKING:
     from deepcontext.llm.client import LLM

@@ -20,7 +20,7 @@ from deepcontext.dialogue.backend import DialogueBackend, NewNode
 from deepcontext.dialogue.paths import all_ancestors, ancestor_chain
 from deepcontext.dialogue.summarize import extractive_summary
 from deepcontext.dialogue.topology import Topology
-from deepcontext.dialogue.types import (
+from deepcontext.dialogue.vocabulary import (
     SUMMARY_LABEL,
     DialogueConflictError,
     LLMContext,

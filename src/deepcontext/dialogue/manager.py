@@ -31,7 +31,7 @@ from deepcontext.dialogue.plan import (
     validate_plan,
 )
 from deepcontext.dialogue.rules import formula_key
-from deepcontext.dialogue.types import KeyMemory, LLMContext, LLMContextPair
+from deepcontext.dialogue.vocabulary import KeyMemory, LLMContext, LLMContextPair
 from deepcontext.errors import ValidationError
 from deepcontext.text import content_hash, keyword_terms
 

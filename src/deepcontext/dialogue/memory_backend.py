@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from deepcontext.dialogue.backend import NewKeyMemory, NewNode
 from deepcontext.dialogue.paths import would_create_cycle
 from deepcontext.dialogue.topology import Topology
-from deepcontext.dialogue.types import (
+from deepcontext.dialogue.vocabulary import (
     DialogueConflictError,
     KeyMemory,
     LLMContext,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from deepcontext.dialogue.backend import DialogueBackend, NewKeyMemory
-from deepcontext.dialogue.types import KEY_MEMORY_STATUSES, KeyMemory
+from deepcontext.dialogue.vocabulary import KEY_MEMORY_STATUSES, KeyMemory
 from deepcontext.errors import ValidationError
 
 __all__ = ["MemoryStore"]
@@ -57,7 +57,7 @@ class MemoryStore:
         ``canonical_key``, whose sources gain ``source_nodes``).
 
         Raises ``ValidationError`` for empty content or an unknown status, and
-        :class:`~deepcontext.dialogue.types.NodeNotFoundError` for an unknown source node.
+        :class:`~deepcontext.dialogue.vocabulary.NodeNotFoundError` for an unknown source node.
         """
         if not isinstance(content, str) or not content.strip():
             raise ValidationError("content must be a non-empty string", field="content")

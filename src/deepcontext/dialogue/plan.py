@@ -32,7 +32,7 @@ from pydantic import (
 from pydantic import ValidationError as PydanticValidationError
 
 from deepcontext.dialogue.paths import ancestor_chain
-from deepcontext.dialogue.types import KeyMemory
+from deepcontext.dialogue.vocabulary import KeyMemory
 from deepcontext.errors import ValidationError
 from deepcontext.text import keyword_terms
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from deepcontext.dialogue.manager import ContextManager
 from deepcontext.dialogue.rules import extract_key_memories, formula_key
 from deepcontext.dialogue.sqlstore import StoreDialogueBackend
-from deepcontext.dialogue.types import LLMContext, LLMContextPair
+from deepcontext.dialogue.vocabulary import LLMContext, LLMContextPair
 from deepcontext.errors import ConfigurationError, LLMError, ValidationError
 from deepcontext.text import content_hash
 

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, or_, select, update
 from deepcontext.dialogue.backend import NewKeyMemory
 from deepcontext.dialogue.sqltx import Conversation, WriteTx
 from deepcontext.dialogue.turnmap import TurnGraph
-from deepcontext.dialogue.types import KeyMemory
+from deepcontext.dialogue.vocabulary import KeyMemory
 from deepcontext.text import content_hash
 from deepcontext.types import HistoryEvent, MemoryStatus, MemoryTier, MemoryType
 

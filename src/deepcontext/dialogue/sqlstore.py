@@ -29,7 +29,7 @@ from deepcontext.dialogue.sqlturns import NODE_SUMMARY_KEY, PART_KEY, REV_KEY
 from deepcontext.dialogue.sqltx import Stamp, WriteTx
 from deepcontext.dialogue.topology import Topology
 from deepcontext.dialogue.turnmap import TurnGraph, TurnRow
-from deepcontext.dialogue.types import (
+from deepcontext.dialogue.vocabulary import (
     SUMMARY_LABEL,
     DialogueConflictError,
     KeyMemory,

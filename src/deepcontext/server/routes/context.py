@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from deepcontext.context.types import ContextResult
+from deepcontext.context.results import ContextResult
 from deepcontext.server.auth import Ctx, ReadScope
 from deepcontext.server.problems import PROBLEM_RESPONSES
 from deepcontext.server.schemas import ConversationId, Query, ScopeId, UserId
