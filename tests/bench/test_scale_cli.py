@@ -44,6 +44,15 @@ def test_one_user_grows_resumes_and_plots(tmp_path: Path) -> None:
     stages = json.loads((tmp_path / "out" / "scale-sqlite-one-latest.json").read_text())["stages"]
     assert [s["imported"] for s in stages] == [0, 120 - stages[0]["memories_total"]]
     assert stages[1]["memories_total"] >= 120
+    # built at a low priority and measured by another run
+    built = scale(tmp_path, db, "--sizes", "150", "--reuse", "--build-only")
+    assert built.returncode == 0, built.stderr
+    (stage,) = json.loads((tmp_path / "out" / "scale-sqlite-one-latest.json").read_text())["stages"]
+    assert stage["memories_total"] == 150 and stage["imported"] > 0 and "search_ms" not in stage
+    measured = scale(tmp_path, db, "--measure-only")
+    assert measured.returncode == 0, measured.stderr
+    (stage,) = json.loads((tmp_path / "out" / "scale-sqlite-one-latest.json").read_text())["stages"]
+    assert stage["imported"] == 0 and stage["memories_total"] >= 150 and stage["search_ms"]["p95"] > 0
     png = tmp_path / "plot.png"
     p = bench(tmp_path, "plot", str(tmp_path / "out" / "scale-sqlite-one-latest.json"), "--output", str(png))
     assert p.returncode == 0, p.stderr

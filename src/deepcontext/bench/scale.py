@@ -209,12 +209,16 @@ async def run_scale(
     queries: int = 200,
     adds: int = 50,
     reuse: bool = False,
+    build: bool = True,
+    measure: bool = True,
     settings: dict[str, Any] | None = None,
     cache_dir: Path | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
     """Grow the database stage by stage and measure at each. ``users == 1``: one user holding
-    ``sizes[i]`` memories at stage i; otherwise ``users`` users of ``sizes[i]`` memories each."""
+    ``sizes[i]`` memories at stage i; otherwise ``users`` users of ``sizes[i]`` memories each.
+    ``build=False`` measures what the database holds (its users holding memories); ``measure=False``
+    only builds (e.g. at a lower priority, measured by a later run)."""
     from deepcontext import DeepContext
 
     settings = settings or {}
@@ -235,34 +239,36 @@ async def run_scale(
         records = ScaleRecords(texts, vectors, await _template(ctx), ctx.embedder.model_id, ctx.embedder.dimensions)
         for size in sorted(sizes):
             held = {u: (await ctx.stats(u))["memories"] for u in names} if reuse or stages else dict.fromkeys(names, 0)
-            missing = sum(max(0, size - n) for n in held.values())
+            if not build:  # measure what the database holds, among the users holding something
+                names = [u for u in names if held[u]] or names
+                held = {u: held[u] for u in names}
+            missing = sum(max(0, size - n) for n in held.values()) if build else 0
             if progress:
                 progress("phase", 1)
                 progress("total", missing)
             t0 = time.perf_counter()
-            for u in names:
+            for u in names if build else []:
                 await _import(ctx, records, u, held[u], size, batch if users == 1 else size, progress)
             build_s = time.perf_counter() - t0
-            index = await asyncio.to_thread(_wait_for_ann, ctx, names)
-            if progress:
-                progress("phase", 2)
-            result = await _measure(ctx, names, qs, add_texts, rng)
-            total = sum(max(size, n) for n in held.values()) + result["added_by_adds"]
-            stages.append(
-                {
-                    "memories_per_user": size,
-                    "memories_total": total,
-                    "users": len(names),
-                    "imported": missing,
-                    "import_seconds": round(build_s, 1),
-                    "import_per_s": round(missing / build_s, 1) if missing else None,
-                    "vector_index": index,
-                    **result,
-                    "db_size_mb": _db_size_mb(db_url, ctx.store),
-                    "peak_rss_mb": round(_rss_mb(), 1),
-                    "cold_start": await asyncio.to_thread(cold_start, db_url, rng.choice(names), qs[0], settings),
-                }
-            )
+            total = sum(max(size, n) if build else n for n in held.values())
+            stage: dict[str, Any] = {
+                "memories_per_user": round(total / len(names)),
+                "memories_total": total,
+                "users": len(names),
+                "imported": missing,
+                "import_seconds": round(build_s, 1),
+                "import_per_s": round(missing / build_s, 1) if missing else None,
+            }
+            if measure:
+                stage["vector_index"] = await asyncio.to_thread(_wait_for_ann, ctx, names)
+                if progress:
+                    progress("phase", 2)
+                stage.update(await _measure(ctx, names, qs, add_texts, rng))
+                stage["memories_total"] += stage["added_by_adds"]
+                stage["cold_start"] = await asyncio.to_thread(cold_start, db_url, rng.choice(names), qs[0], settings)
+            stage["db_size_mb"] = _db_size_mb(db_url, ctx.store)
+            stage["peak_rss_mb"] = round(_rss_mb(), 1)
+            stages.append(stage)
         backend, embedder = ctx.store.backend, ctx.embedder.model_id
     finally:
         await ctx.close()

@@ -29,6 +29,10 @@ def scale(
     queries: int = typer.Option(200, "--queries", min=10, help="Measured searches per stage (a random user each)"),
     adds: int = typer.Option(50, "--adds", min=1, help="Measured one-message adds per stage (a random user each)"),
     reuse: bool = typer.Option(False, "--reuse", help="Keep what --db holds from an earlier (possibly interrupted) run and top it up"),
+    build_only: bool = typer.Option(False, "--build-only", help="Import up to the sizes, measure nothing (e.g. under nice)"),
+    measure_only: bool = typer.Option(
+        False, "--measure-only", help="Import nothing: measure what --db holds (implies --reuse; --sizes is ignored)"
+    ),
     out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
     settings: list[str] = SETTING,
 ) -> None:
@@ -46,6 +50,10 @@ def scale(
         fail("--sizes must be comma-separated integers")
     if not size_list or any(n <= 0 for n in size_list):
         fail("--sizes must be positive integers")
+    if build_only and measure_only:
+        fail("--build-only and --measure-only exclude each other")
+    if measure_only:
+        reuse, size_list = True, (1,)
     out_dir = out or default_results_dir()
     url = str(database_url(db)) if db else f"sqlite:///{out_dir / 'scale.db'}"
     if not db:
@@ -64,13 +72,24 @@ def scale(
 
         result: dict[str, Any] = asyncio.run(
             run_scale(db_url=url, sizes=size_list, users=users, pool=pool, batch=batch, queries=queries, adds=adds,
-                      reuse=reuse, settings=_settings(settings), cache_dir=out_dir, progress=cb)  # fmt: skip
+                      reuse=reuse, build=not measure_only, measure=not build_only, settings=_settings(settings),
+                      cache_dir=out_dir, progress=cb)  # fmt: skip
         )
     result["machine"] = machine()
     result["settings"] = _settings(settings)
     path = save_json(result, out_dir, f"scale-{result['backend']}-{'one' if users == 1 else 'many'}")
     c = console()
     c.print(f"scale: {result['backend']}, {result['shape']}, embedder {result['embedder']}")
+    if build_only:
+        c.print(
+            markdown_table(
+                ["memories/user", "total", "imported", "seconds", "imported/s", "db MB"],
+                [[s["memories_per_user"], s["memories_total"], s["imported"], s["import_seconds"], s["import_per_s"], s["db_size_mb"]]
+                 for s in result["stages"]],
+            )
+        )  # fmt: skip
+        c.print(f"\nresults: {path}")
+        return
     c.print(
         markdown_table(
             ["memories/user", "total", "imported/s", "search p50 ms", "p95", "p99", "add p50 ms", "p95", "p99", "db MB",
