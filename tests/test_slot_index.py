@@ -31,6 +31,17 @@ def _slot_rows(url: str) -> list[tuple[str, str, int]]:
         engine.dispose()
 
 
+def _set_status(url: str, memory_id: int, status: str) -> None:
+    from deepcontext.store.postgres import normalize_url
+
+    engine = create_engine(normalize_url(url) if url.startswith("postgres") else url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE memories SET status = :s WHERE id = :i"), {"s": status, "i": memory_id})
+    finally:
+        engine.dispose()
+
+
 def _add(store: Store, user: str, text_: str, i: int, metadata: dict[str, Any], **kw: Any) -> int:
     out = store.apply_add(plan(user, now=later(i), memories=[memory(text_, vec=axis(i % 8), metadata=metadata)], **kw))
     return out.memory_ids[0]
@@ -72,6 +83,11 @@ def test_index_rows_follow_the_metadata(db_url: str) -> None:
         assert _slot_rows(db_url) == [("u1", JOB, a), ("u1", RES, a)]
         store.update_memory("u1", a, text="I live in Porto", content_hash="h", embedding=None, now=later(2), actor="t",
                             reason=None, metadata={JOB: "doctor"})  # fmt: skip
+        assert _slot_rows(db_url) == [("u1", JOB, a)]
+        # only active memories are held: a soft-deleted one leaves, a restored one comes back
+        store.delete_memory("u1", a, now=later(3), actor="t", reason=None)
+        assert _slot_rows(db_url) == []
+        _set_status(db_url, a, "active")
         assert _slot_rows(db_url) == [("u1", JOB, a)]
     finally:
         store.close()

@@ -36,6 +36,7 @@ from sqlalchemy.engine import Connection
 
 from deepcontext.errors import MigrationError
 from deepcontext.store.columns import JSONType, UTCDateTime, VectorType, pk_type
+from deepcontext.types import MemoryStatus
 
 __all__ = [
     "MIGRATIONS",
@@ -513,19 +514,21 @@ SLOT_KEY_PREFIX = "slot:"
 
 
 def _v6_slots(dialect: str) -> Callable[[int], list[str]]:
-    """memory_slots: (user, slot key, memory) for every memory whose metadata holds a non-null
-    ``slot:`` key, kept by row triggers on memories (every write path, in the writing transaction)
-    and backfilled from the rows already there."""
+    """memory_slots: (user, slot key, memory) for every active memory whose metadata holds a
+    non-null ``slot:`` key, kept by row triggers on memories (every write path, in the writing
+    transaction) and backfilled from the rows already there. Only active rows: the values a fact
+    once had (superseded) would otherwise pile up under its key."""
     table = (
         "CREATE TABLE memory_slots (user_id VARCHAR(255) NOT NULL, slot_key TEXT NOT NULL, "
         "memory_id BIGINT NOT NULL, PRIMARY KEY (user_id, memory_id, slot_key))"
     )
     index = "CREATE INDEX ix_memory_slots_key ON memory_slots (user_id, slot_key, memory_id)"
     n = len(SLOT_KEY_PREFIX)
+    active = MemoryStatus.ACTIVE.value
     if dialect == "sqlite":
         rows = (
             "SELECT {m}.user_id, j.key, {m}.id FROM {src} json_each({m}.metadata) AS j "
-            f"WHERE substr(j.key, 1, {n}) = '{SLOT_KEY_PREFIX}' AND j.type <> 'null'"
+            f"WHERE {{m}}.status = '{active}' AND substr(j.key, 1, {n}) = '{SLOT_KEY_PREFIX}' AND j.type <> 'null'"
         )
         one = rows.format(m="NEW", src="")
         return lambda dim: [
@@ -534,7 +537,7 @@ def _v6_slots(dialect: str) -> Callable[[int], list[str]]:
             "INSERT INTO memory_slots (user_id, slot_key, memory_id) " + rows.format(m="memories", src="memories,"),
             f"CREATE TRIGGER dc_memory_slots_insert AFTER INSERT ON memories BEGIN "
             f"INSERT OR IGNORE INTO memory_slots (user_id, slot_key, memory_id) {one}; END",
-            "CREATE TRIGGER dc_memory_slots_update AFTER UPDATE OF metadata, user_id ON memories BEGIN "
+            "CREATE TRIGGER dc_memory_slots_update AFTER UPDATE OF metadata, status, user_id ON memories BEGIN "
             "DELETE FROM memory_slots WHERE user_id = OLD.user_id AND memory_id = OLD.id; "
             f"INSERT OR IGNORE INTO memory_slots (user_id, slot_key, memory_id) {one}; END",
             "CREATE TRIGGER dc_memory_slots_delete AFTER DELETE ON memories BEGIN "
@@ -542,7 +545,7 @@ def _v6_slots(dialect: str) -> Callable[[int], list[str]]:
         ]
     rows = (
         "SELECT {m}.user_id, j.key, {m}.id FROM {src} jsonb_each({m}.metadata) AS j "
-        f"WHERE left(j.key, {n}) = '{SLOT_KEY_PREFIX}' AND jsonb_typeof(j.value) <> 'null'"
+        f"WHERE {{m}}.status = '{active}' AND left(j.key, {n}) = '{SLOT_KEY_PREFIX}' AND jsonb_typeof(j.value) <> 'null'"
     )
     one = rows.format(m="NEW", src="")
     body = (
@@ -559,7 +562,7 @@ def _v6_slots(dialect: str) -> Callable[[int], list[str]]:
         "INSERT INTO memory_slots (user_id, slot_key, memory_id) " + rows.format(m="memories", src="memories,"),
         f"CREATE FUNCTION dc_memory_slots() RETURNS trigger LANGUAGE plpgsql AS $$ {body} $$",
         "CREATE TRIGGER dc_memory_slots_insert AFTER INSERT ON memories FOR EACH ROW EXECUTE FUNCTION dc_memory_slots()",
-        "CREATE TRIGGER dc_memory_slots_update AFTER UPDATE OF metadata, user_id ON memories FOR EACH ROW "
+        "CREATE TRIGGER dc_memory_slots_update AFTER UPDATE OF metadata, status, user_id ON memories FOR EACH ROW "
         "EXECUTE FUNCTION dc_memory_slots()",
         "CREATE TRIGGER dc_memory_slots_delete AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION dc_memory_slots()",
     ]
