@@ -132,13 +132,14 @@ def plot(
         backend = names.get(data.get("backend"), str(data.get("backend")))
         if data.get("benchmark") == "scale" and data.get("shape") == "one user":
             st = data["stages"]
-            put(f"deepcontext, {backend}", [s["memories_total"] for s in st], [s["search_ms"][percentile] for s in st])
+            st = [s for s in st if "search_ms" in s]  # --build-only stages measured nothing
+            put(f"deepcontext, {backend} (bench scale)", [s["memories_total"] for s in st], [s["search_ms"][percentile] for s in st])
         elif data.get("benchmark") == "speed":
             st = data["stages"]
-            put(f"deepcontext, {backend}", [s["memories"] for s in st], [s["search_ms"][percentile] for s in st])
+            put(f"deepcontext, {backend} (bench speed)", [s["memories"] for s in st], [s["search_ms"][percentile] for s in st])
             if data.get("peer"):
                 ps = data["peer"]["stages"]
-                put(data["peer"]["name"], [s["memories"] for s in ps], [s["search_ms"][percentile] for s in ps])
+                put(f"{data['peer']['name']} (bench speed)", [s["memories"] for s in ps], [s["search_ms"][percentile] for s in ps])
         else:
             fail(f"{path}: not a `bench scale` (one user) or `bench speed` result")
     out = save_plot(
