@@ -144,7 +144,7 @@ def plot(
             fail(f"{path}: not a `bench scale` (one user) or `bench speed` result")
     out = save_plot(
         series, title=f"search {percentile}, query embedding included", xlabel="memories (one user)", ylabel="ms",
-        path=output, logx=True,
+        path=output, logx=True, logy=True,
     )  # fmt: skip
     if out is None:
         fail("matplotlib is not installed (pip install -e '.[bench]')")
