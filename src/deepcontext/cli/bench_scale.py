@@ -9,7 +9,7 @@ from typing import Any
 
 import typer
 
-from deepcontext.cli.bench import SETTING, _settings, bench
+from deepcontext.cli.bench import SETTING, bench, run_settings
 from deepcontext.cli.common import console, database_url, fail
 
 PHASES = ("embedding the sentence pool", "importing memories", "measuring")
@@ -72,11 +72,11 @@ def scale(
 
         result: dict[str, Any] = asyncio.run(
             run_scale(db_url=url, sizes=size_list, users=users, pool=pool, batch=batch, queries=queries, adds=adds,
-                      reuse=reuse, build=not measure_only, measure=not build_only, settings=_settings(settings),
+                      reuse=reuse, build=not measure_only, measure=not build_only, settings=run_settings(settings),
                       cache_dir=out_dir, progress=cb)  # fmt: skip
         )
     result["machine"] = machine()
-    result["settings"] = _settings(settings)
+    result["settings"] = run_settings(settings)
     path = save_json(result, out_dir, f"scale-{result['backend']}-{'one' if users == 1 else 'many'}")
     c = console()
     c.print(f"scale: {result['backend']}, {result['shape']}, embedder {result['embedder']}")
