@@ -18,8 +18,9 @@ from tests.store_workers import migrate_worker, run_processes
 #: what the migrations create beside the tables build_metadata describes (documented, ignored by the
 #: comparison): the keyword index (SQLite: the FTS5 virtual table memory_fts and its shadow tables
 #: memory_fts_*; PostgreSQL: the table memory_fts and its indexes, and memory_lexemes, the document
-#: frequencies its triggers keep) and PostgreSQL's HNSW index.
-EXTRA_TABLES = ("memory_fts", "memory_lexemes")
+#: frequencies its triggers keep), memory_slots (the slot-key index kept by triggers on memories) and
+#: PostgreSQL's HNSW index.
+EXTRA_TABLES = ("memory_fts", "memory_lexemes", "memory_slots")
 EXTRA_INDEXES = {"ix_memories_embedding_hnsw", "ix_memory_fts_tsv", "ix_memory_fts_user"}
 
 
@@ -163,7 +164,7 @@ def fill_old_database(store: Store, md: MetaData) -> dict[str, int]:
         mem = dict(
             memory_type="semantic", tier="short_term", importance=0.6, base_importance=0.6, confidence=0.9,
             access_count=0, reinforced_at=T0, created_at=T0, updated_at=T0, said_at=T0, valid_from=T0,
-            conversation_id="c1", source="rules", consolidated_from=[], metadata={"k": "v"}, pinned=False, tags=[], rev=3,
+            conversation_id="c1", source="rules", consolidated_from=[], metadata={"k": "v", "slot:user|residence": {"value": "lisbon"}}, pinned=False, tags=[], rev=3,
         )  # fmt: skip
         new = _insert(conn, md, "memories", **common, **mem, text="Ana lives in Lisbon", content_hash="m2", status="active", embedding=axis(0))
         old = _insert(conn, md, "memories", **common, **mem, text="Ana lives in Porto", content_hash="m1", status="superseded",
@@ -186,7 +187,10 @@ def check_filled_database(store: Store, ids: dict[str, int]) -> None:
     assert (new.text, new.status.value, new.entities, [p.turn_id for p in new.sources]) == (
         "Ana lives in Lisbon", "active", ["Lisbon"], [ids["turn"]],
     )  # fmt: skip
-    assert (old.status.value, old.superseded_by, new.metadata) == ("superseded", ids["new"], {"k": "v"})
+    assert (old.status.value, old.superseded_by, new.metadata["k"]) == ("superseded", ids["new"], "v")
+    # the slot-key index (version 6) holds the rows written before it; superseded memories stay out
+    found = store.find_active_by_metadata_keys("old-user", ["slot:user|residence", "slot:user|job"], later(1))
+    assert [m.id for m in found] == [ids["new"]]
     assert (new.mention_count, old.mention_count) == (1, 1)  # the column added by version 2
     assert (new.agent_id, new.run_id) == (None, None)  # the scopes added by version 5
     assert [e.event.value for e in store.history("old-user", ids["new"])] == ["UPDATE"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -394,9 +394,18 @@ class DeepContext:
         async for rec in self._wired().memories.export(user_id):
             yield rec
 
-    async def import_records(self, records: Iterable[Mapping[str, Any]], user_id: str | None = None) -> dict[str, int]:
-        """Restore an export (into ``user_id``, default: the exported user). One transaction."""
-        return await self._wired().memories.import_records(records, user_id)
+    async def import_records(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        user_id: str | None = None,
+        *,
+        part_size: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, int]:
+        """Restore an export (into ``user_id``, default: the exported user). One transaction; with
+        ``part_size``, one per that many records, resumable: run again after an interruption, it
+        continues after the last committed part. ``progress(done, total)`` counts records."""
+        return await self._wired().memories.import_records(records, user_id, part_size=part_size, progress=progress)
 
     async def import_v01(self, path: str | Path) -> dict[str, dict[str, int]]:
         """Import a DeepContext 0.1 SQLite file (read-only), one transaction per user."""

@@ -7,7 +7,7 @@ import asyncio
 import builtins
 import inspect
 import threading
-from collections.abc import Coroutine, Iterable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -168,8 +168,15 @@ class SyncDeepContext:
 
         return self._run(collect())
 
-    def import_records(self, records: Iterable[Mapping[str, Any]], user_id: str | None = None) -> dict[str, int]:
-        return self._run(self._async.import_records(records, user_id))
+    def import_records(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        user_id: str | None = None,
+        *,
+        part_size: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, int]:
+        return self._run(self._async.import_records(records, user_id, part_size=part_size, progress=progress))
 
     def import_v01(self, path: str | Path) -> dict[str, dict[str, int]]:
         return self._run(self._async.import_v01(path))

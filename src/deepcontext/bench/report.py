@@ -50,7 +50,7 @@ def markdown_table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-def save_plot(series: dict[str, tuple[list[float], list[float]]], *, title: str, xlabel: str, ylabel: str, path: Path, logx: bool = False) -> Path | None:
+def save_plot(series: dict[str, tuple[list[float], list[float]]], *, title: str, xlabel: str, ylabel: str, path: Path, logx: bool = False, logy: bool = False) -> Path | None:
     """A line plot of several series; None if matplotlib is not installed."""
     try:
         import matplotlib
@@ -64,6 +64,8 @@ def save_plot(series: dict[str, tuple[list[float], list[float]]], *, title: str,
         ax.plot(xs, ys, marker="o", label=label)
     if logx:
         ax.set_xscale("log")
+    if logy:
+        ax.set_yscale("log")
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)

@@ -18,6 +18,7 @@ COMMAND_MODULES = [
     "deepcontext.cli.bench_cases",
     "deepcontext.cli.bench_reliability",
     "deepcontext.cli.bench_ui",
+    "deepcontext.cli.bench_scale",
     "deepcontext.cli.serve",
     "deepcontext.cli.ui",
     "deepcontext.cli.keys",

@@ -14,6 +14,9 @@ from deepcontext.cli.app import app
 from deepcontext.cli.common import console, fail, read_input, run
 from deepcontext.cli.memory import USER
 
+#: records per transaction of `import` (a larger file goes in resumable parts)
+IMPORT_PART = 2000
+
 
 @app.command()
 def export(
@@ -38,30 +41,48 @@ def export(
 def import_cmd(
     path: str = typer.Argument(..., help="JSONL file made by `deepcontext export` ('-' for stdin)"),
     user: str = typer.Option(None, "--user", "-u", help="Import into this user (default: the exported one)"),
+    batch: int = typer.Option(
+        IMPORT_PART, "--batch", min=1, help="Records per transaction; a larger file is imported in parts, resumable"
+    ),
 ) -> None:
-    """Restore an export (fresh ids, same memories, provenance and history). One transaction: an
-    interrupted import stores nothing, so running it again stores everything once."""
+    """Restore an export (fresh ids, same memories, provenance and history). A file of more than
+    --batch records goes in parts, one transaction each, with a progress bar: run again after an
+    interruption, it continues after the last committed part and stores nothing twice."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 
     text = read_input(path)
     records = []
     lines = [ln for ln in text.splitlines() if ln.strip()]
+    for n, line in enumerate(lines, start=1):
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            fail(f"line {n}: not JSON ({exc.msg})")
     t0 = time.perf_counter()
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), "eta", TimeRemainingColumn())
-    with Progress(*columns, console=console(stderr=True), transient=True, disable=len(lines) < 1000) as progress:
-        task = progress.add_task("reading", total=len(lines))
-        for n, line in enumerate(lines, start=1):
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                fail(f"line {n}: not JSON ({exc.msg})")
-            if n % 1000 == 0:
-                progress.update(task, completed=n)
-        progress.update(task, description="writing (one transaction)", completed=len(lines))
-        counts = run(lambda ctx: ctx.import_records(records, user))
+    resumed = 0
+    with Progress(*columns, console=console(stderr=True), transient=True, disable=len(lines) <= batch) as progress:
+        task = progress.add_task("records", total=max(0, len(lines) - 1))
+
+        def moved(done: int, total: int) -> None:
+            nonlocal resumed
+            if not progress.tasks[0].completed and done and done < total and not resumed:
+                resumed = done  # the parts an earlier run committed
+                progress.reset(task, total=total - done)
+                console(stderr=True).print(f"resuming: {done} of {total} records were imported by an earlier run", markup=False)
+                return
+            progress.update(task, completed=done - resumed)
+
+        counts = run(lambda ctx: ctx.import_records(records, user, part_size=batch, progress=moved))
     seconds = time.perf_counter() - t0
-    rate = f" in {seconds:.1f} s ({counts.get('turns', 0) / seconds:.1f} turns/s)" if counts.get("turns") and seconds > 0 else ""
-    console().print("imported " + ", ".join(f"{v} {k}" for k, v in counts.items() if v) + rate)
+    turns = counts.get("turns", 0)
+    rate = f" in {seconds:.1f} s ({turns / seconds:.1f} turns/s)" if turns and seconds > 0 else ""
+    shown = {k: v for k, v in counts.items() if v and k not in ("resumed_parts", "already_imported")}
+    if counts.get("already_imported"):
+        console().print("already imported: " + ", ".join(f"{v} {k}" for k, v in shown.items()))
+        return
+    earlier = f"; {counts['resumed_parts']} part(s) were imported by an earlier run" if counts.get("resumed_parts") else ""
+    console().print("imported " + ", ".join(f"{v} {k}" for k, v in shown.items()) + rate + earlier)
 
 
 @app.command("import-0.1")

@@ -254,13 +254,25 @@ class MemoryService:
         async for rec in export_records(self.store, self.embedder, user_id, self.clock.now()):
             yield rec
 
-    async def import_records(self, records: Iterable[Mapping[str, Any]], user_id: str | None = None) -> dict[str, int]:
-        """Restore an export (into ``user_id``, default: the exported user). One transaction."""
+    async def import_records(
+        self,
+        records: Iterable[Mapping[str, Any]],
+        user_id: str | None = None,
+        *,
+        part_size: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, int]:
+        """Restore an export (into ``user_id``, default: the exported user). One transaction, or one
+        per ``part_size`` records, resumable (see :func:`deepcontext.services.transfer.import_records`)."""
         from deepcontext.services.transfer import import_records
 
         if user_id is not None:
             user_id = check_id(user_id, "user_id")
-        return await import_records(self.store, self.embedder, list(records), user_id, self.clock.now())
+        if part_size is not None and (isinstance(part_size, bool) or not isinstance(part_size, int) or part_size < 1):
+            raise ValidationError("part_size must be a positive integer", field="part_size")
+        return await import_records(
+            self.store, self.embedder, list(records), user_id, self.clock.now(), part_size=part_size, progress=progress
+        )
 
     async def import_v01(self, path: str | Path) -> dict[str, dict[str, int]]:
         """Import a DeepContext 0.1 SQLite file (read-only): every user's memories, entities,

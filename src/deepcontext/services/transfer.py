@@ -15,7 +15,7 @@ import base64
 import hashlib
 import json
 import math
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -27,6 +27,7 @@ from deepcontext.errors import ValidationError
 from deepcontext.services.validation import _check_json, check_json
 from deepcontext.store.schema import is_time_column, is_vector_column
 from deepcontext.store.interface import Store
+from deepcontext.store.sql_transfer import IMPORTS_NAMESPACE
 
 __all__ = ["FORMAT", "VERSION", "export_records", "import_records"]
 
@@ -102,7 +103,14 @@ async def import_records(
     records: Sequence[Mapping[str, Any]],
     user_id: str | None,
     now: datetime,
+    *,
+    part_size: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, int]:
+    """Restore an export: one transaction, or with ``part_size`` one per that many records, where a
+    run after an interruption continues after the last committed part and never writes a part
+    twice (the counts are then this run's, with ``resumed_parts``). ``progress(done, total)``
+    counts records."""
     if not records or records[0].get("record") != "header" or records[0].get("format") != FORMAT:
         raise ValidationError("not a deepcontext export: the first record must be its header", field="records")
     header = records[0]
@@ -118,15 +126,80 @@ async def import_records(
             raise ValidationError(f"record {i} names no table (key 'record')", field="records")
         rows.append((kind, _from_json(store, kind, rec)))
     same_model = header.get("embedder") == embedder.model_id and header.get("dimensions") == embedder.dimensions
+    # the records' content, not the header (two exports of the same rows are the same import)
+    fingerprint = await asyncio.to_thread(_fingerprint, records[1:])
+    if part_size is None or len(rows) <= part_size:
+        await _embed_missing(embedder, rows, same_model)
+        counts = await asyncio.to_thread(store.import_rows, target, rows, now, fingerprint=fingerprint)
+        if progress:
+            progress(len(rows), len(rows))
+        return counts
+    return await _import_parts(store, embedder, rows, target, now, fingerprint, part_size, same_model, progress)
+
+
+async def _embed_missing(embedder: Embedder, rows: Sequence[tuple[str, dict[str, Any]]], same_model: bool) -> None:
     mems = [r for k, r in rows if k == "memories"]
     if mems and (not same_model or any(r.get("embedding") is None for r in mems)):
         vecs = await asyncio.to_thread(embedder.embed, [r["text"] for r in mems])
         for r, v in zip(mems, vecs, strict=True):
             if not same_model or r.get("embedding") is None:
                 r["embedding"] = v
-    # the records' content, not the header (two exports of the same rows are the same import)
-    fingerprint = await asyncio.to_thread(_fingerprint, records[1:])
-    return await asyncio.to_thread(store.import_rows, target, rows, now, fingerprint=fingerprint)
+
+
+#: per kind of row, the fields that may point at a row further on in the export (resolved at the end)
+_FORWARD = {
+    "conversations": ("tip_turn_id", "summary_turn_id"),
+    "turns": ("summarized_by", "summary_of"),
+    "memories": ("superseded_by", "consolidated_from"),
+}
+
+
+async def _import_parts(
+    store: Store,
+    embedder: Embedder,
+    rows: list[tuple[str, dict[str, Any]]],
+    target: str,
+    now: datetime,
+    fingerprint: str,
+    size: int,
+    same_model: bool,
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, int]:
+    parts = [rows[i : i + size] for i in range(0, len(rows), size)]
+    key = f"{fingerprint}/{size}/{len(parts)}"
+    maps: dict[str, dict[int, int]] = {}
+    totals: dict[str, int] = {}
+    done = 0
+    for i in range(len(parts)):  # the parts an earlier run committed, and the ids they gave
+        mark = await asyncio.to_thread(store.kv_get, target, IMPORTS_NAMESPACE, f"{key}/{i}")
+        if mark is None:
+            break
+        for kind, ids in mark["maps"].items():
+            maps.setdefault(kind, {}).update({int(k): int(v) for k, v in ids.items()})
+        _add_counts(totals, mark["counts"])
+        done = i + 1
+    if progress:
+        progress(sum(len(p) for p in parts[:done]), len(rows))
+    if done == len(parts):
+        return {**totals, "already_imported": 1}
+    totals = {}  # from here: what this run writes
+    earlier = [(k, r) for k, r in rows[: (len(parts) - 1) * size] if any(r.get(f) for f in _FORWARD.get(k, ()))]
+    for i in range(done, len(parts)):
+        last = i == len(parts) - 1
+        await _embed_missing(embedder, parts[i], same_model)
+        counts = await asyncio.to_thread(
+            store.import_rows, target, parts[i], now, fingerprint=fingerprint if last else None, maps=maps,
+            fixups=earlier if last else (), part=f"{key}/{i}",
+        )  # fmt: skip
+        _add_counts(totals, {k: v for k, v in counts.items() if k != "already_imported"})
+        if progress:
+            progress(sum(len(p) for p in parts[: i + 1]), len(rows))
+    return {**totals, **({"resumed_parts": done} if done else {})}
+
+
+def _add_counts(into: dict[str, int], counts: Mapping[str, int]) -> None:
+    for k, v in counts.items():
+        into[k] = into.get(k, 0) + int(v)
 
 
 def _fingerprint(records: Sequence[Mapping[str, Any]]) -> str:

@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepcontext.extract.slots import Slot, find_slots, same_value
+from deepcontext.store.migrations import SLOT_KEY_PREFIX
 from deepcontext.types import Memory
 
 __all__ = ["SLOTS_KEY", "SLOT_PREFIX", "fact_keys", "without_fact_keys", "Conflict", "conflicts", "slot_metadata", "slots_of"]
 
-#: metadata keys of a memory's current slots start with this
-SLOT_PREFIX = "slot:"
+#: metadata keys of a memory's current slots start with this (the store indexes them)
+SLOT_PREFIX = SLOT_KEY_PREFIX
 #: metadata key holding a memory's current slot keys, space-separated
 SLOTS_KEY = "slots"
 

@@ -491,10 +491,20 @@ class Store(ABC):
 
     @abstractmethod
     def import_rows(
-        self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime, *, fingerprint: str | None = None
+        self,
+        user_id: str,
+        rows: Sequence[tuple[str, dict[str, Any]]],
+        now: datetime,
+        *,
+        fingerprint: str | None = None,
+        maps: dict[str, dict[int, int]] | None = None,
+        fixups: Sequence[tuple[str, dict[str, Any]]] = (),
+        part: str | None = None,
     ) -> dict[str, int]:
         """Write exported rows for ``user_id`` with fresh ids, references remapped. One transaction.
-        With a ``fingerprint`` (of the export), a second import of it into the user writes nothing."""
+        With a ``fingerprint`` (of the export), a second import of it into the user writes nothing.
+        In parts: shared ``maps`` of old to new ids, each ``part`` recorded with its ids, and the
+        ``fixups`` (earlier parts' rows) whose references the last part resolves."""
 
     @abstractmethod
     def iter_memories(self, user_id: str, *, batch: int = 500) -> Iterator[Memory]:

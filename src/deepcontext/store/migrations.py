@@ -36,10 +36,12 @@ from sqlalchemy.engine import Connection
 
 from deepcontext.errors import MigrationError
 from deepcontext.store.columns import JSONType, UTCDateTime, VectorType, pk_type
+from deepcontext.types import MemoryStatus
 
 __all__ = [
     "MIGRATIONS",
     "PG_TS_CONFIG",
+    "SLOT_KEY_PREFIX",
     "AddColumn",
     "AddIndex",
     "CreateTables",
@@ -506,6 +508,66 @@ def _v5_scope(name: str) -> Callable[[int], Column]:  # type: ignore[type-arg]
     return lambda dim: Column(name, String(255), nullable=True)
 
 
+#: metadata keys with this prefix (the single-valued facts of deepcontext.extract.slots) are indexed
+#: in memory_slots, so an add finds the stored values of a fact without reading every memory's JSON
+SLOT_KEY_PREFIX = "slot:"
+
+
+def _v6_slots(dialect: str) -> Callable[[int], list[str]]:
+    """memory_slots: (user, slot key, memory) for every active memory whose metadata holds a
+    non-null ``slot:`` key, kept by row triggers on memories (every write path, in the writing
+    transaction) and backfilled from the rows already there. Only active rows: the values a fact
+    once had (superseded) would otherwise pile up under its key."""
+    table = (
+        "CREATE TABLE memory_slots (user_id VARCHAR(255) NOT NULL, slot_key TEXT NOT NULL, "
+        "memory_id BIGINT NOT NULL, PRIMARY KEY (user_id, memory_id, slot_key))"
+    )
+    index = "CREATE INDEX ix_memory_slots_key ON memory_slots (user_id, slot_key, memory_id)"
+    n = len(SLOT_KEY_PREFIX)
+    active = MemoryStatus.ACTIVE.value
+    if dialect == "sqlite":
+        rows = (
+            "SELECT {m}.user_id, j.key, {m}.id FROM {src} json_each({m}.metadata) AS j "
+            f"WHERE {{m}}.status = '{active}' AND substr(j.key, 1, {n}) = '{SLOT_KEY_PREFIX}' AND j.type <> 'null'"
+        )
+        one = rows.format(m="NEW", src="")
+        return lambda dim: [
+            table + " WITHOUT ROWID",
+            index,
+            "INSERT INTO memory_slots (user_id, slot_key, memory_id) " + rows.format(m="memories", src="memories,"),
+            f"CREATE TRIGGER dc_memory_slots_insert AFTER INSERT ON memories BEGIN "
+            f"INSERT OR IGNORE INTO memory_slots (user_id, slot_key, memory_id) {one}; END",
+            "CREATE TRIGGER dc_memory_slots_update AFTER UPDATE OF metadata, status, user_id ON memories BEGIN "
+            "DELETE FROM memory_slots WHERE user_id = OLD.user_id AND memory_id = OLD.id; "
+            f"INSERT OR IGNORE INTO memory_slots (user_id, slot_key, memory_id) {one}; END",
+            "CREATE TRIGGER dc_memory_slots_delete AFTER DELETE ON memories BEGIN "
+            "DELETE FROM memory_slots WHERE user_id = OLD.user_id AND memory_id = OLD.id; END",
+        ]
+    rows = (
+        "SELECT {m}.user_id, j.key, {m}.id FROM {src} jsonb_each({m}.metadata) AS j "
+        f"WHERE {{m}}.status = '{active}' AND left(j.key, {n}) = '{SLOT_KEY_PREFIX}' AND jsonb_typeof(j.value) <> 'null'"
+    )
+    one = rows.format(m="NEW", src="")
+    body = (
+        "BEGIN "
+        "IF TG_OP IN ('UPDATE', 'DELETE') THEN "
+        "DELETE FROM memory_slots WHERE user_id = OLD.user_id AND memory_id = OLD.id; END IF; "
+        "IF TG_OP IN ('INSERT', 'UPDATE') THEN "
+        f"INSERT INTO memory_slots (user_id, slot_key, memory_id) {one} ON CONFLICT DO NOTHING; END IF; "
+        "RETURN NULL; END"
+    )
+    return lambda dim: [
+        table,
+        index,
+        "INSERT INTO memory_slots (user_id, slot_key, memory_id) " + rows.format(m="memories", src="memories,"),
+        f"CREATE FUNCTION dc_memory_slots() RETURNS trigger LANGUAGE plpgsql AS $$ {body} $$",
+        "CREATE TRIGGER dc_memory_slots_insert AFTER INSERT ON memories FOR EACH ROW EXECUTE FUNCTION dc_memory_slots()",
+        "CREATE TRIGGER dc_memory_slots_update AFTER UPDATE OF metadata, status, user_id ON memories FOR EACH ROW "
+        "EXECUTE FUNCTION dc_memory_slots()",
+        "CREATE TRIGGER dc_memory_slots_delete AFTER DELETE ON memories FOR EACH ROW EXECUTE FUNCTION dc_memory_slots()",
+    ]
+
+
 MIGRATIONS: list[Migration] = [
     Migration(
         1,
@@ -530,6 +592,11 @@ MIGRATIONS: list[Migration] = [
             AddIndex("memories", "ix_memories_user_agent", ["user_id", "agent_id"]),
             AddIndex("memories", "ix_memories_user_run", ["user_id", "run_id"]),
         ],
+    ),
+    Migration(
+        6,
+        "single-valued facts indexed by user and slot key (memory_slots, kept by triggers)",
+        [RawSQL(sqlite=_v6_slots("sqlite"), postgresql=_v6_slots("postgresql"))],
     ),
 ]
 # versions need not be consecutive (a number may be left free), only increasing

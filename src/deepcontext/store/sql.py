@@ -495,5 +495,6 @@ class SQLStore(Store):
     def export_rows(self, user_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
         return self.transfer.export_rows(user_id)
 
-    def import_rows(self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime, *, fingerprint: str | None=None) -> dict[str, int]:
-        return self.transfer.import_rows(user_id, rows, now, fingerprint=fingerprint)
+    def import_rows(self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime, *, fingerprint: str | None=None,
+                    maps: dict[str, dict[int, int]] | None=None, fixups: Sequence[tuple[str, dict[str, Any]]]=(), part: str | None=None) -> dict[str, int]:
+        return self.transfer.import_rows(user_id, rows, now, fingerprint=fingerprint, maps=maps, fixups=fixups, part=part)

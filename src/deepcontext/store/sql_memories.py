@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Connection, and_, bindparam, func, or_, select
+from sqlalchemy.sql import column as sql_column, table as sql_table
 
 from deepcontext.errors import MemoryNotFoundError
 from deepcontext.store.interface import MemoryFilters, RankFields
+from deepcontext.store.migrations import SLOT_KEY_PREFIX
 from deepcontext.store.sqlparts import chunks, decode_cursor, encode_cursor
 from deepcontext.types import HistoryEntry, HistoryEvent, Memory, MemoryStatus, MemoryTier, MemoryType
 
@@ -160,22 +162,23 @@ class MemoryReads:
             return []
         mt = self.s.t.memories
         filters = MemoryFilters(tiers=(MemoryTier.SHORT_TERM, MemoryTier.LONG_TERM))
-        has_key = or_(*(mt.c.metadata[k].as_string().isnot(None) for k in dict.fromkeys(keys)))
+        keys = list(dict.fromkeys(keys))
+        where = [mt.c.user_id == user_id, *self.s.filter_clause(filters, now), *(self.s.scope_clause(scope) if scope is not None else [])]
+        if all(k.startswith(SLOT_KEY_PREFIX) for k in keys):
+            # indexed (memory_slots, migration 6): walk the keys' rows newest first instead of every
+            # memory's JSON; a memory holding several of the keys comes once per key
+            stmt = (
+                select(_SLOTS.c.memory_id)
+                .join(mt, and_(mt.c.id == _SLOTS.c.memory_id, mt.c.user_id == _SLOTS.c.user_id))
+                .where(_SLOTS.c.user_id == user_id, _SLOTS.c.slot_key.in_(keys), *where)
+                .order_by(_SLOTS.c.memory_id.desc())
+                .limit(limit * len(keys))
+            )
+        else:
+            has_key = or_(*(mt.c.metadata[k].as_string().isnot(None) for k in keys))
+            stmt = select(mt.c.id).where(*where, has_key).order_by(mt.c.id.desc()).limit(limit)
         with self.s.connection() as conn:
-            ids = [
-                int(r[0])
-                for r in conn.execute(
-                    select(mt.c.id)
-                    .where(
-                        mt.c.user_id == user_id,
-                        *self.s.filter_clause(filters, now),
-                        *(self.s.scope_clause(scope) if scope is not None else []),
-                        has_key,
-                    )
-                    .order_by(mt.c.id.desc())
-                    .limit(limit)
-                )
-            ]
+            ids = list(dict.fromkeys(int(r[0]) for r in conn.execute(stmt)))[:limit]
         return self.get_memories(user_id, ids, details=False) if ids else []
 
     def history(self, user_id: str, memory_id: int) -> list[HistoryEntry]:
@@ -374,3 +377,7 @@ class MemoryReads:
         found = self.get_memories(user_id, ids, details=False)
         found.sort(key=lambda m: (-m.importance, -m.id))
         return found
+
+
+#: the slot-key index the triggers of migration 6 keep (raw DDL, outside build_metadata)
+_SLOTS = sql_table("memory_slots", sql_column("user_id"), sql_column("slot_key"), sql_column("memory_id"))

@@ -42,13 +42,30 @@ class Transfer:
                     yield name, dict(r._mapping)
 
     def import_rows(
-        self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime, *, fingerprint: str | None = None
+        self,
+        user_id: str,
+        rows: Sequence[tuple[str, dict[str, Any]]],
+        now: datetime,
+        *,
+        fingerprint: str | None = None,
+        maps: dict[str, dict[int, int]] | None = None,
+        fixups: Sequence[tuple[str, dict[str, Any]]] = (),
+        part: str | None = None,
     ) -> dict[str, int]:
         """Write exported rows for ``user_id`` with fresh ids (references remapped). One transaction.
         With a ``fingerprint``, an import of the same rows into the same user writes nothing the
-        second time and returns the first one's counts plus ``already_imported: 1``."""
+        second time and returns the first one's counts plus ``already_imported: 1``. An import in
+        parts shares ``maps`` (old id -> new id per kind, filled in place), records each ``part``
+        under that key with the ids it gave, and resolves in its last part the references of earlier
+        parts' rows (``fixups``: not written again) to rows imported after them."""
         t = self.s.t
-        maps: dict[str, dict[int, int]] = {"turns": {}, "entities": {}, "relations": {}, "memories": {}}
+        maps = maps if maps is not None else {}
+        for kind in ("turns", "entities", "relations", "memories"):
+            maps.setdefault(kind, {})
+        before = {kind: set(ids) for kind, ids in maps.items()}
+        fixed: dict[str, list[dict[str, Any]]] = {}
+        for name, row in fixups:
+            fixed.setdefault(name, []).append(row)
         counts: dict[str, int] = {}
         by_table: dict[str, list[dict[str, Any]]] = {}
         for name, row in rows:
@@ -63,13 +80,16 @@ class Transfer:
 
         kv = t.kv
         mark = (kv.c.user_id == user_id, kv.c.namespace == IMPORTS_NAMESPACE, kv.c.key == fingerprint)
+        part_mark = (kv.c.user_id == user_id, kv.c.namespace == IMPORTS_NAMESPACE, kv.c.key == part)
         with self.s.transaction() as conn:
             rev = self.s.bump_user(conn, user_id, now)  # locks the user: a concurrent retry waits here
-            if fingerprint is not None:
-                done = conn.execute(select(kv.c.value).where(*mark)).scalar()
+            for key, where in ((fingerprint, mark), (part, part_mark)):
+                done = conn.execute(select(kv.c.value).where(*where)).scalar() if key is not None else None
                 if done is not None:
                     return {**done["counts"], "already_imported": 1}
-            deferred_tips: list[tuple[str, Any, Any]] = []
+            deferred_tips: list[tuple[str, Any, Any]] = [
+                (r["conversation_id"], r.get("tip_turn_id"), r.get("summary_turn_id")) for r in fixed.get("conversations", [])
+            ]
             for row in by_table.get("conversations", []):
                 exists = conn.execute(
                     select(t.conversations.c.conversation_id).where(
@@ -85,7 +105,7 @@ class Transfer:
                 vals = {k: v for k, v in row.items() if k != "id"}
                 vals.update(user_id=user_id, summarized_by=None)
                 maps["turns"][int(old)] = int(conn.execute(insert(t.turns).values(**vals).returning(t.turns.c.id)).scalar_one())
-            for row in by_table.get("turns", []):
+            for row in [*fixed.get("turns", []), *by_table.get("turns", [])]:
                 new_id = maps["turns"][int(row["id"])]
                 upd: dict[str, Any] = {}
                 if row.get("summarized_by") is not None:
@@ -137,7 +157,7 @@ class Transfer:
             )
             for row, new_id in zip(exported, fresh, strict=True):
                 maps["memories"][int(row["id"])] = new_id
-            for row in by_table.get("memories", []):
+            for row in [*fixed.get("memories", []), *by_table.get("memories", [])]:
                 upd = {}
                 if row.get("superseded_by") is not None:
                     upd["superseded_by"] = m("memories", row["superseded_by"])
@@ -179,6 +199,10 @@ class Transfer:
                 )
             for name, rows_ in by_table.items():
                 counts[name] = len(rows_)
+            if part is not None:
+                given = {kind: {str(k): v for k, v in ids.items() if k not in before[kind]} for kind, ids in maps.items()}
+                value = {"counts": counts, "at": now.isoformat(), "maps": given}
+                conn.execute(insert(kv).values(user_id=user_id, namespace=IMPORTS_NAMESPACE, key=part, value=value, updated_at=now))
             if fingerprint is not None:
                 conn.execute(
                     insert(kv).values(
