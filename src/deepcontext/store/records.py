@@ -1,0 +1,202 @@
+"""The vocabulary between engine and store: filters, and *plans* that describe a write completely
+before it starts, so no transaction is open while an embedder or an LLM works."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from deepcontext.store.metafilter import MetaFilter, parse_metadata_filter
+from deepcontext.types import EntityType, HistoryEvent, MemoryStatus, MemoryTier, MemoryType
+
+__all__ = [
+    "DEFAULT_FILTERS",
+    "AddOutcome",
+    "AddPlan",
+    "EntityUpsert",
+    "MemoryChange",
+    "MemoryFilters",
+    "MemoryRewrite",
+    "NewMemory",
+    "NewTurn",
+    "RankFields",
+    "RelationUpsert",
+]
+
+
+@dataclass(slots=True)
+class MemoryFilters:
+    """Filters every retrieval leg and ``list`` honour. ``None`` means no restriction."""
+
+    tiers: tuple[MemoryTier, ...] | None = None
+    types: tuple[MemoryType, ...] | None = None
+    conversation_ids: tuple[str, ...] | None = None
+    after: datetime | None = None  # said_at (or created_at when unknown) >= after
+    before: datetime | None = None  # said_at (or created_at) < before
+    metadata: MetaFilter | Mapping[str, Any] | None = None  # conditions on top-level metadata keys (store.metafilter)
+    statuses: tuple[MemoryStatus, ...] = (MemoryStatus.ACTIVE,)
+    include_expired: bool = False
+    #: memories of these agents / runs (a None in the tuple: memories without one)
+    agent_ids: tuple[str | None, ...] | None = None
+    run_ids: tuple[str | None, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.metadata, Mapping):  # the JSON form ({key: value} or operators)
+            self.metadata = parse_metadata_filter(self.metadata)
+
+    @property
+    def only_active(self) -> bool:
+        return self.statuses == (MemoryStatus.ACTIVE,)
+
+    @property
+    def needs_sql(self) -> bool:
+        """Filters only the database can evaluate (metadata, scopes): in-memory indexes ask it which
+        ids pass."""
+        return self.metadata is not None or self.agent_ids is not None or self.run_ids is not None
+
+
+#: the filters of a plain search (active, unexpired memories, nothing else): backends answer this
+#: common case with statements of their own; compare with ==, never change it
+DEFAULT_FILTERS = MemoryFilters()
+
+
+@dataclass(slots=True, frozen=True)
+class RankFields:
+    """The few fields search rescoring needs for a candidate."""
+
+    importance: float
+    confidence: float
+    when: datetime  # said_at, else created_at
+    access_count: int
+    active: bool
+    first_turn: int | None = None  # the turn the memory was derived from (its oldest source)
+    pinned: bool = False
+    valid_to: datetime | None = None  # when what it says stopped being true (knowledge updates)
+    standing: str | None = None  # the kind of standing fact it states (allergy, diet, preference...)
+    slots: str | None = None  # the single-valued facts it holds: "maya|employer maya|job"
+    conversation_id: str | None = None
+    occurred_at: datetime | None = None  # when what it says happened (extracted), if known
+
+
+@dataclass(slots=True)
+class NewTurn:
+    role: str
+    content: str
+    content_hash: str
+    said_at: datetime
+    name: str | None = None
+    kind: str = "message"
+    metadata: dict[str, Any] = field(default_factory=dict)
+    #: explicit parents (turn ids). None: chain after the conversation's tip (or the previous new turn)
+    parent_ids: list[int] | None = None
+
+
+@dataclass(slots=True)
+class NewMemory:
+    text: str
+    content_hash: str
+    memory_type: MemoryType
+    tier: MemoryTier
+    importance: float
+    confidence: float
+    embedding: np.ndarray | None
+    source: str = "rules"
+    said_at: datetime | None = None
+    occurred_at: datetime | None = None
+    valid_from: datetime | None = None
+    expires_at: datetime | None = None
+    conversation_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+    #: provenance: indices into AddPlan.turns, and/or ids of turns stored earlier
+    source_turn_indices: list[int] = field(default_factory=list)
+    source_turn_ids: list[int] = field(default_factory=list)
+    entity_names: list[str] = field(default_factory=list)
+    #: (existing memory id, cosine) pairs above the connection threshold
+    links: list[tuple[int, float]] = field(default_factory=list)
+    consolidated_from: list[int] = field(default_factory=list)
+    pinned: bool = False
+    tags: list[str] = field(default_factory=list)
+    canonical_key: str | None = None
+    #: the existing memory this one replaces (UPDATE / REPLACE): it becomes superseded
+    supersedes: int | None = None
+    #: further existing memories the same new version supersedes (an older value said twice)
+    also_supersedes: list[int] = field(default_factory=list)
+    event: HistoryEvent = HistoryEvent.ADD
+    reason: str | None = None
+    #: if an active memory with the same content hash exists when the write happens, link the
+    #: provenance to it instead of inserting (exact duplicates never become two rows)
+    dedupe: bool = True
+
+
+@dataclass(slots=True)
+class MemoryChange:
+    """A change to an existing memory inside an add (DELETE or NOOP-with-provenance)."""
+
+    memory_id: int
+    action: HistoryEvent  # DELETE | NOOP
+    reason: str | None = None
+    source_turn_indices: list[int] = field(default_factory=list)
+    source_turn_ids: list[int] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class EntityUpsert:
+    name: str
+    norm_name: str
+    entity_type: EntityType
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class RelationUpsert:
+    source_norm: str
+    target_norm: str
+    relation: str
+    properties: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class AddPlan:
+    """Everything one ``add`` writes, decided before the transaction starts."""
+
+    user_id: str
+    conversation_id: str
+    now: datetime
+    turns: list[NewTurn] = field(default_factory=list)
+    memories: list[NewMemory] = field(default_factory=list)
+    changes: list[MemoryChange] = field(default_factory=list)
+    entities: list[EntityUpsert] = field(default_factory=list)
+    relations: list[RelationUpsert] = field(default_factory=list)
+    actor: str = "system"
+    #: the agent and run (inside the user) the turns and memories belong to; None: none. Exact
+    #: duplicates and neighbours are looked for among memories of the same agent and run, where given
+    agent_id: str | None = None
+    run_id: str | None = None
+    #: mark the user for consolidation (the lifecycle picks it up; add never waits for it)
+    consolidation_due: bool = False
+
+
+@dataclass(slots=True)
+class AddOutcome:
+    turn_ids: list[int]
+    #: per plan.memories: the new id, or the id of the existing duplicate it was folded into
+    memory_ids: list[int]
+    #: per plan.memories: True if a row was inserted, False if folded into an existing duplicate
+    inserted: list[bool]
+    entity_ids: dict[str, int]
+    relations_written: int
+
+
+@dataclass(slots=True, frozen=True)
+class MemoryRewrite:
+    """A memory's new text, written only if its text is still ``old_text``."""
+
+    memory_id: int
+    old_text: str
+    text: str
+    content_hash: str
+    embedding: np.ndarray | None
