@@ -407,7 +407,9 @@ def _v6_slots(dialect: str) -> Callable[[int], list[str]]:
     active = MemoryStatus.ACTIVE.value
     if dialect == "sqlite":
         rows = (
-            "SELECT {m}.user_id, j.key, {m}.id FROM {src} json_each({m}.metadata) AS j "
+            # rows written before metadata was checked may hold NaN, which json_each refuses
+            "SELECT {m}.user_id, j.key, {m}.id "
+            "FROM {src} json_each(CASE WHEN json_valid({m}.metadata) THEN {m}.metadata ELSE '{{}}' END) AS j "
             f"WHERE {{m}}.status = '{active}' AND substr(j.key, 1, {n}) = '{SLOT_KEY_PREFIX}' AND j.type <> 'null'"
         )
         one = rows.format(m="NEW", src="")
