@@ -134,14 +134,30 @@ def all_by(driver: Any, css: str) -> list[Any]:
     return driver.find_elements(By.CSS_SELECTOR, css)
 
 
+def wait_gone(driver: Any, old: Any) -> None:
+    """Wait until ``old`` (an element of the page before a navigation) no longer belongs to the page.
+    Chromium answers for it with "stale element" or, mid-navigation, "does not belong to the
+    document": both mean the old page is gone."""
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def gone(_: Any) -> bool:
+        try:
+            old.is_enabled()
+        except WebDriverException:
+            return True
+        return False
+
+    WebDriverWait(driver, 30).until(gone)
+
+
 def go(driver: Any, element: Any, submit: bool = False) -> None:
     """Click ``element`` (or submit its form) and wait for the next page to load."""
-    from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
     page = driver.find_element("css selector", "html")
     element.submit() if submit else element.click()
-    WebDriverWait(driver, 30).until(ec.staleness_of(page))
+    wait_gone(driver, page)
     WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
@@ -306,7 +322,7 @@ def test_edit_and_forget(driver: Any, site: Site) -> None:
     page = by(driver, "html")
     by(driver, "#forget").click()
     WebDriverWait(driver, 10).until(ec.alert_is_present()).accept()
-    WebDriverWait(driver, 30).until(ec.staleness_of(page))
+    wait_gone(driver, page)
     assert by(driver, "#status").text == "deleted"
     assert not all_by(driver, "#write-controls")
 
@@ -334,10 +350,7 @@ def test_read_only_key_has_no_write_controls(driver: Any, site: Site) -> None:
         f"/ui/memory/{mid}/forget",
         by(driver, "input[name=csrf]").get_attribute("value") if all_by(driver, "input[name=csrf]") else "",
     )
-    from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    WebDriverWait(driver, 30).until(ec.staleness_of(page_el))
+    wait_gone(driver, page_el)
     assert "read-only" in by(driver, "#error").text
     driver.get(page)
     assert by(driver, "#status").text == "active"
