@@ -15,7 +15,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from deepcontext import DeepContext
+import pytest
+
+from deepcontext import DeepContext, ValidationError
 from deepcontext.bench.synthetic import SyntheticChat
 
 
@@ -134,3 +136,12 @@ async def test_parts_add_up_to_one_import_on_both_backends(tmp_path: Path, db_ur
         assert len(turns) == 240 and all(t.parent_ids == [p.id] for p, t in zip(turns, turns[1:]))
     finally:
         await ctx.close()
+
+
+@pytest.mark.parametrize("bad", [0, -5, True, 2.5, "100"])
+async def test_part_size_must_be_a_positive_integer(tmp_path: Path, bad: Any) -> None:
+    async with DeepContext(database_url=f"sqlite:///{tmp_path / 'm.db'}", embedder="hash") as ctx:
+        records = [{"record": "memories", "id": 1, "text": "Ana likes tea"}]
+        with pytest.raises(ValidationError, match="part_size"):
+            await ctx.import_records(records, "u", part_size=bad)
+        assert "u" not in await ctx.users()  # nothing written
