@@ -75,14 +75,15 @@ def import_cmd(
 
         counts = run(lambda ctx: ctx.import_records(records, user, part_size=batch, progress=moved))
     seconds = time.perf_counter() - t0
-    turns = counts.get("turns", 0)
-    rate = f" in {seconds:.1f} s ({turns / seconds:.1f} turns/s)" if turns and seconds > 0 else ""
     shown = {k: v for k, v in counts.items() if v and k not in ("resumed_parts", "already_imported")}
+    # a resumed run may have only memories left to write: the rate counts this run's records too
+    written, turns = sum(shown.values()), counts.get("turns", 0)
+    rate = f" in {seconds:.1f} s ({written / seconds:.1f} records/s, {turns / seconds:.1f} turns/s)" if written and seconds > 0 else ""
     if counts.get("already_imported"):
-        console().print("already imported: " + ", ".join(f"{v} {k}" for k, v in shown.items()))
+        console().print("already imported: " + ", ".join(f"{v} {k}" for k, v in shown.items()), soft_wrap=True)
         return
     earlier = f"; {counts['resumed_parts']} part(s) were imported by an earlier run" if counts.get("resumed_parts") else ""
-    console().print("imported " + ", ".join(f"{v} {k}" for k, v in shown.items()) + rate + earlier)
+    console().print("imported " + ", ".join(f"{v} {k}" for k, v in shown.items()) + rate + earlier, soft_wrap=True)
 
 
 @app.command("import-0.1")
