@@ -41,11 +41,11 @@ async def _export(tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:
     return path, records
 
 
-def _import(tmp_path: Path, path: Path, *args: str) -> subprocess.Popen[str]:
+def _import(tmp_path: Path, path: Path, *args: str, db: Path | None = None) -> subprocess.Popen[str]:
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash"}
     if "PYTHONPATH" in os.environ:
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    cmd = [sys.executable, "-m", "deepcontext", "--db", str(tmp_path / "dst.db"), "import", str(path), "--user", "bob", *args]
+    cmd = [sys.executable, "-m", "deepcontext", "--db", str(db or tmp_path / "dst.db"), "import", str(path), "--user", "bob", *args]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
@@ -82,6 +82,12 @@ async def test_killed_import_resumes_without_duplicates(tmp_path: Path) -> None:
     await ref.close()
     expected = await _shape(ref_db, "bob")
     assert any(row[1] == "superseded" and row[2] for row in expected[1:])  # a reference across parts
+
+    fresh = _import(tmp_path, path, "--batch", "15", db=tmp_path / "fresh.db")
+    out, err = fresh.communicate(timeout=300)
+    assert fresh.returncode == 0, err
+    assert "resuming" not in err and "earlier run" not in out  # a first run resumes nothing
+    assert await _shape(tmp_path / "fresh.db", "bob") == expected
 
     dst = tmp_path / "dst.db"
     proc = _import(tmp_path, path, "--batch", "15")

@@ -61,13 +61,16 @@ def import_cmd(
     t0 = time.perf_counter()
     columns = ("{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), "eta", TimeRemainingColumn())
     resumed = 0
+    calls = 0
     with Progress(*columns, console=console(stderr=True), transient=True, disable=len(lines) <= batch) as progress:
         task = progress.add_task("records", total=max(0, len(lines) - 1))
 
         def moved(done: int, total: int) -> None:
-            nonlocal resumed
-            if not progress.tasks[0].completed and done and done < total and not resumed:
-                resumed = done  # the parts an earlier run committed
+            nonlocal resumed, calls
+            calls += 1
+            # the first report, before any part is written, counts what an earlier run committed
+            if calls == 1 and 0 < done < total:
+                resumed = done
                 progress.reset(task, total=total - done)
                 console(stderr=True).print(f"resuming: {done} of {total} records were imported by an earlier run", markup=False)
                 return
