@@ -13,7 +13,8 @@ user-view figures alike (the user view at k ranks each leg cut to the depth it h
 The legs run once per question, as deep as ``search(limit=--gather-limit)`` reads them (default
 50); each candidate only re-ranks what they found, cut to the depth each limit asks for
 (``min_leg_k``, ``vector_min_k`` and the ``*_k_factor`` fields can be fitted up to the gathered depths;
-``graph_depth`` cannot). "in candidates" is the share of evidence turns that some leg found at
+``graph_depth`` cannot); the neighbour turns of its best results (``neighbour_turns``) are read
+from the database for each candidate, as search does. "in candidates" is the share of evidence turns that some leg found at
 all (at the limit-50 depths), the ceiling of any re-ranking. Access tracking is off, so candidates do not influence each
 other (the default ranking does not use access counts).
 """
