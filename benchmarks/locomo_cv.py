@@ -12,8 +12,9 @@ user-view figures alike (the user view at k ranks each leg cut to the depth it h
 
 The legs run once per question, as deep as ``search(limit=--gather-limit)`` reads them (default
 50); each candidate only re-ranks what they found, cut to the depth each limit asks for
-(``min_leg_k`` and the ``*_k_factor`` fields can be fitted up to the gathered depths;
-``graph_depth`` cannot). "in candidates" is the share of evidence turns that some leg found at
+(``min_leg_k``, ``vector_min_k`` and the ``*_k_factor`` fields can be fitted up to the gathered depths;
+``graph_depth`` cannot); the neighbour turns of its best results (``neighbour_turns``) are read
+from the database for each candidate, as search does. "in candidates" is the share of evidence turns that some leg found at
 all (at the limit-50 depths), the ceiling of any re-ranking. Access tracking is off, so candidates do not influence each
 other (the default ranking does not use access counts).
 """
@@ -35,7 +36,7 @@ from deepcontext import DeepContext
 from deepcontext.bench.locomo import KS, cited, ingest, recall_at, user_of, user_view
 from deepcontext.bench.locomo_data import CATEGORIES, load
 from deepcontext.retrieve import SearchConfig
-from deepcontext.retrieve.search import MAX_SOURCES, Candidates, gather, leg_k, rank
+from deepcontext.retrieve.search import MAX_SOURCES, Candidates, add_neighbours, gather, leg_k, rank
 from deepcontext.services.validation import parse_filters
 
 
@@ -74,7 +75,7 @@ async def main() -> None:
     ap.add_argument("--out", default=None, help="Write the per-candidate and per-fold figures as JSON here")
     ap.add_argument(
         "--gather-limit", type=int, default=max(KS),
-        help="The limit the legs run for once (deeper than 50 lets candidates fit deeper legs: *_k_factor, min_leg_k)",
+        help="The limit the legs run for once (deeper than 50 lets candidates fit deeper legs: *_k_factor, min_leg_k, vector_min_k)",
     )
     args = ap.parse_args()
     settings = {k: v for k, _, v in (s.partition("=") for s in args.set)}
@@ -112,6 +113,14 @@ async def main() -> None:
         if cache is not None and not cache.exists():
             cache.write_bytes(pickle.dumps((now, found)))
         print(f"legs of every question in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        def cited_by(conv_id: str, mids: list[int], into: dict[int, list[str]]) -> None:
+            """The dialogue ids cited by memories the legs did not find (neighbours), into ``into``."""
+            if mids:
+                conv = next(c for c in convs if c.sample_id == conv_id)
+                mems, _ = ctx.store.result_details(user_of(conv), mids, max_sources=MAX_SOURCES, links_per_memory=0)
+                for mid, m in mems.items():
+                    into[mid] = [dia[conv_id][s.turn_id] for s in m.sources if s.turn_id in dia[conv_id]]
+
         rows: list[dict[str, list[dict[str, Any]]]] = []
         for ci, cand in enumerate(cands):
             cfg = base.model_copy(update=cand)
@@ -126,13 +135,19 @@ async def main() -> None:
                         seen = set(legs.get("vector", []))
                         return Candidates(got.query, legs, got.fields, {m: s for m, s in got.sims.items() if m in seen})
 
+                    def ranked(k: int) -> list[list[str]]:
+                        # as hybrid_search: the neighbours of the best k join (read from the store)
+                        cands = add_neighbours(ctx.store, user_of(conv), cut(k), cfg, now, k, filters)
+                        top = rank(cands, cfg, now, k)
+                        cited_by(conv.sample_id, [r.memory_id for r in top if r.memory_id not in turns], turns)
+                        return [turns.get(r.memory_id, []) for r in top]
+
                     deepest = cut(max(KS))
-                    c = [turns.get(r.memory_id, []) for r in rank(deepest, cfg, now, max(KS))]
+                    c = ranked(max(KS))
                     pool = {d for ids in deepest.legs.values() for m in ids for d in turns.get(m, [])}
                     user = {}
                     for k in KS:
-                        top = rank(cut(k), cfg, now, k)
-                        user[k] = user_view(q.evidence, [turns.get(r.memory_id, []) for r in top], k)
+                        user[k] = user_view(q.evidence, ranked(k), k)
                     reach = len(set(q.evidence) & pool) / len(set(q.evidence))
                     out.append({"category": q.category, "memory": recall_at(q.evidence, c), "user": user, "reach": reach})
                 per[conv.sample_id] = out
@@ -159,7 +174,7 @@ async def main() -> None:
 
 def _depth(cfg: SearchConfig, leg: str, k: int) -> int:
     """How deep ``leg`` reads for ``limit=k`` (the profile leg: as deep as the vector leg)."""
-    return leg_k(cfg, k, getattr(cfg, f"{'vector' if leg == 'profile' else leg}_k_factor"))
+    return leg_k(cfg, k, "vector" if leg == "profile" else leg)
 
 
 async def _dia_from_db(ctx: Any, conv: Any) -> dict[int, str]:

@@ -100,6 +100,30 @@ def test_memories_for_entities_default_and_filtered(store: Store) -> None:
         store.memories_for_entities("u", [lisbon, porto, lisbon], MemoryFilters(), now, [1, 2])
 
 
+def test_memories_citing_turns_within_the_filters(store: Store) -> None:
+    out = store.apply_add(
+        plan(
+            "u",
+            turns=[turn(f"turn number {i}", said_at=later(i)) for i in range(4)],
+            memories=[
+                memory("from turn 0", vec=axis(0), source_turn_indices=[0]),
+                memory("from turns 1 and 3", vec=axis(1), source_turn_indices=[1, 3]),
+                memory("from turn 2, working", vec=axis(2), source_turn_indices=[2], tier=MemoryTier.WORKING),
+                memory("from turn 2, deleted", vec=axis(3), source_turn_indices=[2]),
+            ],
+        )
+    )
+    t, (m0, m13, m2, gone) = out.turn_ids, out.memory_ids
+    store.delete_memory("u", gone, now=later(5), actor="user", reason=None)
+    now = later(10)
+    assert sorted(store.memories_citing("u", [t[2], t[3]], MemoryFilters(), now)) == sorted([m13, m2])
+    assert store.memories_citing("u", [t[3], t[1]], MemoryFilters(), now) == [m13]  # once, whichever turn
+    assert store.memories_citing("u", [t[2]], MemoryFilters(tiers=(MemoryTier.SHORT_TERM,)), now) == []
+    assert store.memories_citing("u", [t[0]], MemoryFilters(), now) == [m0]
+    assert store.memories_citing("u", [], MemoryFilters(), now) == []
+    assert store.memories_citing("someone-else", t, MemoryFilters(), now) == []
+
+
 def test_hubs_are_listed_but_not_expanded(store: Store) -> None:
     names = ["ana", "maya", "zed", "bob"]
     ents = [EntityUpsert(n.title(), n, EntityType.PERSON) for n in names]

@@ -270,3 +270,30 @@ async def test_a_larger_budget_considers_more_search_results(sqlite_ctx: DeepCon
     n_small, n_big, n_capped = (len(r.part("memories").items) for r in (small, big, capped))
     assert n_capped <= 20 < n_big and n_small < n_big
     check_accounting(big, ctx)
+
+
+async def test_a_turn_only_its_neighbour_lifts_takes_no_place_in_the_context(ctx: DeepContext) -> None:
+    from deepcontext import SearchConfig
+
+    words = ["sock", "spoon", "cable", "paper", "spice", "tool", "toy", "linen", "pen", "tape", "cup", "box"]
+    chat = [
+        {"role": "user", "name": "Maya", "content": f"Chore {i}: sort the {w} drawer and the {v} shelf."}
+        for i, (w, v) in enumerate((w, v) for w in words for v in words[:10])
+    ]
+    chat += [
+        {"role": "user", "name": "Lena", "content": "Did you ever visit the lighthouse at Cape Spear?"},
+        {"role": "user", "name": "Maya", "content": "Yes, last Tuesday with my cousins!"},
+    ]
+    added = await ctx.add(chat, user_id="maya", conversation_id="c1")
+    reply = added.turn_ids[-1]
+    query = "When was the lighthouse at Cape Spear visited?"
+
+    async def cites_reply(**cfg: object) -> bool:
+        out = await ctx.search(query, user_id="maya", limit=25, config=SearchConfig(group_by_source=False, **cfg))
+        return any(s.turn_id == reply for r in out.results for s in r.sources)
+
+    # search reaches the reply only through the question before it
+    assert not await cites_reply(neighbour_turns=False) and await cites_reply()
+    res = await ctx.context(query, "maya", memory_limit=25)
+    assert not any("Tuesday" in lo.preview for lo in res.left_out)
+    assert "Tuesday" not in res.text

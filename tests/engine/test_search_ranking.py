@@ -103,3 +103,51 @@ async def test_a_named_month_lifts_what_was_said_then(ctx: DeepContext) -> None:
     top = dated.results[0]
     same = next(r for r in plain.results if r.memory_id == top.memory_id)
     assert top.rrf_score == pytest.approx(same.rrf_score)  # the same match, lifted by its date only
+
+
+async def test_vector_leg_reads_at_least_vector_min_k(ctx: DeepContext) -> None:
+    from deepcontext.retrieve.search import gather, leg_k
+    from deepcontext.services.validation import parse_filters
+
+    notes = [{"role": "user", "name": "Maya", "content": f"Reminder {i}: water plant number {i} on the balcony."} for i in range(40)]
+    await ctx.add(notes, user_id="maya", conversation_id="c1", timestamp=SAID)
+    shallow = SearchConfig(min_leg_k=5, vector_min_k=0)
+    deep = SearchConfig(min_leg_k=5, vector_min_k=30)
+    # the floor raises the vector leg only, and only below it: a large limit reads its multiple
+    assert (leg_k(shallow, 2, "vector"), leg_k(deep, 2, "vector")) == (12, 30)
+    assert leg_k(deep, 2, "keyword") == leg_k(deep, 2, "graph") == 5
+    assert leg_k(deep, 10, "vector") == 60
+    assert leg_k(SearchConfig(vector_k_factor=0, vector_min_k=30), 2, "vector") == 0
+    query = "When should the balcony plants be watered?"
+    vector = ctx.embedder.embed_one(query)
+    found = {}
+    for name, cfg in (("shallow", shallow), ("deep", deep)):
+        with ctx.store.reading():
+            got = gather(ctx.store, "maya", query, vector, limit=2, filters=parse_filters(), config=cfg, now=ctx.clock.now())
+        found[name] = got.legs["vector"]
+    assert len(found["shallow"]) == 12 and len(found["deep"]) == 30
+
+
+async def test_the_reply_to_a_matching_question_joins_the_results(ctx: DeepContext) -> None:
+    chat = [
+        {"role": "user", "name": "Maya", "content": f"Chore {i}: sort the {w} drawer before dinner."}
+        for i, w in enumerate(["sock", "spoon", "cable", "paper", "spice", "tool", "toy", "linen", "pen", "tape"])
+    ]
+    chat += [
+        {"role": "user", "name": "Lena", "content": "Did you ever visit the lighthouse at Cape Spear?"},
+        {"role": "user", "name": "Maya", "content": "Yes, last Tuesday with my cousins!"},
+    ]
+    added = await ctx.add(chat, user_id="maya", conversation_id="c1", timestamp=SAID)
+    reply = added.turn_ids[-1]
+    # legs too shallow to reach the reply, which shares no word with the question
+    shallow = {"min_leg_k": 2, "vector_min_k": 0, "vector_k_factor": 1, "keyword_k_factor": 1, "graph_k_factor": 1}
+    query = "When was the lighthouse at Cape Spear visited?"
+
+    async def cited(**cfg: object) -> set[int]:
+        out = await ctx.search(query, user_id="maya", limit=3, config=SearchConfig(**shallow, **cfg))
+        return {s.turn_id for r in out.results for s in r.sources}
+
+    assert reply not in await cited(neighbour_turns=False)
+    assert reply in await cited()
+    # the lift comes from the spreading: without it, nothing lends the reply a score
+    assert reply not in await cited(before_weight=0.0, after_weight=0.0)

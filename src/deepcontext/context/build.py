@@ -83,8 +83,10 @@ async def build_context(
         return None
 
     qvec = await asyncio.to_thread(embedder.embed_one, query) if weights["memories"] > 0 else None
-    # ungrouped: a turn and the facts derived from it are separate candidates (see gather)
-    config = SearchConfig.from_settings(ctx.settings).model_copy(update={"group_by_source": False})
+    # ungrouped: a turn and the facts derived from it are separate candidates (see gather); no
+    # neighbour turns: one that only its neighbour lifts fails the relevance check below, after
+    # taking the place of a result that might have passed it
+    config = SearchConfig.from_settings(ctx.settings).model_copy(update={"group_by_source": False, "neighbour_turns": False})
     pinned, hits, snapshot, path = await asyncio.gather(
         asyncio.to_thread(gather.pinned_memories, store, user_id, now) if weights["pinned"] > 0 else none(),
         asyncio.to_thread(

@@ -31,6 +31,9 @@ class SearchConfig(BaseModel):
     # deep enough at small limits for a reply's question (or a question's reply) to be among the
     # candidates it can lift
     min_leg_k: int = Field(50, ge=0, description="Each enabled leg fetches at least this many")
+    # the vector leg ranks the user's vectors in one pass whatever its depth, so at small limits it
+    # reads deeper than the others (fitted, like the rest, by benchmarks/locomo_cv.py)
+    vector_min_k: int = Field(100, ge=0, description="The vector leg fetches at least this many (with min_leg_k)")
     graph_depth: int = Field(2, ge=0, le=5)
     group_by_source: bool = Field(
         True, description="Memories citing the same turns (a turn and its facts) compete as one result"
@@ -40,6 +43,11 @@ class SearchConfig(BaseModel):
     )
     after_weight: float = Field(
         0.15, ge=0, description="Share of the score of the turn just after a candidate's turn (the reply it got) it gains"
+    )
+    neighbour_turns: bool = Field(
+        True,
+        description="The memories of the turns next to the results' own turns join the candidates (for the "
+        "spreading to lift), whether or not a leg found them",
     )
     session_weight: float = Field(
         0.0, ge=0, description="Share of its conversation's best candidate scores a candidate gains"

@@ -24,8 +24,8 @@ from deepcontext.store.interface import MemoryFilters, RankFields, Store
 from deepcontext.text import keyword_terms, query_ngrams
 from deepcontext.types import Memory
 
-__all__ = ["HUB_SHARE", "MAX_SOURCES", "Candidates", "Hit", "Ranked", "gather", "graph_leg", "hybrid_search", "leg_k", "rank",
-           "start_vector_leg"]  # fmt: skip
+__all__ = ["HUB_SHARE", "MAX_SOURCES", "Candidates", "Hit", "Ranked", "add_neighbours", "gather", "graph_leg", "hybrid_search",
+           "leg_k", "rank", "start_vector_leg"]  # fmt: skip
 
 #: entities (matched + neighbours, by weight) whose memories the graph leg reads
 MAX_GRAPH_ENTITIES = 12
@@ -102,9 +102,13 @@ def graph_leg(
     return order[:k]
 
 
-def leg_k(config: SearchConfig, limit: int, factor: int) -> int:
-    """How many candidates a leg with ``factor`` (its ``*_k_factor``) fetches for ``limit`` results."""
-    return max(limit * factor, config.min_leg_k) if factor else 0
+def leg_k(config: SearchConfig, limit: int, leg: str) -> int:
+    """How many candidates ``leg`` ("vector", "keyword" or "graph") fetches for ``limit`` results:
+    its ``*_k_factor`` times the limit, at least ``min_leg_k`` (the vector leg also ``vector_min_k``);
+    none when the factor is 0."""
+    factor = getattr(config, f"{leg}_k_factor")
+    floor = max(config.min_leg_k, config.vector_min_k) if leg == "vector" else config.min_leg_k
+    return max(limit * factor, floor) if factor else 0
 
 
 def hybrid_search(*args: Any, **kwargs: Any) -> list[Hit]:
@@ -148,7 +152,7 @@ def start_vector_leg(
 
     def leg() -> list[tuple[int, float]]:
         vector = embed_one(query)
-        k = vector_pool(leg_k(config, limit, config.vector_k_factor), uses_profile(query, config.profile_weight))
+        k = vector_pool(leg_k(config, limit, "vector"), uses_profile(query, config.profile_weight))
         with store.side_reading():
             return store.vector_search(user_id, vector, k, filters, now)
 
@@ -176,8 +180,8 @@ def gather(
     profile = uses_profile(query, config.profile_weight) and config.vector_weight > 0
     pool: list[tuple[int, float]] = []
 
-    def k_for(factor: int) -> int:
-        return leg_k(config, limit, factor)
+    def k_for(leg: str) -> int:
+        return leg_k(config, limit, leg)
 
     # the keyword and graph legs first: the query's embedding may still be computed meanwhile (a
     # future), and is awaited only by the vector leg
@@ -185,10 +189,10 @@ def gather(
     graph: list[int] | None = None
     if config.keyword_weight > 0:
         terms = keyword_terms(query)
-        keyword = [m for m, _ in store.keyword_search(user_id, terms, k_for(config.keyword_k_factor), filters, now)]
+        keyword = [m for m, _ in store.keyword_search(user_id, terms, k_for("keyword"), filters, now)]
     if include_graph and config.graph_weight > 0:
-        graph = graph_leg(store, user_id, query, k_for(config.graph_k_factor), config.graph_depth, filters, now)
-    k_vector = k_for(config.vector_k_factor)
+        graph = graph_leg(store, user_id, query, k_for("graph"), config.graph_depth, filters, now)
+    k_vector = k_for("vector")
     if vector_hits is not None:
         if config.vector_weight > 0:
             pool = list(vector_hits.result())
@@ -214,6 +218,29 @@ def gather(
         if profile:
             legs["profile"] = profile_leg(pool, fields, k_vector, config.profile_hard_bonus)
     return Candidates(query, legs, fields, sims)
+
+
+def add_neighbours(
+    store: Store, user_id: str, cands: Candidates, config: SearchConfig, now: datetime, limit: int, filters: MemoryFilters
+) -> Candidates:
+    """The candidates with the memories of the turns next to the best ``limit`` results' turns (the
+    reply after a matching question, the question before a matching reply), in a leg of their own
+    that weighs nothing: they rank only by what the spreading lends them. A leg finds "Yes, last
+    Tuesday!" by none of its words; the question it answers lifts it (see :func:`.fusion.spread`)."""
+    if not config.neighbour_turns or (config.before_weight <= 0 and config.after_weight <= 0):
+        return cands
+    turns: set[int] = set()
+    for r in rank(cands, config, now, limit):
+        f = cands.fields.get(r.memory_id)
+        if f is not None and f.first_turn is not None:
+            turns.update(t for t, w in ((f.first_turn + 1, config.before_weight), (f.first_turn - 1, config.after_weight)) if w > 0)
+    found = {m for ids in cands.legs.values() for m in ids}
+    new = [m for m in store.memories_citing(user_id, sorted(turns), filters, now) if m not in found]
+    if not new:
+        return cands
+    unread = [m for m in new if m not in cands.fields]
+    fields = {**cands.fields, **store.rank_fields(user_id, unread)} if unread else cands.fields
+    return Candidates(cands.query, {**cands.legs, "neighbour": new}, fields, cands.sims)
 
 
 @dataclass(slots=True)
@@ -246,6 +273,9 @@ def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> 
         groups = {mid: [mid] for mid in all_ids}
         legs_g = legs
         fused = rrf(legs, weights, config.rrf_k)
+    # the neighbour leg weighs nothing: its memories take part with what the spreading lends them
+    for g in legs_g.get("neighbour", []):
+        fused.setdefault(g, 0.0)
     window = query_window(cands.query, now) if config.date_boost > 0 else None
     ranks = {leg: {g: r for r, g in enumerate(ids, start=1)} for leg, ids in legs_g.items()}
     ranks["fused"] = {g: r for r, g in enumerate(sorted(fused, key=lambda g: -fused[g]), start=1)}
@@ -285,7 +315,8 @@ def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> 
             before=config.before_weight, after=config.after_weight, session=config.session_weight,
             session_top=config.session_top,
         )  # fmt: skip
-    scored = [(score, fused[g], rep[g], g) for g, score in final.items()]
+    # a neighbour that nothing lifted is not a result
+    scored = [(score, fused[g], rep[g], g) for g, score in final.items() if score > 0 or fused[g] > 0]
     # a borrower lifted to its lender's score ties it; the lender, better on its own, goes first
     scored.sort(key=lambda x: (-x[0], -own_final[x[3]], -x[1], -x[2]))
     return [
@@ -316,7 +347,7 @@ def _hybrid_search(
         store, user_id, query, query_vector, limit=limit, filters=filters, config=config, now=now,
         include_graph=include_graph, vector_hits=vector_hits,
     )  # fmt: skip
-    ranked = rank(cands, config, now, limit)
+    ranked = rank(add_neighbours(store, user_id, cands, config, now, limit, filters), config, now, limit)
     memories, links = store.result_details(
         user_id, [r.memory_id for r in ranked], max_sources=MAX_SOURCES, links_per_memory=links_per_memory
     )

@@ -291,6 +291,10 @@ class Store(ABC):
     @abstractmethod
     def sources(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[Provenance]]: ...
 
+    @abstractmethod
+    def memories_citing(self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime) -> list[int]:
+        """Ids of the memories (within ``filters``) citing any of these turns."""
+
     # --- the user's display name ----------------------------------------------------------------
     @abstractmethod
     def user_name(self, user_id: str) -> str | None:
