@@ -112,9 +112,10 @@ PRESETS: dict[str, SearchConfig] = {
     "hybrid": SearchConfig(),
     # pure relevance: no importance / recency / access rescoring
     "relevance": SearchConfig(use_importance=False, use_confidence=False, recency_floor=1.0, access_boost=0.0),
-    "vector": SearchConfig(keyword_weight=0.0, graph_weight=0.0),
-    "keyword": SearchConfig(vector_weight=0.0, graph_weight=0.0),
-    "graph": SearchConfig(vector_weight=0.0, keyword_weight=0.0),
+    # one leg alone: only what that leg finds (no neighbour turns joining it)
+    "vector": SearchConfig(keyword_weight=0.0, graph_weight=0.0, neighbour_turns=False),
+    "keyword": SearchConfig(vector_weight=0.0, graph_weight=0.0, neighbour_turns=False),
+    "graph": SearchConfig(vector_weight=0.0, keyword_weight=0.0, neighbour_turns=False),
 }
 
 
