@@ -78,13 +78,19 @@ def turn_memory_text(msg: MessageIn, user_name: str | None = None) -> str:
     return f"{speaker}: {msg.content.strip()}"
 
 
-def turn_importance(msg: MessageIn) -> float:
-    """A message's importance as a raw memory: low for filler, higher for substantial user turns."""
-    content_words = [t for t in word_tokens(msg.content) if t not in STOPWORDS]
-    if len(content_words) < 3:
-        return 0.1
+def turn_importance(msg: MessageIn, *, standing: bool = False) -> float:
+    """A message's importance as a raw memory: low for filler, higher for substantial user turns.
+
+    A short turn that states a standing fact ("I get seasick easily.") is not filler: it counts as
+    the shortest substantial turn.
+    """
+    n = len([t for t in word_tokens(msg.content) if t not in STOPWORDS])
+    if n < 3:
+        if not standing:
+            return 0.1
+        n = 3
     base = 0.35 if msg.role == "user" else 0.3
-    return min(0.5, base + 0.01 * min(len(content_words), 15))
+    return min(0.5, base + 0.01 * min(n, 15))
 
 
 def referenced(plan: AddPlan) -> set[int]:
@@ -118,7 +124,7 @@ def build_candidates(
                     text=turn_memory_text(m, user_name),
                     memory_type=MemoryType.EPISODIC,
                     tier=MemoryTier.WORKING,
-                    importance=turn_importance(m),
+                    importance=turn_importance(m, standing=kind is not None),
                     confidence=1.0,
                     sources=[m.index],
                     entities=list(dict.fromkeys(by_msg.get(m.index, []))),
