@@ -36,7 +36,7 @@ from deepcontext import DeepContext
 from deepcontext.bench.locomo import KS, cited, ingest, recall_at, user_of, user_view
 from deepcontext.bench.locomo_data import CATEGORIES, load
 from deepcontext.retrieve import SearchConfig
-from deepcontext.retrieve.search import MAX_SOURCES, Candidates, add_neighbours, gather, leg_k, rank
+from deepcontext.retrieve.search import MAX_SOURCES, Candidates, gather, leg_k, neighbour_reader, rank
 from deepcontext.services.validation import parse_filters
 
 
@@ -137,8 +137,7 @@ async def main() -> None:
 
                     def ranked(k: int) -> list[list[str]]:
                         # as hybrid_search: the neighbours of the best k join (read from the store)
-                        cands = add_neighbours(ctx.store, user_of(conv), cut(k), cfg, now, k, filters)
-                        top = rank(cands, cfg, now, k)
+                        top = rank(cut(k), cfg, now, k, neighbour_reader(ctx.store, user_of(conv), filters, now))
                         cited_by(conv.sample_id, [r.memory_id for r in top if r.memory_id not in turns], turns)
                         return [turns.get(r.memory_id, []) for r in top]
 

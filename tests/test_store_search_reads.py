@@ -100,7 +100,7 @@ def test_memories_for_entities_default_and_filtered(store: Store) -> None:
         store.memories_for_entities("u", [lisbon, porto, lisbon], MemoryFilters(), now, [1, 2])
 
 
-def test_memories_citing_turns_within_the_filters(store: Store) -> None:
+def test_rank_fields_of_the_memories_citing_turns_within_the_filters(store: Store) -> None:
     out = store.apply_add(
         plan(
             "u",
@@ -116,12 +116,19 @@ def test_memories_citing_turns_within_the_filters(store: Store) -> None:
     t, (m0, m13, m2, gone) = out.turn_ids, out.memory_ids
     store.delete_memory("u", gone, now=later(5), actor="user", reason=None)
     now = later(10)
-    assert sorted(store.memories_citing("u", [t[2], t[3]], MemoryFilters(), now)) == sorted([m13, m2])
-    assert store.memories_citing("u", [t[3], t[1]], MemoryFilters(), now) == [m13]  # once, whichever turn
-    assert store.memories_citing("u", [t[2]], MemoryFilters(tiers=(MemoryTier.SHORT_TERM,)), now) == []
-    assert store.memories_citing("u", [t[0]], MemoryFilters(), now) == [m0]
-    assert store.memories_citing("u", [], MemoryFilters(), now) == []
-    assert store.memories_citing("someone-else", t, MemoryFilters(), now) == []
+
+    def citing(user: str, turns: list[int], filters: MemoryFilters = MemoryFilters()) -> dict[int, int | None]:
+        return {m: f.first_turn for m, f in store.rank_fields_citing(user, turns, filters, now).items()}
+
+    # each with its rank fields, the first cited turn among them (the one search groups it under)
+    assert citing("u", [t[2], t[3]]) == {m13: t[1], m2: t[2]}
+    assert citing("u", [t[3], t[1]]) == {m13: t[1]}  # once, whichever turn
+    assert citing("u", [t[2]], MemoryFilters(tiers=(MemoryTier.SHORT_TERM,))) == {}
+    assert citing("u", [t[0]]) == {m0: t[0]}
+    assert citing("u", []) == {}
+    assert citing("someone-else", t) == {}
+    fields = store.rank_fields_citing("u", [t[2]], MemoryFilters(), now)[m2]
+    assert fields == store.rank_fields("u", [m2])[m2] and fields.active
 
 
 def test_hubs_are_listed_but_not_expanded(store: Store) -> None:

@@ -5,7 +5,7 @@ Synchronous: the async facade runs it in a worker thread."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -24,8 +24,8 @@ from deepcontext.store.interface import MemoryFilters, RankFields, Store
 from deepcontext.text import keyword_terms, query_ngrams
 from deepcontext.types import Memory
 
-__all__ = ["HUB_SHARE", "MAX_SOURCES", "Candidates", "Hit", "Ranked", "add_neighbours", "gather", "graph_leg", "hybrid_search",
-           "leg_k", "rank", "start_vector_leg"]  # fmt: skip
+__all__ = ["HUB_SHARE", "MAX_SOURCES", "Candidates", "Hit", "Ranked", "gather", "graph_leg", "hybrid_search",
+           "leg_k", "neighbour_reader", "rank", "start_vector_leg"]  # fmt: skip
 
 #: entities (matched + neighbours, by weight) whose memories the graph leg reads
 MAX_GRAPH_ENTITIES = 12
@@ -220,29 +220,6 @@ def gather(
     return Candidates(query, legs, fields, sims)
 
 
-def add_neighbours(
-    store: Store, user_id: str, cands: Candidates, config: SearchConfig, now: datetime, limit: int, filters: MemoryFilters
-) -> Candidates:
-    """The candidates with the memories of the turns next to the best ``limit`` results' turns (the
-    reply after a matching question, the question before a matching reply), in a leg of their own
-    that weighs nothing: they rank only by what the spreading lends them. A leg finds "Yes, last
-    Tuesday!" by none of its words; the question it answers lifts it (see :func:`.fusion.spread`)."""
-    if not config.neighbour_turns or (config.before_weight <= 0 and config.after_weight <= 0):
-        return cands
-    turns: set[int] = set()
-    for r in rank(cands, config, now, limit):
-        f = cands.fields.get(r.memory_id)
-        if f is not None and f.first_turn is not None:
-            turns.update(t for t, w in ((f.first_turn + 1, config.before_weight), (f.first_turn - 1, config.after_weight)) if w > 0)
-    found = {m for ids in cands.legs.values() for m in ids}
-    new = [m for m in store.memories_citing(user_id, sorted(turns), filters, now) if m not in found]
-    if not new:
-        return cands
-    unread = [m for m in new if m not in cands.fields]
-    fields = {**cands.fields, **store.rank_fields(user_id, unread)} if unread else cands.fields
-    return Candidates(cands.query, {**cands.legs, "neighbour": new}, fields, cands.sims)
-
-
 @dataclass(slots=True)
 class Ranked:
     """One result of :func:`rank`: its ranking score, fused score, representative memory, group key,
@@ -256,8 +233,24 @@ class Ranked:
     similarity: float | None = None
 
 
-def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> list[Ranked]:
-    """Fuse, rescore and spread the candidates; the best ``limit`` groups, best first."""
+#: reads the rank fields of the memories citing some turns (:meth:`Store.rank_fields_citing`)
+NeighbourReader = Callable[[list[int]], Mapping[int, RankFields]]
+
+
+def neighbour_reader(store: Store, user_id: str, filters: MemoryFilters, now: datetime) -> NeighbourReader:
+    """What :func:`rank` reads the neighbour turns' memories with, under the search's filters."""
+    return lambda turns: store.rank_fields_citing(user_id, turns, filters, now)
+
+
+def rank(
+    cands: Candidates, config: SearchConfig, now: datetime, limit: int, neighbours: NeighbourReader | None = None
+) -> list[Ranked]:
+    """Fuse, rescore and spread the candidates; the best ``limit`` groups, best first.
+
+    With ``neighbours`` (and ``config.neighbour_turns``), the turns next to the best groups' turns
+    (the reply after a matching question, the question before a matching reply) that no leg found
+    join as groups of their own, scored only by what the spreading lends them (see
+    :func:`_neighbour_groups`)."""
     legs, fields, sims = cands.legs, cands.fields, cands.sims
     if not any(legs.values()):
         return []
@@ -273,9 +266,6 @@ def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> 
         groups = {mid: [mid] for mid in all_ids}
         legs_g = legs
         fused = rrf(legs, weights, config.rrf_k)
-    # the neighbour leg weighs nothing: its memories take part with what the spreading lends them
-    for g in legs_g.get("neighbour", []):
-        fused.setdefault(g, 0.0)
     window = query_window(cands.query, now) if config.date_boost > 0 else None
     ranks = {leg: {g: r for r, g in enumerate(ids, start=1)} for leg, ids in legs_g.items()}
     ranks["fused"] = {g: r for r, g in enumerate(sorted(fused, key=lambda g: -fused[g]), start=1)}
@@ -302,30 +292,83 @@ def rank(cands: Candidates, config: SearchConfig, now: datetime, limit: int) -> 
             score *= 1.0 + config.date_boost
         final[gkey], rep[gkey] = score, mid
     own_final = dict(final)
+    turn_of: dict[Any, int] = {}
+    conv_of: dict[Any, str] = {}
     if config.before_weight > 0 or config.after_weight > 0 or config.session_weight > 0:
         # spread on the final scores, so a neighbour's boosts cannot lift a borrower past its lender
-        turn_of: dict[Any, int] = {}
-        conv_of: dict[Any, str] = {}
         for gkey in final:
             f = fields.get(groups[gkey][0])
             if f is not None and f.first_turn is not None and f.conversation_id is not None:
                 turn_of[gkey], conv_of[gkey] = f.first_turn, f.conversation_id
-        final = spread(
-            final, turn_of, conv_of,
-            before=config.before_weight, after=config.after_weight, session=config.session_weight,
-            session_top=config.session_top,
-        )  # fmt: skip
-    # a neighbour that nothing lifted is not a result
-    scored = [(score, fused[g], rep[g], g) for g, score in final.items() if score > 0 or fused[g] > 0]
+        final = _spread(final, turn_of, conv_of, config)
+    scored = [(score, fused[g], rep[g], g) for g, score in final.items()]
     # a borrower lifted to its lender's score ties it; the lender, better on its own, goes first
     scored.sort(key=lambda x: (-x[0], -own_final[x[3]], -x[1], -x[2]))
-    return [
+    out = [
         Ranked(
             score, fscore, mid, gkey, {leg: r[gkey] for leg, r in ranks.items() if gkey in r},
             max((sims[m] for m in groups[gkey] if m in sims), default=None),
         )
         for score, fscore, mid, gkey in scored[:limit]
     ]
+    if neighbours is None or not config.neighbour_turns or (config.before_weight <= 0 and config.after_weight <= 0):
+        return out
+    lent = _neighbour_groups(out, own_final, turn_of, conv_of, config, neighbours)
+    if not lent:
+        return out
+    # a neighbour group ties its lender at most; the lender goes first (it was ranked before)
+    order = {r.group: i for i, r in enumerate(out)}
+    merged = sorted([*out, *lent], key=lambda r: (-r.score, order.get(r.group, len(order))))
+    return merged[:limit]
+
+
+def _spread(final: dict[Any, float], turn_of: dict[Any, int], conv_of: dict[Any, str], config: SearchConfig) -> dict[Any, float]:
+    return spread(
+        final, turn_of, conv_of,
+        before=config.before_weight, after=config.after_weight, session=config.session_weight,
+        session_top=config.session_top,
+    )  # fmt: skip
+
+
+def _neighbour_groups(
+    top: list[Ranked],
+    own_final: dict[Any, float],
+    turn_of: dict[Any, int],
+    conv_of: dict[Any, str],
+    config: SearchConfig,
+    read: NeighbourReader,
+) -> list[Ranked]:
+    """The turns next to the ``top`` groups' turns that are not candidates already, as groups of
+    their own scored by the spreading alone. A leg finds "Yes, last Tuesday!" by none of its words;
+    the question it answers lifts it (see :func:`.fusion.spread`). Their memories take no part in
+    the fusion, so the groups that are candidates rank exactly as without them."""
+    held = set(turn_of.values())
+    wanted: set[int] = set()
+    for r in top:
+        t = turn_of.get(r.group)
+        if t is not None:
+            wanted.update(n for n, w in ((t + 1, config.before_weight), (t - 1, config.after_weight)) if w > 0 and n not in held)
+    if not wanted:
+        return []
+    new: dict[Any, list[tuple[int, RankFields]]] = {}
+    new_turn: dict[Any, int] = {}
+    new_conv: dict[Any, str] = {}
+    for mid, f in read(sorted(wanted)).items():
+        # grouped by the turn a memory was first said at, as candidates are
+        if f.active and f.first_turn in wanted and f.conversation_id is not None:
+            g = ("turn", f.first_turn)
+            new.setdefault(g, []).append((mid, f))
+            new_turn[g], new_conv[g] = f.first_turn, f.conversation_id
+    if not new:
+        return []
+    lifted = _spread({**own_final, **dict.fromkeys(new, 0.0)}, {**turn_of, **new_turn}, {**conv_of, **new_conv}, config)
+    n_fused = len(own_final)
+    out = []
+    for i, (g, ms) in enumerate(sorted(new.items(), key=lambda x: -lifted[x[0]]), start=1):
+        if lifted[g] > 0:  # a neighbour that nothing lifted is not a result
+            mid = max(ms, key=lambda x: (x[1].pinned, x[1].importance, x[0]))[0]
+            out.append(Ranked(lifted[g], 0.0, mid, g, {"neighbour": i, "fused": n_fused + i}))
+    return out
 
 
 def _hybrid_search(
@@ -347,7 +390,7 @@ def _hybrid_search(
         store, user_id, query, query_vector, limit=limit, filters=filters, config=config, now=now,
         include_graph=include_graph, vector_hits=vector_hits,
     )  # fmt: skip
-    ranked = rank(add_neighbours(store, user_id, cands, config, now, limit, filters), config, now, limit)
+    ranked = rank(cands, config, now, limit, neighbour_reader(store, user_id, filters, now))
     memories, links = store.result_details(
         user_id, [r.memory_id for r in ranked], max_sources=MAX_SOURCES, links_per_memory=links_per_memory
     )

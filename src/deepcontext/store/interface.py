@@ -292,8 +292,10 @@ class Store(ABC):
     def sources(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[Provenance]]: ...
 
     @abstractmethod
-    def memories_citing(self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime) -> list[int]:
-        """Ids of the memories (within ``filters``) citing any of these turns."""
+    def rank_fields_citing(
+        self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> dict[int, RankFields]:
+        """:meth:`rank_fields` of the memories (within ``filters``) citing any of these turns."""
 
     # --- the user's display name ----------------------------------------------------------------
     @abstractmethod

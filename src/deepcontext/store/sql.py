@@ -472,8 +472,8 @@ class SQLStore(Store):
     def memory_links(self, user_id: str, memory_ids: Sequence[int], per_memory: int | None=None) -> dict[int, list[int]]:
         return self.provenance.memory_links(user_id, memory_ids, per_memory)
 
-    def memories_citing(self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime) -> list[int]:
-        return self.provenance.memories_citing(user_id, turn_ids, filters, now)
+    def rank_fields_citing(self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime) -> dict[int, RankFields]:
+        return self.memories.rank_fields_citing(user_id, turn_ids, filters, now)
 
     # kv
     def user_name(self, user_id: str) -> str | None:

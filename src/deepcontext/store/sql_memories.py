@@ -279,22 +279,22 @@ class MemoryReads:
         out: dict[int, RankFields] = {}
         with self.s.connection() as conn:
             for chunk in chunks(list(dict.fromkeys(memory_ids))):
-                for r in conn.execute(self.rank_fields_select(user_id, chunk), {"uid": user_id, "ids": list(chunk)}):
-                    out[int(r.id)] = RankFields(
-                        importance=float(r.importance),
-                        confidence=float(r.confidence),
-                        when=r.said_at or r.created_at,
-                        access_count=int(r.access_count),
-                        active=r.status == MemoryStatus.ACTIVE.value,
-                        first_turn=None if r.first_turn is None else int(r.first_turn),
-                        pinned=bool(r.pinned),
-                        valid_to=r.valid_to,
-                        standing=r.standing,
-                        slots=r.slots,
-                        conversation_id=r.conversation_id,
-                        occurred_at=r.occurred_at,
-                    )
+                rows = conn.execute(self.rank_fields_select(user_id, chunk), {"uid": user_id, "ids": list(chunk)})
+                out.update(_rank_rows(rows))
         return out
+
+    def rank_fields_citing(
+        self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> dict[int, RankFields]:
+        """rank_fields of the memories (within ``filters``) citing any of these turns, in one query."""
+        ms, mt = self.s.t.memory_sources, self.s.t.memories
+        ids = sorted({int(t) for t in turn_ids})
+        if not ids:
+            return {}
+        citing = select(ms.c.memory_id).where(ms.c.user_id == user_id, self.s._ids_in(ms.c.turn_id, ids))
+        stmt = self.rank_fields_base().where(mt.c.id.in_(citing), *self.s.filter_clause(filters, now))
+        with self.s.connection() as conn:
+            return _rank_rows(conn.execute(stmt, {"uid": user_id}))
 
     def rank_fields_select(self, user_id: str, ids: Sequence[int]) -> Any:
         """rank_fields' statement for ``ids`` of the user bound as ``uid`` (PostgreSQL builds one
@@ -381,3 +381,23 @@ class MemoryReads:
 
 #: the slot-key index the triggers of migration 6 keep (raw DDL, outside build_metadata)
 _SLOTS = sql_table("memory_slots", sql_column("user_id"), sql_column("slot_key"), sql_column("memory_id"))
+
+
+def _rank_rows(rows: Any) -> dict[int, RankFields]:
+    return {
+        int(r.id): RankFields(
+            importance=float(r.importance),
+            confidence=float(r.confidence),
+            when=r.said_at or r.created_at,
+            access_count=int(r.access_count),
+            active=r.status == MemoryStatus.ACTIVE.value,
+            first_turn=None if r.first_turn is None else int(r.first_turn),
+            pinned=bool(r.pinned),
+            valid_to=r.valid_to,
+            standing=r.standing,
+            slots=r.slots,
+            conversation_id=r.conversation_id,
+            occurred_at=r.occurred_at,
+        )
+        for r in rows
+    }

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, bindparam, select
@@ -12,7 +11,6 @@ from deepcontext.store.sqlparts import chunks
 from deepcontext.types import MemoryStatus, Provenance
 
 if TYPE_CHECKING:
-    from deepcontext.store.interface import MemoryFilters
     from deepcontext.store.sql import SQLStore
 
 __all__ = ["ProvenanceReads"]
@@ -68,19 +66,6 @@ class ProvenanceReads:
                     )
                 )
         return out
-
-    def memories_citing(self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime) -> list[int]:
-        ms, mt = self.s.t.memory_sources, self.s.t.memories
-        ids = sorted({int(t) for t in turn_ids})
-        if not ids:
-            return []
-        stmt = (
-            select(ms.c.memory_id)
-            .join(mt, mt.c.id == ms.c.memory_id)
-            .where(ms.c.user_id == user_id, self.s._ids_in(ms.c.turn_id, ids), *self.s.filter_clause(filters, now))
-        )
-        with self.s.connection() as conn:
-            return list(dict.fromkeys(int(r[0]) for r in conn.execute(stmt)))
 
     def sources(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[Provenance]]:
         with self.s.connection() as conn:

@@ -72,6 +72,14 @@ _RANK_FIELDS_SQL = (
     "FROM memories AS m WHERE m.id IN (SELECT value FROM json_each(?1)) AND +m.user_id = ?2"
 )
 
+#: the same fields of the user's (?2) active, unexpired (at ?3) memories citing a turn of the JSON
+#: array ?1 (the search's default filters)
+_RANK_FIELDS_CITING_SQL = _RANK_FIELDS_SQL.replace(
+    "m.id IN (SELECT value FROM json_each(?1))",
+    "m.id IN (SELECT s.memory_id FROM memory_sources AS s WHERE s.turn_id IN (SELECT value FROM json_each(?1)) "
+    "AND s.user_id = ?2) AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > ?3)",
+)
+
 #: relations touching the entities of a JSON array (parameter 1) of a user (parameter 2), both
 #: directions as index searches on (user, source) and (user, target), with the entity at the other
 #: end; strongest first, then by relation id (see SQLStore._neighbours_stmt)
@@ -139,27 +147,21 @@ class SQLiteMemoryReads(MemoryReads):
         # the same statement as MemoryReads.rank_fields, sent straight to the driver (many candidates
         # per search: SQLAlchemy's result processing costs more than the query)
         ids = list(dict.fromkeys(int(m) for m in memory_ids))
-        out: dict[int, RankFields] = {}
         if not ids:
-            return out
+            return {}
         with self.s.connection() as conn:
-            rows = self.s.raw(conn, _RANK_FIELDS_SQL, (json.dumps(ids), user_id))
-            for mid, importance, confidence, when, access, status, pinned, valid_to, standing, slots, conv, occurred, first in rows:
-                out[int(mid)] = RankFields(
-                    importance=float(importance),
-                    confidence=float(confidence),
-                    when=from_epoch(when),
-                    access_count=int(access),
-                    active=status == MemoryStatus.ACTIVE.value,
-                    first_turn=None if first is None else int(first),
-                    pinned=bool(pinned),
-                    valid_to=None if valid_to is None else from_epoch(valid_to),
-                    standing=standing if isinstance(standing, str) else None,
-                    slots=slots if isinstance(slots, str) else None,
-                    conversation_id=conv,
-                    occurred_at=None if occurred is None else from_epoch(occurred),
-                )
-        return out
+            return _rank_fields(self.s.raw(conn, _RANK_FIELDS_SQL, (json.dumps(ids), user_id)))
+
+    def rank_fields_citing(
+        self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> dict[int, RankFields]:
+        if filters != DEFAULT_FILTERS:
+            return super().rank_fields_citing(user_id, turn_ids, filters, now)
+        ids = sorted({int(t) for t in turn_ids})
+        if not ids:
+            return {}
+        with self.s.connection() as conn:
+            return _rank_fields(self.s.raw(conn, _RANK_FIELDS_CITING_SQL, (json.dumps(ids), user_id, to_epoch(now))))
 
     def user_state(self, conn: Connection, user_id: str) -> tuple[str, int] | None:
         # read twice by every search (vector cache, active memory count): straight on the driver
@@ -315,3 +317,23 @@ class SQLiteTurnReads(TurnReads):
             names.update(r[0] for r in self.s.raw(conn, _SPEAKERS_SQL, (user_id, since, top)))
         self._speakers[user_id] = (incarnation, top, mark, frozenset(names))
         return names
+
+
+def _rank_fields(rows: Any) -> dict[int, RankFields]:
+    return {
+        int(mid): RankFields(
+            importance=float(importance),
+            confidence=float(confidence),
+            when=from_epoch(when),
+            access_count=int(access),
+            active=status == MemoryStatus.ACTIVE.value,
+            first_turn=None if first is None else int(first),
+            pinned=bool(pinned),
+            valid_to=None if valid_to is None else from_epoch(valid_to),
+            standing=standing if isinstance(standing, str) else None,
+            slots=slots if isinstance(slots, str) else None,
+            conversation_id=conv,
+            occurred_at=None if occurred is None else from_epoch(occurred),
+        )
+        for mid, importance, confidence, when, access, status, pinned, valid_to, standing, slots, conv, occurred, first in rows
+    }
