@@ -261,10 +261,10 @@ class DeepContextSettings(BaseSettings):
     )
     graph_depth: int = Field(default=2, ge=0, le=5)
     profile_weight: float = Field(
-        default=0.9, ge=0, description="Fusion weight of the profile leg (standing facts for requests); 0: off"
+        default=1.5, ge=0, description="Fusion weight of the profile leg (standing facts for requests); 0: off"
     )
     profile_hard_bonus: float = Field(
-        default=0.2, ge=0, le=1, description="Profile leg: cosine bonus of allergies, diets, constraints, instructions"
+        default=0.4, ge=0, le=1, description="Profile leg: cosine bonus of allergies, diets, constraints, instructions"
     )
     slot_boost: float = Field(
         default=1.0, ge=0, description="Search weight bonus of memories holding the single-valued fact a question asks"

@@ -93,7 +93,7 @@ def needs(
     m = report.metrics()
     c.print(f"\n{len(report.results)} cases: top 1 {100 * m['top_1']:.1f} %, top 3 {100 * m['top_3']:.1f} %, top 10 {100 * m['top_10']:.1f} %")
     if cv:
-        grid = [{"profile_weight": w, "profile_hard_bonus": b} for w in (0.0, 0.3, 0.6, 0.9, 1.2) for b in (0.0, 0.1, 0.2, 0.4)]
+        grid = [{"profile_weight": w, "profile_hard_bonus": b} for w in (0.0, 0.3, 0.6, 0.9, 1.2, 1.5, 2.0, 3.0) for b in (0.0, 0.1, 0.2, 0.4)]
         sweep = partial(sweep_needs, path, grid, filler=filler, settings={**extra, "track_access": False})
         _cross_validate(c, lambda cb: sweep(progress=cb), ["profile_weight", "profile_hard_bonus"], 3, "top 3 %")
 

@@ -70,12 +70,12 @@ class SearchConfig(BaseModel):
     access_boost: float = Field(0.0, ge=0, description="Rank boost per access, up to access_cap (0: none)")
     access_cap: int = Field(50, ge=0)
     profile_weight: float = Field(
-        0.9, ge=0,
+        1.5, ge=0,
         description="Weight of the profile leg (standing facts: allergies, diets, preferences...) for questions "
         "asking for a recommendation or a decision; 0 turns it off",
     )
     profile_hard_bonus: float = Field(
-        0.2, ge=0, le=1,
+        0.4, ge=0, le=1,
         description="Added to the cosine of allergies, diets, constraints and instructions in the profile leg",
     )
     slot_boost: float = Field(
