@@ -125,12 +125,13 @@ async def test_a_standing_fact_reaches_a_request_through_the_profile_leg(ctx: De
 async def test_a_short_standing_statement_is_not_filler(ctx: DeepContext) -> None:
     # two content words: as short as "ok sure thing", but it binds every plan the user makes
     r = await ctx.add(
-        [{"role": "user", "content": "I get seasick easily."}, {"role": "user", "content": "Sounds good."}],
+        [{"role": "user", "content": c} for c in ("I get seasick easily.", "Sounds good.", "I love it!")],
         user_id="ana", timestamp=T0,
     )  # fmt: skip
     page = await ctx.list("ana", tier="working", limit=10)
     importance = {m.text: m.importance for m in page.memories if set(s.turn_id for s in m.sources) & set(r.turn_ids)}
     assert importance["User: Sounds good."] == pytest.approx(0.1)
+    assert importance["User: I love it!"] == pytest.approx(0.1)  # a liking, short: still filler
     assert importance["User: I get seasick easily."] > 0.3
 
 

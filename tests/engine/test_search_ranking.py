@@ -11,6 +11,8 @@ import pytest
 from deepcontext import DeepContext, SearchConfig
 from deepcontext.retrieve import spread
 from deepcontext.retrieve.dates import query_window
+from deepcontext.retrieve.search import Candidates, rank
+from deepcontext.store.interface import RankFields
 
 CHAT = [
     {"role": "user", "name": "Maya", "content": "I work as a data engineer at Northwind Labs in Lisbon."},
@@ -151,3 +153,39 @@ async def test_the_reply_to_a_matching_question_joins_the_results(ctx: DeepConte
     assert reply in await cited()
     # the lift comes from the spreading: without it, nothing lends the reply a score
     assert reply not in await cited(before_weight=0.0, after_weight=0.0)
+
+
+def _fields(first_turn: int, conversation: str | None = "c1", importance: float = 0.5) -> RankFields:
+    return RankFields(
+        importance=importance, confidence=1.0, when=SAID, access_count=0, active=True, first_turn=first_turn,
+        conversation_id=conversation,
+    )  # fmt: skip
+
+
+def test_neighbour_turns_join_once_behind_their_lender() -> None:
+    # turn memories 10, 11, 12, 13 of turns 10-13 in one conversation; fact 1 merged from turns 10
+    # and 20 of two conversations (no conversation of its own), first said at turn 10
+    fields = {1: _fields(10, None), 10: _fields(10), 11: _fields(11), 13: _fields(13)}
+    outside = {12: _fields(12), 14: _fields(14), 10: fields[10]}
+    reads: list[list[int]] = []
+
+    def read(turns: list[int]) -> dict[int, RankFields]:
+        reads.append(turns)
+        return {m: f for m, f in outside.items() if f.first_turn in turns}
+
+    cfg = SearchConfig()
+    now = SAID
+    got = rank(Candidates("q", {"vector": [11, 1], "keyword": [10]}, fields), cfg, now, 10, read)
+    ids = [r.memory_id for r in got]
+    assert len(ids) == len(set(ids)) and len({r.group for r in got}) == len(got)  # nothing twice
+    # turn 12 answers turn 11 (a result): it joins, scored by what 11 lends, right behind it
+    assert 12 in ids and ids.index(12) > ids.index(11)
+    lent = next(r for r in got if r.memory_id == 12)
+    assert 0 < lent.score <= next(r.score for r in got if r.memory_id == 11)
+    assert set(lent.legs) == {"neighbour", "fused"}
+    # turn 10 is a candidate's (the fact's) turn: not read again; 14 is next to no result
+    assert all(10 not in turns for turns in reads) and 14 not in ids
+    # without the reader, or with neighbour turns off, only the candidates come back
+    for r in (rank(Candidates("q", {"vector": [11, 1], "keyword": [10]}, fields), cfg, now, 10),
+              rank(Candidates("q", {"vector": [11, 1], "keyword": [10]}, fields), SearchConfig(neighbour_turns=False), now, 10, read)):  # fmt: skip
+        assert 12 not in {x.memory_id for x in r}

@@ -14,10 +14,13 @@ import re
 
 from deepcontext.extract.gazetteer import LANGUAGES
 
-__all__ = ["STANDING_KEY", "is_request_for_user", "standing_kind"]
+__all__ = ["HARD_KINDS", "STANDING_KEY", "is_request_for_user", "standing_kind"]
 
 #: metadata key of a standing memory; its value is the kind
 STANDING_KEY = "standing"
+
+#: standing facts that bind every decision, not only the ones on their topic
+HARD_KINDS = frozenset({"allergy", "diet", "constraint", "instruction"})
 
 _ME = r"(?:i|me|my|i'm|i've|i'd|user|user's|\w+'s)"
 #: what a standing instruction asks answers to be given in: any language or unit system

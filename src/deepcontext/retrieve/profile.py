@@ -14,13 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from deepcontext.extract.standing import is_request_for_user
+from deepcontext.extract.standing import HARD_KINDS, is_request_for_user
 from deepcontext.store.interface import RankFields
 
 __all__ = ["HARD_KINDS", "POOL_FACTOR", "profile_leg", "uses_profile", "vector_pool"]
-
-#: standing facts that bind every decision, not only the ones on their topic
-HARD_KINDS = frozenset({"allergy", "diet", "constraint", "instruction"})
 
 #: how much deeper than its own k the vector leg reads for the profile leg
 POOL_FACTOR = 5

@@ -313,7 +313,13 @@ def rank(
     ]
     if neighbours is None or not config.neighbour_turns or (config.before_weight <= 0 and config.after_weight <= 0):
         return out
-    lent = _neighbour_groups(out, own_final, turn_of, conv_of, config, neighbours)
+    # turns and memories that are candidates already (whatever their group) are not read again
+    held = {m for g in fused for m in groups[g]}
+    lent = _neighbour_groups(
+        out, own_final, turn_of, conv_of, config, neighbours,
+        held_turns={t for m in held if (f := fields.get(m)) is not None and (t := f.first_turn) is not None},
+        held_memories=held, n_fused=len(fused),
+    )  # fmt: skip
     if not lent:
         return out
     # a neighbour group ties its lender at most; the lender goes first (it was ranked before)
@@ -337,38 +343,41 @@ def _neighbour_groups(
     conv_of: dict[Any, str],
     config: SearchConfig,
     read: NeighbourReader,
+    *,
+    held_turns: set[int],
+    held_memories: set[int],
+    n_fused: int,
 ) -> list[Ranked]:
-    """The turns next to the ``top`` groups' turns that are not candidates already, as groups of
-    their own scored by the spreading alone. A leg finds "Yes, last Tuesday!" by none of its words;
-    the question it answers lifts it (see :func:`.fusion.spread`). Their memories take no part in
-    the fusion, so the groups that are candidates rank exactly as without them."""
-    held = set(turn_of.values())
+    """The turns next to the ``top`` groups' turns that no candidate comes from, as groups of their
+    own scored by the spreading alone. A leg finds "Yes, last Tuesday!" by none of its words; the
+    question it answers lifts it (see :func:`.fusion.spread`). Their memories take no part in the
+    fusion, so the candidates rank exactly as without them."""
     wanted: set[int] = set()
     for r in top:
         t = turn_of.get(r.group)
         if t is not None:
-            wanted.update(n for n, w in ((t + 1, config.before_weight), (t - 1, config.after_weight)) if w > 0 and n not in held)
+            wanted.update(n for n, w in ((t + 1, config.before_weight), (t - 1, config.after_weight)) if w > 0 and n not in held_turns)
     if not wanted:
         return []
     new: dict[Any, list[tuple[int, RankFields]]] = {}
     new_turn: dict[Any, int] = {}
     new_conv: dict[Any, str] = {}
     for mid, f in read(sorted(wanted)).items():
-        # grouped by the turn a memory was first said at, as candidates are
-        if f.active and f.first_turn in wanted and f.conversation_id is not None:
-            g = ("turn", f.first_turn)
-            new.setdefault(g, []).append((mid, f))
-            new_turn[g], new_conv[g] = f.first_turn, f.conversation_id
+        if mid in held_memories or not f.active or f.first_turn not in wanted or f.conversation_id is None:
+            continue
+        # grouped by the turn a memory was first said at, as candidates are (or one group each)
+        g: Any = ("turn", f.first_turn) if config.group_by_source else mid
+        new.setdefault(g, []).append((mid, f))
+        new_turn[g], new_conv[g] = f.first_turn, f.conversation_id
     if not new:
         return []
     lifted = _spread({**own_final, **dict.fromkeys(new, 0.0)}, {**turn_of, **new_turn}, {**conv_of, **new_conv}, config)
-    n_fused = len(own_final)
-    out = []
-    for i, (g, ms) in enumerate(sorted(new.items(), key=lambda x: -lifted[x[0]]), start=1):
-        if lifted[g] > 0:  # a neighbour that nothing lifted is not a result
-            mid = max(ms, key=lambda x: (x[1].pinned, x[1].importance, x[0]))[0]
-            out.append(Ranked(lifted[g], 0.0, mid, g, {"neighbour": i, "fused": n_fused + i}))
-    return out
+    reps = {g: max(ms, key=lambda x: (x[1].pinned, x[1].importance, x[0]))[0] for g, ms in new.items()}
+    # a neighbour that nothing lifted is not a result; ties by memory id, as the ranking breaks them
+    lent = sorted((g for g in new if lifted[g] > 0), key=lambda g: (-lifted[g], -reps[g]))
+    return [
+        Ranked(lifted[g], 0.0, reps[g], g, {"neighbour": i, "fused": n_fused + i}) for i, g in enumerate(lent, start=1)
+    ]
 
 
 def _hybrid_search(

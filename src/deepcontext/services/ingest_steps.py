@@ -15,7 +15,7 @@ import numpy as np
 from deepcontext.embed.embedder import Embedder
 from deepcontext.extract.interface import Decision, ExistingMemory, ExtractedFact, ExtractionResult, MessageIn
 from deepcontext.extract.slots import Slot
-from deepcontext.extract.standing import STANDING_KEY, standing_kind
+from deepcontext.extract.standing import HARD_KINDS, STANDING_KEY, standing_kind
 from deepcontext.services.updates import Conflict, slot_metadata, slots_of
 from deepcontext.settings import DeepContextSettings
 from deepcontext.store.interface import AddPlan, EntityUpsert, MemoryChange, MemoryFilters, NewMemory, RelationUpsert, Store
@@ -78,15 +78,16 @@ def turn_memory_text(msg: MessageIn, user_name: str | None = None) -> str:
     return f"{speaker}: {msg.content.strip()}"
 
 
-def turn_importance(msg: MessageIn, *, standing: bool = False) -> float:
+def turn_importance(msg: MessageIn, *, binding: bool = False) -> float:
     """A message's importance as a raw memory: low for filler, higher for substantial user turns.
 
-    A short turn that states a standing fact ("I get seasick easily.") is not filler: it counts as
-    the shortest substantial turn.
+    A short turn that states a standing fact binding every decision (an allergy, a diet, a
+    constraint, an instruction: "I get seasick easily.") is not filler: it counts as the shortest
+    substantial turn. A short liking ("I love it!") stays filler.
     """
     n = len([t for t in word_tokens(msg.content) if t not in STOPWORDS])
     if n < 3:
-        if not standing:
+        if not binding:
             return 0.1
         n = 3
     base = 0.35 if msg.role == "user" else 0.3
@@ -124,7 +125,7 @@ def build_candidates(
                     text=turn_memory_text(m, user_name),
                     memory_type=MemoryType.EPISODIC,
                     tier=MemoryTier.WORKING,
-                    importance=turn_importance(m, standing=kind is not None),
+                    importance=turn_importance(m, binding=kind in HARD_KINDS),
                     confidence=1.0,
                     sources=[m.index],
                     entities=list(dict.fromkeys(by_msg.get(m.index, []))),
