@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import BigInteger, Connection, Integer, bindparam, func, select, true
 from sqlalchemy.dialects.postgresql import ARRAY
 
-from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
+from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters, RankFields
 from deepcontext.store.sqlparts import entity_limits
 from deepcontext.store.sql_graph import GraphReads
-from deepcontext.store.sql_memories import MemoryReads
+from deepcontext.store.sql_memories import MemoryReads, rank_rows
 from deepcontext.store.sql_provenance import ProvenanceReads
 from deepcontext.types import Provenance
 
@@ -25,7 +25,9 @@ __all__ = ["PostgresGraphReads", "PostgresMemoryReads", "PostgresProvenanceReads
 
 
 class PostgresMemoryReads(MemoryReads):
-    """rank_fields as one statement built once, the ids as an array."""
+    """rank_fields (and rank_fields_citing) as statements built once, the ids as an array."""
+
+    s: PostgresStore
 
     @functools.cached_property
     def rank_fields_stmt(self) -> Any:
@@ -36,6 +38,25 @@ class PostgresMemoryReads(MemoryReads):
     def rank_fields_select(self, user_id: str, ids: Sequence[int]) -> Any:
         # built once (building and keying it cost more than running it), the ids as an array
         return self.rank_fields_stmt
+
+    @functools.cached_property
+    def rank_fields_citing_stmt(self) -> Any:
+        """rank_fields_citing's statement under the default filters, built once; parameters uid,
+        turns, now."""
+        mt, ms = self.s.t.memories, self.s.t.memory_sources
+        citing = select(ms.c.memory_id).where(
+            ms.c.user_id == bindparam("uid"), ms.c.turn_id == func.any(bindparam("turns", type_=ARRAY(BigInteger)))
+        )
+        return self.rank_fields_base().where(mt.c.id.in_(citing), *self.s.default_conditions())
+
+    def rank_fields_citing(
+        self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> dict[int, RankFields]:
+        turns = sorted({int(t) for t in turn_ids})
+        if filters != DEFAULT_FILTERS or not turns:
+            return super().rank_fields_citing(user_id, turns, filters, now)
+        with self.s.connection() as conn:
+            return rank_rows(conn.execute(self.rank_fields_citing_stmt, {"uid": user_id, "turns": turns, "now": now}))
 
 
 class PostgresGraphReads(GraphReads):

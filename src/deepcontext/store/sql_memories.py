@@ -20,7 +20,7 @@ from deepcontext.types import HistoryEntry, HistoryEvent, Memory, MemoryStatus, 
 if TYPE_CHECKING:
     from deepcontext.store.sql import SQLStore
 
-__all__ = ["MemoryReads"]
+__all__ = ["MemoryReads", "rank_rows"]
 
 
 class MemoryReads:
@@ -280,7 +280,7 @@ class MemoryReads:
         with self.s.connection() as conn:
             for chunk in chunks(list(dict.fromkeys(memory_ids))):
                 rows = conn.execute(self.rank_fields_select(user_id, chunk), {"uid": user_id, "ids": list(chunk)})
-                out.update(_rank_rows(rows))
+                out.update(rank_rows(rows))
         return out
 
     def rank_fields_citing(
@@ -294,7 +294,7 @@ class MemoryReads:
         citing = select(ms.c.memory_id).where(ms.c.user_id == user_id, self.s._ids_in(ms.c.turn_id, ids))
         stmt = self.rank_fields_base().where(mt.c.id.in_(citing), *self.s.filter_clause(filters, now))
         with self.s.connection() as conn:
-            return _rank_rows(conn.execute(stmt, {"uid": user_id}))
+            return rank_rows(conn.execute(stmt, {"uid": user_id}))
 
     def rank_fields_select(self, user_id: str, ids: Sequence[int]) -> Any:
         """rank_fields' statement for ``ids`` of the user bound as ``uid`` (PostgreSQL builds one
@@ -383,7 +383,8 @@ class MemoryReads:
 _SLOTS = sql_table("memory_slots", sql_column("user_id"), sql_column("slot_key"), sql_column("memory_id"))
 
 
-def _rank_rows(rows: Any) -> dict[int, RankFields]:
+def rank_rows(rows: Any) -> dict[int, RankFields]:
+    """RankFields by memory id from rows of :meth:`MemoryReads.rank_fields_base`."""
     return {
         int(r.id): RankFields(
             importance=float(r.importance),
