@@ -46,8 +46,8 @@ class SearchConfig(BaseModel):
     )
     neighbour_turns: bool = Field(
         True,
-        description="The memories of the turns next to the results' own turns join the candidates (for the "
-        "spreading to lift), whether or not a leg found them",
+        description="The turns next to the best results' own turns join as results when no leg found them, "
+        "ranked by what the spreading lends them (legs: neighbour, fused)",
     )
     session_weight: float = Field(
         0.0, ge=0, description="Share of its conversation's best candidate scores a candidate gains"
