@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import pkgutil
 import re
 from pathlib import Path
 
@@ -73,3 +74,17 @@ def test_type_checkers_see_the_same_names() -> None:
                 if isinstance(stmt, ast.ImportFrom) and stmt.module:
                     seen.update({alias.asname or alias.name: stmt.module for alias in stmt.names})
     assert seen == deepcontext._EXPORTS
+
+
+def test_every_module_all_resolves() -> None:
+    # `from deepcontext.x import *` and the names a module promises: each must exist there
+    missing = []
+    for info in pkgutil.walk_packages(deepcontext.__path__, "deepcontext."):
+        if info.name.endswith("__main__"):
+            continue  # runs the command line
+        try:
+            module = importlib.import_module(info.name)
+        except ImportError:
+            continue  # an optional extra that is not installed
+        missing += [f"{info.name}.{n}" for n in getattr(module, "__all__", ()) if not hasattr(module, n)]
+    assert missing == []

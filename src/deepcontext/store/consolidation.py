@@ -283,7 +283,7 @@ def _write_group(
 
 def _insert_fact(store: SQLStore, conn: Connection, user_id: str, f: FactWrite, now: datetime, rev: int) -> int:
     t = store.t
-    mt, ms, me, ml = t.memories, t.memory_sources, t.memory_entities, t.memory_links
+    ms, me, ml = t.memory_sources, t.memory_entities, t.memory_links
     row = {
         "text": f.text,
         "content_hash": f.content_hash,

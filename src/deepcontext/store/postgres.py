@@ -31,7 +31,6 @@ from sqlalchemy import (
     literal,
     or_,
     select,
-    table,
     text,
     true,
 )
@@ -51,7 +50,7 @@ from deepcontext.store.sql import SQLStore
 from deepcontext.clock import as_utc
 from deepcontext.types import Memory, MemoryStatus, Provenance
 
-__all__ = ["PostgresStore", "fold_diacritics", "normalize_url"]
+__all__ = ["PostgresStore", "normalize_url"]
 
 log = logging.getLogger("deepcontext.store")
 

@@ -18,8 +18,6 @@ from deepcontext.store.sql_writes import history_row
 from deepcontext.types import EntityType, HistoryEvent, MemoryStatus
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from deepcontext.store.sql import SQLStore
 
 __all__ = ["AddWriter"]

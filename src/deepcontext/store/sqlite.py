@@ -27,7 +27,6 @@ from sqlalchemy import (
     create_engine,
     event,
     select,
-    text,
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
