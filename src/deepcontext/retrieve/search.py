@@ -371,7 +371,10 @@ def _neighbour_groups(
         new_turn[g], new_conv[g] = f.first_turn, f.conversation_id
     if not new:
         return []
-    lifted = _spread({**own_final, **dict.fromkeys(new, 0.0)}, {**turn_of, **new_turn}, {**conv_of, **new_conv}, config)
+    # only their neighbours lend to them; the whole conversation only when it lends a session share
+    near = {t + d for t in new_turn.values() for d in (-1, 1)}
+    lenders = own_final if config.session_weight > 0 else {g: v for g, v in own_final.items() if turn_of.get(g) in near}
+    lifted = _spread({**lenders, **dict.fromkeys(new, 0.0)}, {**turn_of, **new_turn}, {**conv_of, **new_conv}, config)
     reps = {g: max(ms, key=lambda x: (x[1].pinned, x[1].importance, x[0]))[0] for g, ms in new.items()}
     # a neighbour that nothing lifted is not a result; ties by memory id, as the ranking breaks them
     lent = sorted((g for g in new if lifted[g] > 0), key=lambda g: (-lifted[g], -reps[g]))
