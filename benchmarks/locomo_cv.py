@@ -10,6 +10,10 @@ user-view figures alike (the user view at k ranks each leg cut to the depth it h
 
     python benchmarks/locomo_cv.py --data locomo-dev.json --db cv.db --vary rrf_k=20,60 --vary keyword_weight=0.25,0.4
 
+An ingest setting is fitted the same way with ``--ingest-vary KEY=V1,V2``: the conversations are
+ingested once per value (into ``--db`` with the value in its name) and every (value, search
+configuration) pair is a candidate.
+
 The legs run once per question, as deep as ``search(limit=--gather-limit)`` reads them (default
 50); each candidate only re-ranks what they found, cut to the depth each limit asks for
 (``min_leg_k``, ``vector_min_k`` and the ``*_k_factor`` fields can be fitted up to the gathered depths;
@@ -33,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from deepcontext import DeepContext
-from deepcontext.bench.locomo import KS, cited, ingest, recall_at, user_of, user_view
+from deepcontext.bench.locomo import KS, ingest, recall_at, user_of, user_view
 from deepcontext.bench.locomo_data import CATEGORIES, load
 from deepcontext.retrieve import SearchConfig
 from deepcontext.retrieve.search import MAX_SOURCES, Candidates, gather, leg_k, neighbour_reader, rank
@@ -71,6 +75,10 @@ async def main() -> None:
     ap.add_argument("--reuse", action="store_true", help="The database already holds the conversations")
     ap.add_argument("--vary", action="append", default=[], help="FIELD=V1,V2,... (repeatable; the product is searched)")
     ap.add_argument("--set", action="append", default=[], help="An engine setting KEY=VALUE for the ingest (repeatable)")
+    ap.add_argument(
+        "--ingest-vary", default=None,
+        help="KEY=V1,V2,...: an engine setting fitted too, the conversations ingested once per value",
+    )
     ap.add_argument("--cache", default=None, help="Keep the legs' candidates in this file and reuse them (same code, same database)")
     ap.add_argument("--out", default=None, help="Write the per-candidate and per-fold figures as JSON here")
     ap.add_argument(
@@ -80,15 +88,58 @@ async def main() -> None:
     args = ap.parse_args()
     settings = {k: v for k, _, v in (s.partition("=") for s in args.set)}
     convs = load(args.data)
-    ctx = DeepContext(database_url=f"sqlite:///{Path(args.db).resolve()}", track_access=False, **settings)
+    search_cands = candidates(args.vary) or [{}]
+    variants: list[tuple[dict[str, str], Path, Path | None]] = [({}, Path(args.db), Path(args.cache) if args.cache else None)]
+    if args.ingest_vary:
+        key, sep, values = args.ingest_vary.partition("=")
+        if not sep or not values:
+            sys.exit(f"--ingest-vary takes KEY=V1,V2, got {args.ingest_vary!r}")
+
+        def named(path: Path, v: str) -> Path:
+            return path.with_name(f"{path.stem}-{key}-{v}{path.suffix}")
+
+        variants = [
+            ({key: v}, named(Path(args.db), v), named(Path(args.cache), v) if args.cache else None)
+            for v in values.split(",")
+        ]
+    cands: list[dict[str, Any]] = []
+    rows: list[dict[str, list[dict[str, Any]]]] = []
+    for extra, db, cache in variants:
+        got = await _evaluate(convs, {**settings, **extra}, db, cache, args.reuse, args.gather_limit, search_cands)
+        cands += [{**extra, **c} for c in search_cands]
+        rows += got
+        for c, per in zip(search_cands, got, strict=True):
+            print(f"{({**extra, **c}) or 'defaults'}: {_fmt([r for v in per.values() for r in v])}", file=sys.stderr)
+    held: list[dict[str, Any]] = []
+    folds = {}
+    for conv in convs:
+        train = [c.sample_id for c in convs if c.sample_id != conv.sample_id]
+        scores = [statistics.fmean(objective(r) for t in train for r in rows[i][t]) for i in range(len(cands))]
+        best = max(range(len(cands)), key=lambda i: scores[i])
+        folds[conv.sample_id] = cands[best]
+        held += rows[best][conv.sample_id]
+    print("fold choices:", json.dumps(folds))
+    print(f"cross-validated: {_fmt(held)}")
+    for cat in sorted({r['category'] for r in held}):
+        print(f"  {CATEGORIES.get(cat, cat)}: {_fmt([r for r in held if r['category'] == cat])}")
+    if args.out:
+        Path(args.out).write_text(json.dumps({"candidates": cands, "folds": folds, "per_candidate": [_summary([r for v in p.values() for r in v]) for p in rows], "cv": _summary(held)}, indent=1))
+
+
+async def _evaluate(
+    convs: list[Any], settings: dict[str, Any], db: Path, cache: Path | None, reuse: bool, gather_limit: int,
+    cands: list[dict[str, Any]],
+) -> list[dict[str, list[dict[str, Any]]]]:
+    """Ingest (or read) the conversations into ``db`` under ``settings``; per search candidate, per
+    conversation, each question's figures."""
+    ctx = DeepContext(database_url=f"sqlite:///{db.resolve()}", track_access=False, **settings)
     await ctx.init()
     try:
         dia: dict[str, dict[int, str]] = {}
         for conv in convs:
             t0 = time.perf_counter()
-            dia[conv.sample_id] = await _dia_from_db(ctx, conv) if args.reuse else await ingest(ctx, conv)
-            print(f"{'read' if args.reuse else 'ingested'} {conv.sample_id} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-        cands = candidates(args.vary) or [{}]
+            dia[conv.sample_id] = await _dia_from_db(ctx, conv) if reuse else await ingest(ctx, conv)
+            print(f"{'read' if reuse else 'ingested'} {conv.sample_id} in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
         base = SearchConfig.from_settings(ctx.settings)
         # the legs run once per question (their depth does not depend on the candidates); each
         # candidate configuration then only ranks what they found
@@ -96,7 +147,6 @@ async def main() -> None:
         found: dict[str, list[tuple[Any, Any, dict[int, list[str]]]]] = {}
         now = ctx.clock.now()
         filters = parse_filters()
-        cache = Path(args.cache) if args.cache else None
         if cache is not None and cache.exists():
             now, found = pickle.loads(cache.read_bytes())
         for conv in [] if found else convs:
@@ -105,7 +155,7 @@ async def main() -> None:
             for q in conv.questions:
                 vector = ctx.embedder.embed_one(q.question)
                 with ctx.store.reading():
-                    got = gather(ctx.store, user, q.question, vector, limit=args.gather_limit, filters=filters, config=base, now=now)
+                    got = gather(ctx.store, user, q.question, vector, limit=gather_limit, filters=filters, config=base, now=now)
                     ids = list(got.fields)
                     mems, _ = ctx.store.result_details(user, ids, max_sources=MAX_SOURCES, links_per_memory=0)
                 turns = {mid: [dia[conv.sample_id][s.turn_id] for s in m.sources if s.turn_id in dia[conv.sample_id]] for mid, m in mems.items()}
@@ -122,7 +172,7 @@ async def main() -> None:
                     into[mid] = [dia[conv_id][s.turn_id] for s in m.sources if s.turn_id in dia[conv_id]]
 
         rows: list[dict[str, list[dict[str, Any]]]] = []
-        for ci, cand in enumerate(cands):
+        for cand in cands:
             cfg = base.model_copy(update=cand)
             per: dict[str, list[dict[str, Any]]] = {}
             for conv in convs:
@@ -144,29 +194,12 @@ async def main() -> None:
                     deepest = cut(max(KS))
                     c = ranked(max(KS))
                     pool = {d for ids in deepest.legs.values() for m in ids for d in turns.get(m, [])}
-                    user = {}
-                    for k in KS:
-                        user[k] = user_view(q.evidence, ranked(k), k)
+                    seen_by_user = {k: user_view(q.evidence, ranked(k), k) for k in KS}
                     reach = len(set(q.evidence) & pool) / len(set(q.evidence))
-                    out.append({"category": q.category, "memory": recall_at(q.evidence, c), "user": user, "reach": reach})
+                    out.append({"category": q.category, "memory": recall_at(q.evidence, c), "user": seen_by_user, "reach": reach})
                 per[conv.sample_id] = out
             rows.append(per)
-            allq = [r for v in per.values() for r in v]
-            print(f"[{ci + 1}/{len(cands)}] {cand or 'defaults'}: {_fmt(allq)}", file=sys.stderr)
-        held: list[dict[str, Any]] = []
-        folds = {}
-        for conv in convs:
-            train = [c.sample_id for c in convs if c.sample_id != conv.sample_id]
-            scores = [statistics.fmean(objective(r) for t in train for r in rows[i][t]) for i in range(len(cands))]
-            best = max(range(len(cands)), key=lambda i: scores[i])
-            folds[conv.sample_id] = cands[best]
-            held += rows[best][conv.sample_id]
-        print("fold choices:", json.dumps(folds))
-        print(f"cross-validated: {_fmt(held)}")
-        for cat in sorted({r['category'] for r in held}):
-            print(f"  {CATEGORIES.get(cat, cat)}: {_fmt([r for r in held if r['category'] == cat])}")
-        if args.out:
-            Path(args.out).write_text(json.dumps({"candidates": cands, "folds": folds, "per_candidate": [_summary([r for v in p.values() for r in v]) for p in rows], "cv": _summary(held)}, indent=1))
+        return rows
     finally:
         await ctx.close()
 
