@@ -15,7 +15,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-__all__ = ["DeepContextSettings", "EmbedderKind", "JSONMode", "LLMBackendConfig", "LLMProvider"]
+__all__ = ["KEYWORD_CONTEXT_TURNS", "DeepContextSettings", "EmbedderKind", "JSONMode", "LLMBackendConfig", "LLMProvider"]
+
+#: earlier turns indexed for keyword search with each message's memory (fitted on LoCoMo dev by
+#: leave-one-conversation-out cross-validation over 0, 1 and 2)
+KEYWORD_CONTEXT_TURNS = 2
 
 
 class LLMProvider(str, Enum):
@@ -226,6 +230,13 @@ class DeepContextSettings(BaseSettings):
     max_messages_per_add: int = Field(default=2_000, ge=1)
     store_turn_memories: bool = Field(
         default=True, description="Keep every message searchable as a working-tier memory of its own"
+    )
+    keyword_context_turns: int = Field(
+        default=KEYWORD_CONTEXT_TURNS,
+        ge=0,
+        le=5,
+        description="Earlier turns of its conversation indexed for keyword search with each message's memory "
+        "(the question a reply answers); 0: the message alone. Applies to what is written from then on",
     )
     llm_offline_fallback: bool = Field(
         default=False,

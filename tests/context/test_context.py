@@ -272,7 +272,13 @@ async def test_a_larger_budget_considers_more_search_results(sqlite_ctx: DeepCon
     check_accounting(big, ctx)
 
 
-async def test_a_turn_only_its_neighbour_lifts_takes_no_place_in_the_context(ctx: DeepContext) -> None:
+async def test_a_turn_only_its_neighbour_lifts_takes_no_place_in_the_context(db_url: str, clock: ManualClock) -> None:
+    # without keyword context the reply shares no word with the question: only spreading reaches it
+    async with DeepContext(database_url=db_url, embedder=HashEmbedder(256), clock=clock, keyword_context_turns=0) as ctx:
+        await _neighbour_only_turn_left_out(ctx)
+
+
+async def _neighbour_only_turn_left_out(ctx: DeepContext) -> None:
     from deepcontext import SearchConfig
 
     words = ["sock", "spoon", "cable", "paper", "spice", "tool", "toy", "linen", "pen", "tape", "cup", "box"]
@@ -289,7 +295,8 @@ async def test_a_turn_only_its_neighbour_lifts_takes_no_place_in_the_context(ctx
     query = "When was the lighthouse at Cape Spear visited?"
 
     async def cites_reply(**cfg: object) -> bool:
-        out = await ctx.search(query, user_id="maya", limit=25, config=SearchConfig(group_by_source=False, **cfg))
+        config = SearchConfig(group_by_source=False, before_weight=0.6, **cfg)
+        out = await ctx.search(query, user_id="maya", limit=25, config=config)
         return any(s.turn_id == reply for r in out.results for s in r.sources)
 
     # search reaches the reply only through the question before it
@@ -297,3 +304,8 @@ async def test_a_turn_only_its_neighbour_lifts_takes_no_place_in_the_context(ctx
     res = await ctx.context(query, "maya", memory_limit=25)
     assert not any("Tuesday" in lo.preview for lo in res.left_out)
     assert "Tuesday" not in res.text
+    # deeper, the reply is a (barely similar) candidate that its question lifts: the context's
+    # relevance check leaves it out
+    deep = await ctx.context(query, "maya", memory_limit=50)
+    assert [lo.cause for lo in deep.left_out if "Tuesday" in lo.preview] == ["relevance"]
+    assert "Tuesday" not in deep.text

@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from deepcontext import DeepContext, SearchConfig
+from deepcontext import DeepContext, ManualClock, SearchConfig
+from deepcontext.embed import HashEmbedder
 from deepcontext.retrieve import spread
 from deepcontext.retrieve.dates import query_window
 from deepcontext.retrieve.search import Candidates, rank
@@ -130,7 +131,13 @@ async def test_vector_leg_reads_at_least_vector_min_k(ctx: DeepContext) -> None:
     assert len(found["shallow"]) == 12 and len(found["deep"]) == 30
 
 
-async def test_the_reply_to_a_matching_question_joins_the_results(ctx: DeepContext) -> None:
+async def test_the_reply_to_a_matching_question_joins_the_results(db_url: str, clock: ManualClock) -> None:
+    # without keyword context the reply shares no word with the question: only spreading reaches it
+    async with DeepContext(database_url=db_url, embedder=HashEmbedder(256), clock=clock, keyword_context_turns=0) as ctx:
+        await _reply_joins(ctx)
+
+
+async def _reply_joins(ctx: DeepContext) -> None:
     chat = [
         {"role": "user", "name": "Maya", "content": f"Chore {i}: sort the {w} drawer before dinner."}
         for i, w in enumerate(["sock", "spoon", "cable", "paper", "spice", "tool", "toy", "linen", "pen", "tape"])

@@ -39,7 +39,7 @@ class SearchConfig(BaseModel):
         True, description="Memories citing the same turns (a turn and its facts) compete as one result"
     )
     before_weight: float = Field(
-        0.6, ge=0, description="Share of the score of the turn just before a candidate's turn (the question it answers) it gains"
+        0.15, ge=0, description="Share of the score of the turn just before a candidate's turn (the question it answers) it gains"
     )
     after_weight: float = Field(
         0.15, ge=0, description="Share of the score of the turn just after a candidate's turn (the reply it got) it gains"

@@ -39,7 +39,9 @@ def open_store(settings: DeepContextSettings, dim: int, *, tracer: Any = None) -
     if settings.backend == "postgresql":
         from deepcontext.store.postgres import PostgresStore
 
-        return PostgresStore(url, dim, pool_size=settings.db_pool_size, tracer=tracer)
+        return PostgresStore(
+            url, dim, pool_size=settings.db_pool_size, tracer=tracer, keyword_context_turns=settings.keyword_context_turns
+        )
     from deepcontext.store.sqlite import SQLiteStore
 
     return SQLiteStore(
@@ -49,4 +51,5 @@ def open_store(settings: DeepContextSettings, dim: int, *, tracer: Any = None) -
         vector_cache_max_rows=settings.vector_cache_max_rows,
         vector_index_min_rows=settings.vector_index_min_rows,
         tracer=tracer,
+        keyword_context_turns=settings.keyword_context_turns,
     )

@@ -40,6 +40,7 @@ from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 
 from deepcontext.errors import ConfigurationError, DeepContextError, MigrationError, StorageError
+from deepcontext.settings import KEYWORD_CONTEXT_TURNS
 from deepcontext.store.interface import AddOutcome, AddPlan
 from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.migrations import pg_vector_mode
@@ -114,6 +115,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         connect_timeout: int = 10,
         ef_search: int = 100,
         tracer: Any = None,
+        keyword_context_turns: int = KEYWORD_CONTEXT_TURNS,
     ) -> None:
         if dim <= 0:
             raise ConfigurationError(f"vector dimension must be positive, got {dim}")
@@ -128,7 +130,7 @@ class PostgresStore(UserLockMixin, SQLStore):
             raise ConfigurationError(
                 "the PostgreSQL backend needs psycopg 3 and pgvector: pip install 'deepcontext[postgres]'"
             ) from exc
-        super().__init__(normalize_url(url), dim, tracer=tracer)
+        super().__init__(normalize_url(url), dim, tracer=tracer, keyword_context_turns=keyword_context_turns)
         self.ef_search = ef_search
         self.vector_mode = pg_vector_mode(dim)
         self._engine_args: dict[str, Any] = {

@@ -27,6 +27,7 @@ from deepcontext.errors import (
     StorageError,
     TurnNotFoundError,
 )
+from deepcontext.settings import KEYWORD_CONTEXT_TURNS
 from deepcontext.store.interface import AddOutcome, AddPlan, MemoryFilters, MemoryRewrite, RankFields, Store
 from deepcontext.store.indexes import KeywordIndex, VectorIndex
 from deepcontext.store.metafilter import compile_filter, parse_metadata_filter
@@ -59,9 +60,11 @@ class SQLStore(Store):
     graph_reads_cls: type[GraphReads] = GraphReads
     provenance_reads_cls: type[ProvenanceReads] = ProvenanceReads
 
-    def __init__(self, url: str, dim: int, *, tracer: Any = None) -> None:
+    def __init__(self, url: str, dim: int, *, tracer: Any = None, keyword_context_turns: int = KEYWORD_CONTEXT_TURNS) -> None:
         self.url = url
         self.dim = dim
+        #: earlier turns indexed for keyword search with each verbatim turn (see MemoryWriter.index)
+        self.keyword_context_turns = keyword_context_turns
         self.metadata = build_metadata(dim)
         self.t = Tables(self.metadata)
         self.tracer = tracer

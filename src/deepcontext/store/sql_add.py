@@ -68,7 +68,8 @@ class AddWriter:
             inserted = [False] * len(plan.memories)
             if to_insert:
                 rows = [self._memory_row(plan, plan.memories[i]) for i in to_insert]
-                new_ids = self.s.writer.insert(conn, uid, rows, now=now, rev=rev)
+                verbatim = [self._verbatim_turn(plan.memories[i], turn_ids) for i in to_insert]
+                new_ids = self.s.writer.insert(conn, uid, rows, now=now, rev=rev, turns=verbatim)
                 for i, mid in zip(to_insert, new_ids, strict=True):
                     memory_ids[i] = int(mid)
                     inserted[i] = True
@@ -247,6 +248,15 @@ class AddWriter:
             if mid not in rows:
                 raise MemoryNotFoundError(mid, user_id)
         return rows
+
+    @staticmethod
+    def _verbatim_turn(nm: Any, turn_ids: Sequence[int]) -> int | None:
+        """The turn a verbatim turn memory stores (None for any other memory)."""
+        if nm.source != "turn":
+            return None
+        if nm.source_turn_indices:
+            return turn_ids[nm.source_turn_indices[0]]
+        return nm.source_turn_ids[0] if nm.source_turn_ids else None
 
     @staticmethod
     def _memory_row(plan: AddPlan, nm: Any) -> dict[str, Any]:

@@ -148,12 +148,21 @@ class Transfer:
                 )
                 conn.execute(stmt.on_conflict_do_nothing())
             exported = by_table.get("memories", [])
+            first_turn: dict[int, int] = {}
+            for r in by_table.get("memory_sources", []):
+                old_m, old_t = int(r["memory_id"]), int(r["turn_id"])
+                first_turn[old_m] = min(first_turn.get(old_m, old_t), old_t)
             fresh = self.s.writer.insert(
                 conn,
                 user_id,
                 [{**{k: v for k, v in row.items() if k != "id"}, "superseded_by": None, "consolidated_from": []} for row in exported],
                 now=now,
                 rev=rev,
+                # verbatim turns are indexed with their context, as when they were first written
+                turns=[
+                    m("turns", first_turn[int(row["id"])]) if row.get("source") == "turn" and int(row["id"]) in first_turn else None
+                    for row in exported
+                ],
             )
             for row, new_id in zip(exported, fresh, strict=True):
                 maps["memories"][int(row["id"])] = new_id

@@ -13,7 +13,11 @@ from deepcontext.types import Turn
 if TYPE_CHECKING:
     from deepcontext.store.sql import SQLStore
 
-__all__ = ["TurnReads"]
+__all__ = ["CONTEXT_CHARS", "TurnReads"]
+
+#: how much of each earlier turn the keyword index keeps as a turn's context (a pasted document
+#: before a reply must not swamp it)
+CONTEXT_CHARS = 1000
 
 
 class TurnReads:
@@ -87,3 +91,42 @@ class TurnReads:
             .distinct()
         )
         return {r[0] for r in rows}
+
+    def context_texts(self, conn: Connection, user_id: str, turn_ids: Sequence[int], depth: int) -> dict[int, str]:
+        """Per turn, the contents of the ``depth`` user or assistant turns before it in its
+        conversation (first parents, nearest last): what a reply answers and what led to it. Turns
+        with no such parent are left out."""
+        if depth <= 0 or not turn_ids:
+            return {}
+        tt, te = self.s.t.turns, self.s.t.turn_edges
+        chain: dict[int, list[int]] = {t: [] for t in dict.fromkeys(turn_ids)}
+        level = {t: t for t in chain}  # turn -> the ancestor reached so far
+        for _ in range(depth):
+            parent: dict[int, int] = {}
+            for chunk in chunks(sorted(set(level.values()))):
+                rows = conn.execute(
+                    select(te.c.child_id, te.c.parent_id).where(
+                        te.c.user_id == user_id, te.c.child_id.in_(list(chunk)), te.c.position == 0
+                    )
+                )
+                parent.update((int(c), int(p)) for c, p in rows)
+            level = {t: parent[a] for t, a in level.items() if a in parent}
+            for t, a in level.items():
+                chain[t].append(a)
+            if not level:
+                break
+        wanted = sorted({a for ancestors in chain.values() for a in ancestors})
+        content: dict[int, str] = {}
+        for chunk in chunks(wanted):
+            rows = conn.execute(
+                select(tt.c.id, tt.c.content).where(
+                    tt.c.user_id == user_id, tt.c.id.in_(list(chunk)), tt.c.role.in_(["user", "assistant"])
+                )
+            )
+            content.update((int(i), str(c)[:CONTEXT_CHARS]) for i, c in rows)
+        out = {}
+        for t, ancestors in chain.items():
+            texts = [content[a] for a in reversed(ancestors) if a in content]
+            if texts:
+                out[t] = " ".join(texts)
+        return out

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, delete, func, insert, select, update
 
 from deepcontext.errors import MemoryNotFoundError
 from deepcontext.store.interface import MemoryFilters, MemoryRewrite
@@ -77,10 +77,20 @@ class MemoryWriter:
             raise MemoryNotFoundError(memory_id, user_id)
         return row
 
-    def insert(self, conn: Connection, user_id: str, rows: Sequence[dict[str, Any]], *, now: datetime, rev: int) -> list[int]:
+    def insert(
+        self,
+        conn: Connection,
+        user_id: str,
+        rows: Sequence[dict[str, Any]],
+        *,
+        now: datetime,
+        rev: int,
+        turns: Sequence[int | None] | None = None,
+    ) -> list[int]:
         """Create memories of the user, indexed for keyword search, stamped with ``rev``; the only place
         memory rows are inserted. ``rows`` hold columns of ``memories``; those of a new active memory
-        default. Returns the new ids in the order of ``rows``."""
+        default. ``turns``: per row, the turn a verbatim turn memory stores (its context is indexed
+        with it, see :meth:`index`). Returns the new ids in the order of ``rows``."""
         if not rows:
             return []
         mt = self.s.t.memories
@@ -93,8 +103,34 @@ class MemoryWriter:
             for k in keys:
                 r.setdefault(k, None)
         ids = [int(i) for i in conn.execute(insert(mt).returning(mt.c.id, sort_by_parameter_order=True), full).scalars().all()]
-        self.s.index_texts(conn, [(mid, r["text"]) for mid, r in zip(ids, full, strict=True)])
+        of = turns or [None] * len(ids)
+        self.index(conn, user_id, [(mid, r["text"], t) for mid, r, t in zip(ids, full, of, strict=True)])
         return ids
+
+    def index(self, conn: Connection, user_id: str, rows: Sequence[tuple[int, str, int | None]]) -> None:
+        """Index ``(memory id, text, turn)`` rows for keyword search. A verbatim turn memory (its
+        ``turn`` given) is indexed with the earlier turns it follows (``keyword_context_turns`` of
+        them): a reply such as "Adoption agencies, mostly." carries the words of the question it
+        answers, which a question about it repeats."""
+        turn_ids = [t for _, _, t in rows if t is not None]
+        context = self.s.turns.context_texts(conn, user_id, turn_ids, self.s.keyword_context_turns) if turn_ids else {}
+        self.s.index_texts(
+            conn, [(mid, f"{text} {context[t]}" if t is not None and t in context else text) for mid, text, t in rows]
+        )
+
+    def verbatim_turns(self, conn: Connection, memory_ids: Sequence[int]) -> dict[int, int]:
+        """The turn each verbatim turn memory among ``memory_ids`` stores (its oldest source)."""
+        mt, ms = self.s.t.memories, self.s.t.memory_sources
+        out: dict[int, int] = {}
+        for chunk in chunks(list(memory_ids)):
+            rows = conn.execute(
+                select(ms.c.memory_id, func.min(ms.c.turn_id))
+                .join(mt, mt.c.id == ms.c.memory_id)
+                .where(ms.c.memory_id.in_(list(chunk)), mt.c.source == "turn")
+                .group_by(ms.c.memory_id)
+            )
+            out.update((int(m), int(t)) for m, t in rows)
+        return out
 
     def history(
         self,
@@ -162,7 +198,7 @@ class MemoryWriter:
                 values["metadata"] = metadata
             conn.execute(update(mt).where(mt.c.id == memory_id).values(**values))
             self.s.unindex(conn, [memory_id])
-            self.s.index_texts(conn, [(memory_id, text)])
+            self.index(conn, user_id, [(memory_id, text, self.verbatim_turns(conn, [memory_id]).get(memory_id))])
             self.history(
                 conn, user_id, memory_id, HistoryEvent.UPDATE, now,
                 old_text=row.text, new_text=text, actor=actor, reason=reason,
@@ -258,5 +294,6 @@ class MemoryWriter:
             )
             self.history(conn, user_id, r.memory_id, HistoryEvent.UPDATE, now, old_text=r.old_text, new_text=r.text, reason=reason)
         self.s.unindex(conn, [r.memory_id for r in todo])
-        self.s.index_texts(conn, [(r.memory_id, r.text) for r in todo])
+        turn_of = self.verbatim_turns(conn, [r.memory_id for r in todo])
+        self.index(conn, user_id, [(r.memory_id, r.text, turn_of.get(r.memory_id)) for r in todo])
         return len(todo)

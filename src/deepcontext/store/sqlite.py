@@ -33,6 +33,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
 from deepcontext.errors import ConfigurationError, MigrationError
+from deepcontext.settings import KEYWORD_CONTEXT_TURNS
 from deepcontext.store.migrations import latest_version
 from deepcontext.store.sql import SQLStore
 from deepcontext.store.sqlite_reads import SQLiteGraphReads, SQLiteMemoryReads, SQLiteProvenanceReads, SQLiteTurnReads
@@ -62,8 +63,9 @@ class SQLiteStore(SQLStore):
         vector_cache_max_rows: int = 2_000_000,
         vector_index_min_rows: int = 20_000,
         tracer: Any = None,
+        keyword_context_turns: int = KEYWORD_CONTEXT_TURNS,
     ) -> None:
-        super().__init__(url, dim, tracer=tracer)
+        super().__init__(url, dim, tracer=tracer, keyword_context_turns=keyword_context_turns)
         parsed = make_url(url)
         if parsed.get_backend_name() != "sqlite":
             raise ConfigurationError(f"not a sqlite URL: {url!r}")
