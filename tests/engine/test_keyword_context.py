@@ -4,7 +4,10 @@ question came in the same add or an earlier one, and still after the memory's te
 
 from __future__ import annotations
 
+import pytest
+
 from deepcontext import DeepContext
+from deepcontext.errors import ConfigurationError
 from deepcontext.embed.hashing import HashEmbedder
 
 QUESTION = {"role": "user", "content": "What did you research for the paperwork last month?"}
@@ -64,3 +67,10 @@ async def test_an_imported_turn_keeps_its_context(ctx: DeepContext) -> None:
     await ctx.import_records(records, user_id="ana-copy")
     found = await _keyword_texts(ctx, "paperwork", "ana-copy")
     assert any("adoption agencies" in t for t in found), found
+
+
+@pytest.mark.parametrize("depth", [-1, 6, "two"])
+def test_an_out_of_range_depth_is_a_clear_configuration_error(tmp_path, depth: object) -> None:
+    with pytest.raises(ConfigurationError, match="keyword_context_turns"):
+        DeepContext(database_url=f"sqlite:///{tmp_path}/kc.db", embedder=HashEmbedder(64), keyword_context_turns=depth)
+    assert not (tmp_path / "kc.db").exists()
