@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deepcontext.extract.slots import find_slots, same_value
-from deepcontext.extract.standing import is_request_for_user, standing_kind
+from deepcontext.extract.standing import asks_for_time, bears_on_time, is_request_for_user, standing_kind
 
 
 def one(text: str, speaker: str = "User") -> tuple[str, str, str, bool]:
@@ -95,6 +95,26 @@ def test_same_value() -> None:
         ("User can't stand horror movies.", "preference"),
         ("It rained all day yesterday.", None),
         ("Do you like spicy food?", None),
+        # reactions, rules set by others, routines and likes in everyday phrasing
+        ("Strawberries give me hives.", "allergy"),
+        ("Dust makes my eyes itch all day.", "allergy"),
+        ("Wasp stings are dangerous for me.", "allergy"),
+        ("My lease doesn't allow pets.", "constraint"),
+        ("Weekends are sacred, no work calls.", "constraint"),
+        ("Money's tight until the summer.", "constraint"),
+        ("No red meat for me, doctor's orders.", "constraint"),
+        ("I swim daily before work.", "habit"),
+        ("I can't focus without music on.", "habit"),
+        ("Thrillers are my thing.", "preference"),
+        ("Crowded beaches make me anxious.", "preference"),
+        ("Keep your answers under a hundred words.", "instruction"),
+        ("Don't talk down to me.", "instruction"),
+        ("Whenever you suggest a recipe, list the calories.", "instruction"),
+        # ...and what only looks like them
+        ("Don't worry about me, I'm fine.", None),
+        ("Keep me posted!", None),
+        ("Whenever you need help, let me know.", None),
+        ("It was sunny on Monday.", None),
     ],
 )
 def test_standing_kinds(text: str, kind: str | None) -> None:
@@ -112,10 +132,43 @@ def test_standing_kinds(text: str, kind: str | None) -> None:
         ("What trips are planned for Lisbon?", False),
         ("What did Melanie buy last week?", False),
         ("How do I deploy the pipeline?", False),
+        ("What's a good gift for my sister?", True),
+        ("When's a good time to repaint the fence?", True),
+        ("Where could we go for lunch on Friday?", True),
+        ("Any recommendations for a quiet café?", True),
+        ("What did he say was a good idea?", False),
     ],
 )
 def test_requests_for_the_user(query: str, is_request: bool) -> None:
     assert is_request_for_user(query) is is_request
+
+
+@pytest.mark.parametrize(
+    ("query", "asks"),
+    [
+        ("When should the plumber come?", True),
+        ("What time should we book the table?", True),
+        ("How should I plan the workshop agenda?", True),
+        ("Which restaurant should we book?", False),
+        ("How should I get to Paris?", False),
+    ],
+)
+def test_requests_whose_answer_is_a_time(query: str, asks: bool) -> None:
+    assert asks_for_time(query) is asks
+
+
+@pytest.mark.parametrize(
+    ("text", "bears"),
+    [
+        ("I work night shifts, so I sleep during the day.", True),
+        ("I pray five times a day.", True),
+        ("The baby naps after lunch.", True),
+        ("I'm allergic to penicillin.", False),
+        ("I use a wheelchair.", False),
+    ],
+)
+def test_standing_facts_bearing_on_time(text: str, bears: bool) -> None:
+    assert bears_on_time(text) is bears
 
 
 def test_a_question_finds_the_slot_whatever_the_subject_length() -> None:

@@ -14,7 +14,7 @@ import re
 
 from deepcontext.extract.gazetteer import LANGUAGES
 
-__all__ = ["HARD_KINDS", "STANDING_KEY", "is_request_for_user", "standing_kind"]
+__all__ = ["HARD_KINDS", "STANDING_KEY", "asks_for_time", "bears_on_time", "is_request_for_user", "standing_kind"]
 
 #: metadata key of a standing memory; its value is the kind
 STANDING_KEY = "standing"
@@ -35,7 +35,10 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("allergy", re.compile(
         r"\b(?:allerg\w*|intoleran\w*|celiac|coeliac|epipen|anaphyla\w*|reacts?\s+badly\s+to|sensitive\s+to|"
         r"breaks?\s+out\s+in\s+hives|(?:can't|cannot|can\s+not)\s+(?:eat|have|tolerate|digest)|"
-        r"(?:don't|doesn't)\s+get\s+along\s+with)\b", re.IGNORECASE)),
+        r"(?:don't|doesn't)\s+get\s+along\s+with|(?:dangerous|deadly)\s+(?:for|to)\s+(?:me|him|her|them|user)|"
+        r"(?:makes?|gives?|sets?\s+off|triggers?|brings?\s+on)\s+(?:me\s+|my\s+|his\s+|her\s+|their\s+|\w+'s\s+)?"
+        r"(?:\w+\s+)?(?:asthma|hives|rash(?:es)?|migraines?|headaches?|swell\w*|itch\w*|sneez\w*|wheez\w*))\b",
+        re.IGNORECASE)),
     ("diet", re.compile(
         r"\b(?:vegetarian|vegan|pescatarian|pescetarian|kosher|halal|keto|paleo|gluten-free|dairy-free|"
         r"low-(?:sodium|salt|carb|fat|sugar)|diabet\w*|teetotal|sober|(?:don't|doesn't|never|do\s+not|does\s+not)\s+"
@@ -43,23 +46,34 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("instruction", re.compile(
         rf"\b(?:(?:please|always|never|don't|do\s+not)\s+(?:\w+\s+){{0,3}}?(?:answer|reply|respond|write|talk|speak|"
         rf"call|schedule|book|remind|use|give|send|keep|email|text|suggest|recommend|mention|ask)|call\s+{_ME}\b|"
-        rf"from\s+now\s+on|when\s+you\s+(?:\w+\s+){{0,3}}?\w+\s*,\s*(?:please\s+)?(?:give|use|tell|show|send|write|keep|add)|keep\s+(?:your|the)\s+answers|(?:answers|replies)\s+(?:short|brief|in)|"
-        rf"(?:wants?|likes?|prefers?)\s+(?:\w+\s+){{0,2}}(?:emailed|in\s+(?:{_IN_FORMS})))\b",
+        rf"from\s+now\s+on|whenever\s+you\s+(?:suggest|recommend|give|write|answer|reply|send|list|mention)|when\s+you\s+(?:\w+\s+){{0,3}}?\w+\s*,\s*(?:please\s+)?(?:give|use|tell|show|send|write|keep|add)|keep\s+(?:your|the)\s+answers|(?:answers|replies)\s+(?:short|brief|in)|"
+        rf"(?:wants?|likes?|prefers?)\s+(?:\w+\s+){{0,2}}(?:emailed|in\s+(?:{_IN_FORMS}))|"
+        # an imperative to the assistant about how to treat the user: "Keep replies short, I read on my phone"
+        rf"keep\s+(?:your\s+|the\s+)?(?:replies|answers|responses|messages)\b|"
+        rf"(?:don't|do\s+not|never)\s+(?!worry|feel|forget|mind|hesitate|let)\w+\s+(?:\w+\s+){{0,2}}(?:with|to|for)\s+me)\b",
         re.IGNORECASE)),
     ("constraint", re.compile(
         r"\b(?:wheelchair|crutches|budget|afford|terrified|afraid|phobia|fear\s+of|scared\s+of|seasick|"
         r"motion\s+sick|carsick|airsick|(?:bad|injured|broken|weak|sore)\s+(?:knee|back|hip|ankle|wrist|shoulder)|"
         r"(?:knee|back|hip|ankle|wrist|shoulder)s?\s+(?:is|are|has\s+been|have\s+been)\s+(?:bad|injured|broken|weak|sore)|surgery|injur\w*|(?:doesn't|don't|does\s+not|do\s+not)\s+(?:have|own)\s+a\s+(?:car|driving|licen)|"
         r"driving\s+licen[cs]e|night\s+shifts?|toddler|newborn|pregnan\w*|disabilit\w*|blind|deaf|hearing\s+aid|"
-        r"mobility|(?:can't|cannot)\s+(?:walk|climb|drive|swim|sit|lift))\b", re.IGNORECASE)),
+        r"mobility|(?:can't|cannot)\s+(?:walk|climb|drive|swim|sit|lift)|no\s+exceptions|non-negotiable|sacred|doctor's\s+orders|(?:doesn't|don't|won't)\s+(?:allow|let\s+me)|"
+        r"not\s+allowed|no\s+(?:\w+\s+){1,3}for\s+me|"
+        r"off-limits|(?:money|cash|funds|finances)(?:'s|\s+is|\s+are)\s+tight)\b", re.IGNORECASE)),
     ("habit", re.compile(
         r"\b(?:every\s+(?:morning|evening|night|day|week|weekend|monday|tuesday|wednesday|thursday|friday|saturday|"
         r"sunday)|each\s+(?:morning|evening|day|night)|usually|always|never|goes?\s+to\s+bed|wakes?\s+up|routine|"
-        r"meditat\w*|prays?|fasts?|fasting|(?:times|twice|once)\s+a\s+(?:day|week)|only\s+(?:drinks?|eats?))\b",
+        r"meditat\w*|prays?|fasts?|fasting|(?:times|twice|once)\s+a\s+(?:day|week)|only\s+(?:drinks?|eats?)|daily|"
+        r"nightly|weekly|every\s+(?:weekday|other\s+\w+|single\s+day)|weekdays|(?:mon|tues|wednes|thurs|fri|satur|sun)days|"
+        r"(?:can't|cannot)\s+(?:\w+\s+){1,3}without)\b",
         re.IGNORECASE)),
     ("preference", re.compile(
         r"\b(?:prefers?|preferred|favou?rite|loves?|likes?|enjoys?|hates?|dislikes?|(?:can't|cannot)\s+stand|"
-        r"not\s+a\s+(?:big\s+)?fan|fan\s+of|rather|(?:is|am|are)\s+into)\b", re.IGNORECASE)),
+        r"not\s+a\s+(?:big\s+)?fan|fan\s+of|rather|(?:is|am|are)\s+into|obsessed\s+with|adores?|happiest|"
+        r"(?:not|isn't|aren't)\s+(?:really\s+)?(?:my|\w+'s)\s+(?:thing|scene|style|taste|cup\s+of\s+tea)|"
+        r"(?:is|are|'s|'re)\s+(?:totally\s+|really\s+)?(?:my|\w+'s)\s+(?:thing|jam|style)|only\s+\w+\s+(?:\w+\s+)?in\s+my|"
+        r"makes?\s+(?:me|him|her|them|user)\s+(?:miserable|unhappy|sad|grumpy|anxious|nervous|uncomfortable))\b",
+        re.IGNORECASE)),
 )
 # a request about a decision to make now, for the user (not a question about advice given once:
 # "Which book did Anna recommend?" is not one)
@@ -68,7 +82,9 @@ _REQUEST_RE = re.compile(
     r"(?:can|could|would)\s+you\s+(?:recommend|suggest|plan|help|pick|choose|draft|write)|"
     r"(?:^|[.!]\s*)(?:please\s+)?(?:recommend|suggest|plan|pick|choose|draft|write|help)\b|"
     r"(?:what|which|when|where|how)\s+(?:[\w']+\s+){0,4}?should\b|"
-    r"any\s+(?:ideas|tips|advice|suggestions)|tips\s+for\s+(?:my|our)|help\s+me|what\s+(?:can|could)\s+(?:i|we)\b|"
+    r"any\s+(?:ideas|tips|advice|suggestions|recommendations)|tips\s+for\s+(?:my|our)|help\s+me|"
+    r"(?:what|which|when|where)\s+(?:[\w']+\s+){0,3}?(?:can|could)\s+(?:i|we)\b|"
+    r"(?:what|when|where)(?:'s|\s+is|\s+are)\s+(?:a\s+|some\s+)?(?:good|nice|great|decent|reasonable|the\s+best)\b|"
     r"(?:would|is)\s+(?:it\s+)?(?:be\s+)?a\s+good\s+(?:idea|choice|option|time)|"
     r"explain\s+how\s+(?:i|we)|how\s+(?:should|can|could)\s+(?:i|we|the\s+user))\b",
     re.IGNORECASE,
@@ -88,3 +104,29 @@ def standing_kind(text: str) -> str | None:
 def is_request_for_user(query: str) -> bool:
     """Whether a question asks for a recommendation or a decision (something standing facts bear on)."""
     return bool(_REQUEST_RE.search(query))
+
+
+# a request whose answer is a time: a day, an hour, a slot in a schedule
+_TIME_REQUEST_RE = re.compile(
+    r"\b(?:when|what\s+time|which\s+(?:day|days|time|times|hour|hours|week|evening|morning|night)|how\s+(?:early|late)|"
+    r"a\s+good\s+time|(?:re)?schedul\w*|agenda|timetable|calendar|itinerary|appointment|slot)\b",
+    re.IGNORECASE,
+)
+# a statement that bears on when things can happen: parts of the day or week, meals, sleep, shifts
+_TIME_BOUND_RE = re.compile(
+    r"\b(?:mornings?|afternoons?|evenings?|nights?|nightly|daytime|(?:during|in)\s+the\s+day|all\s+day|"
+    r"(?:times|once|twice)\s+a\s+(?:day|week)|weekends?|weekdays?|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|"
+    r"breakfast|lunch|lunchtime|dinner|bedtime|sleeps?|sleeping|naps?|wakes?\s+up|shifts?|schedules?|"
+    r"o'clock|\d{1,2}\s*(?:am|pm)|hours|early|late)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_for_time(query: str) -> bool:
+    """Whether a request's answer is a time (when to do something, a schedule to fill)."""
+    return bool(_TIME_REQUEST_RE.search(query))
+
+
+def bears_on_time(text: str) -> bool:
+    """Whether a standing fact constrains when things can happen (sleep, shifts, parts of the day)."""
+    return bool(_TIME_BOUND_RE.search(text))
