@@ -277,6 +277,11 @@ class DeepContextSettings(BaseSettings):
     profile_hard_bonus: float = Field(
         default=0.4, ge=0, le=1, description="Profile leg: cosine bonus of allergies, diets, constraints, instructions"
     )
+    profile_time_bonus: float = Field(
+        default=0.4, ge=0, le=1,
+        description="Profile leg: cosine bonus of standing facts bearing on time (sleep, shifts, parts of the day) "
+        "for requests whose answer is a time",
+    )
     slot_boost: float = Field(
         default=1.0, ge=0, description="Search weight bonus of memories holding the single-valued fact a question asks"
     )

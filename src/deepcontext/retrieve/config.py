@@ -78,6 +78,11 @@ class SearchConfig(BaseModel):
         0.4, ge=0, le=1,
         description="Added to the cosine of allergies, diets, constraints and instructions in the profile leg",
     )
+    profile_time_bonus: float = Field(
+        0.4, ge=0, le=1,
+        description="Added in the profile leg to the cosine of standing facts bearing on when things can happen "
+        "(sleep, shifts, parts of the day) for a request whose answer is a time",
+    )
     slot_boost: float = Field(
         1.0, ge=0,
         description="For a question about a single-valued fact (where someone lives or works...), the memories "
@@ -102,6 +107,7 @@ class SearchConfig(BaseModel):
             importance_floor=settings.importance_floor,
             profile_weight=settings.profile_weight,
             profile_hard_bonus=settings.profile_hard_bonus,
+            profile_time_bonus=settings.profile_time_bonus,
             outdated_factor=settings.outdated_factor,
             slot_boost=settings.slot_boost,
         )

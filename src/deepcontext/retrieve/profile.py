@@ -12,7 +12,7 @@ instructions) over what colours it (preferences, habits).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 
 from deepcontext.extract.standing import HARD_KINDS, is_request_for_user
 from deepcontext.store.interface import RankFields
@@ -34,13 +34,17 @@ def vector_pool(k: int, profile: bool) -> int:
 
 
 def profile_leg(
-    pool: Sequence[tuple[int, float]], fields: Mapping[int, RankFields], k: int, hard_bonus: float
+    pool: Sequence[tuple[int, float]], fields: Mapping[int, RankFields], k: int, hard_bonus: float,
+    timed: Set[int] = frozenset(), time_bonus: float = 0.0,
 ) -> list[int]:
-    """The standing memories among the vector pool ``(id, cosine)``, best first, at most ``k``."""
+    """The standing memories among the vector pool ``(id, cosine)``, best first, at most ``k``.
+    ``timed``: those bearing on when things can happen, given ``time_bonus`` (for a request whose
+    answer is a time)."""
     scored = []
     for m, sim in pool:
         f = fields.get(m)
         if f is not None and f.standing:
-            scored.append((sim + (hard_bonus if f.standing in HARD_KINDS else 0.0), m))
+            bonus = (hard_bonus if f.standing in HARD_KINDS else 0.0) + (time_bonus if m in timed else 0.0)
+            scored.append((sim + bonus, m))
     scored.sort(key=lambda x: -x[0])
     return [m for _, m in scored[:k]]

@@ -18,6 +18,7 @@ from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.asked import asked_slot, slot_factor
 from deepcontext.retrieve.dates import query_window
 from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf, spread
+from deepcontext.extract.standing import asks_for_time, bears_on_time
 from deepcontext.retrieve.profile import profile_leg, uses_profile, vector_pool
 from deepcontext.retrieve.supersession import about_the_past, outdated_factor
 from deepcontext.store.interface import MemoryFilters, RankFields, Store
@@ -212,11 +213,14 @@ def gather(
     all_ids = list(dict.fromkeys(m for ids in legs.values() for m in ids))
     if profile and len(pool) > k_vector:
         fields = store.rank_fields(user_id, list(dict.fromkeys([*all_ids, *(m for m, _ in pool[k_vector:])])))
-        legs["profile"] = profile_leg(pool, fields, k_vector, config.profile_hard_bonus)
     else:
         fields = store.rank_fields(user_id, all_ids)
-        if profile:
-            legs["profile"] = profile_leg(pool, fields, k_vector, config.profile_hard_bonus)
+    if profile:
+        timed: set[int] = set()
+        if config.profile_time_bonus > 0 and asks_for_time(query):
+            standing = [m for m, _ in pool if (f := fields.get(m)) is not None and f.standing]
+            timed = {m.id for m in store.get_memories(user_id, standing, details=False) if bears_on_time(m.text)}
+        legs["profile"] = profile_leg(pool, fields, k_vector, config.profile_hard_bonus, timed, config.profile_time_bonus)
     return Candidates(query, legs, fields, sims)
 
 
