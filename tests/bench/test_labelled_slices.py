@@ -5,10 +5,13 @@ needs`), not these tests'."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from deepcontext import DeepContext
-from deepcontext.bench.needs import DEFAULT_NEEDS, load_needs, run_need
+from deepcontext.bench.needs import DEFAULT_NEEDS, holdout_sets, load_needs, run_need
 from deepcontext.bench.updates import DEFAULT_UPDATES, load_cases, run_case
 from deepcontext.embed import HashEmbedder
 
@@ -19,6 +22,34 @@ def test_the_labelled_sets_have_their_size() -> None:
     assert len({c.id for c in cases}) == len(cases)
     needs = load_needs(DEFAULT_NEEDS)
     assert len(needs) >= 40 and len({c.kind for c in needs}) == 6
+
+
+def test_the_held_out_needs_are_well_formed() -> None:
+    sets = holdout_sets()
+    assert len(sets) >= 2
+    ids: set[str] = {c.id for c in load_needs(DEFAULT_NEEDS)}
+    for path in sets:
+        cases = load_needs(path)
+        assert len(cases) >= 30 and len({c.kind for c in cases}) == 6, path
+        for c in cases:
+            assert c.id not in ids, c.id
+            ids.add(c.id)
+            # the fact is named by its statement and not by the request that needs it
+            assert c.expect.lower() in c.statement.lower() and c.expect.lower() not in c.question.lower(), c.id
+
+
+def test_bench_needs_reports_the_held_out_sets(tmp_path: Path) -> None:
+    data = tmp_path / "two.jsonl"
+    data.write_text("\n".join(DEFAULT_NEEDS.read_text(encoding="utf-8").splitlines()[:2]) + "\n", encoding="utf-8")
+    p = subprocess.run(
+        [sys.executable, "-m", "deepcontext", "bench", "needs", "--data", str(data), "--holdout", "--filler", "100",
+         "--set", "embedder=hash"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    assert p.returncode == 0, p.stderr
+    assert "2 cases: top 1" in p.stdout
+    for path in holdout_sets():
+        assert f"{path.name}: {len(load_needs(path))} cases: top 1" in p.stdout, p.stdout[-2000:]
 
 
 async def test_a_slice_of_the_updates(tmp_path: Path) -> None:

@@ -21,7 +21,9 @@ from typing import Any
 
 from deepcontext.bench.filler import filler_turns
 
-__all__ = ["DEFAULT_NEEDS", "NeedCase", "NeedResult", "NeedsReport", "load_needs", "run_need", "run_needs"]
+__all__ = [
+    "DEFAULT_NEEDS", "NeedCase", "NeedResult", "NeedsReport", "holdout_sets", "load_needs", "run_need", "run_needs",
+]
 
 DEFAULT_NEEDS = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "needs.jsonl"
 _T0 = datetime(2024, 5, 6, 9, 0, tzinfo=timezone.utc)
@@ -53,6 +55,12 @@ class NeedsReport:
         return {
             f"top_{k}": sum(1 for r in self.results if r.rank is not None and r.rank <= k) / n for k in (1, 3, 10)
         }
+
+
+def holdout_sets() -> list[Path]:
+    """The held-out case files beside the default set: written apart from the rules (standing kinds,
+    requests), never used to fit a number; the check that the dev figure is not the rules' alone."""
+    return sorted(DEFAULT_NEEDS.parent.glob("needs-holdout*.jsonl"))
 
 
 def load_needs(path: Path) -> list[NeedCase]:

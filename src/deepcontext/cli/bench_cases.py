@@ -77,25 +77,44 @@ def updates(
 def needs(
     data: Path = typer.Option(None, "--data", help="Labelled cases, JSON lines (default benchmarks/data/needs.jsonl)"),
     filler: int = typer.Option(120, "--filler", min=100, help="Everyday chat turns each statement is buried in"),
-    cv: bool = typer.Option(False, "--cv", help="Also cross-validate profile_weight and profile_hard_bonus (5 folds)"),
+    cv: bool = typer.Option(
+        False, "--cv", help="Also cross-validate profile_weight, profile_hard_bonus and profile_time_bonus (5 folds)"
+    ),
+    holdout: bool = typer.Option(
+        False, "--holdout",
+        help="Also run the held-out sets (benchmarks/data/needs-holdout*.jsonl, written apart from the rules) and "
+        "print their shares",
+    ),
     db: str = typer.Option(None, "--db", help="Database to use (default: a temporary SQLite file)"),
     settings: list[str] = SETTING,
 ) -> None:
     """Implicit needs: per labelled case the rank of the standing fact (allergy, diet, preference,
     habit, constraint, instruction) for a request that needs it; share in the top 1 / 3 / 10."""
-    from deepcontext.bench.needs import DEFAULT_NEEDS, run_needs, sweep_needs
+    from deepcontext.bench.needs import DEFAULT_NEEDS, NeedsReport, holdout_sets, run_needs, sweep_needs
     from deepcontext.bench.report import markdown_table
+
+    def share(name: str, report: NeedsReport) -> str:
+        m = report.metrics()
+        return f"{name}{len(report.results)} cases: top 1 {100 * m['top_1']:.1f} %, top 3 {100 * m['top_3']:.1f} %, top 10 {100 * m['top_10']:.1f} %"
 
     path, extra, c = _labelled(data, DEFAULT_NEEDS, settings)
     report = with_progress("cases", lambda cb: run_needs(path, filler=filler, db_url=database_url(db), settings=extra, progress=cb))
     rows = [[r.case.id, r.case.kind, r.case.question, r.rank or "-", r.top[:60]] for r in report.results]
     c.print(markdown_table(["case", "kind", "question", "rank", "first result"], rows))
-    m = report.metrics()
-    c.print(f"\n{len(report.results)} cases: top 1 {100 * m['top_1']:.1f} %, top 3 {100 * m['top_3']:.1f} %, top 10 {100 * m['top_10']:.1f} %")
+    c.print("\n" + share("", report))
+    if holdout:
+        for held in holdout_sets():
+            run = partial(run_needs, held, filler=filler, db_url=database_url(db), settings=extra)
+            r: NeedsReport = with_progress(held.name, lambda cb: run(progress=cb))
+            c.print(share(f"{held.name}: ", r) + "; misses: " + (", ".join(x.case.id for x in r.results if not x.rank or x.rank > 3) or "none"))
     if cv:
-        grid = [{"profile_weight": w, "profile_hard_bonus": b} for w in (0.0, 0.3, 0.6, 0.9, 1.2, 1.5, 2.0, 3.0) for b in (0.0, 0.1, 0.2, 0.4)]
+        grid = [
+            {"profile_weight": w, "profile_hard_bonus": b, "profile_time_bonus": t}
+            for w in (0.0, 0.3, 0.6, 0.9, 1.2, 1.5, 2.0, 3.0) for b in (0.0, 0.1, 0.2, 0.4) for t in (0.0, 0.2, 0.4)
+        ]  # fmt: skip
         sweep = partial(sweep_needs, path, grid, filler=filler, settings={**extra, "track_access": False})
-        _cross_validate(c, lambda cb: sweep(progress=cb), ["profile_weight", "profile_hard_bonus"], 3, "top 3 %")
+        names = ["profile_weight", "profile_hard_bonus", "profile_time_bonus"]
+        _cross_validate(c, lambda cb: sweep(progress=cb), names, 3, "top 3 %")
 
 
 @bench.command()
