@@ -46,7 +46,9 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("instruction", re.compile(
         rf"\b(?:(?:please|always|never|don't|do\s+not)\s+(?:\w+\s+){{0,3}}?(?:answer|reply|respond|write|talk|speak|"
         rf"call|schedule|book|remind|use|give|send|keep|email|text|suggest|recommend|mention|ask)|call\s+{_ME}\b|"
-        rf"from\s+now\s+on|whenever\s+you\s+(?:suggest|recommend|give|write|answer|reply|send|list|mention)|when\s+you\s+(?:\w+\s+){{0,3}}?\w+\s*,\s*(?:please\s+)?(?:give|use|tell|show|send|write|keep|add)|keep\s+(?:your|the)\s+answers|(?:answers|replies)\s+(?:short|brief|in)|"
+        rf"from\s+now\s+on|whenever\s+you\s+(?:suggest|recommend|give|write|answer|reply|send|list|mention)|"
+        rf"when\s+you\s+(?:\w+\s+){{0,3}}?\w+\s*,\s*(?:please\s+)?(?:give|use|tell|show|send|write|keep|add)|"
+        rf"keep\s+(?:your|the)\s+answers|(?:answers|replies)\s+(?:short|brief|in)|"
         rf"(?:wants?|likes?|prefers?)\s+(?:\w+\s+){{0,2}}(?:emailed|in\s+(?:{_IN_FORMS}))|"
         # an imperative to the assistant about how to treat the user: "Keep replies short, I read on my phone"
         rf"keep\s+(?:your\s+|the\s+)?(?:replies|answers|responses|messages)\b|"
@@ -57,9 +59,11 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"motion\s+sick|carsick|airsick|(?:bad|injured|broken|weak|sore)\s+(?:knee|back|hip|ankle|wrist|shoulder)|"
         r"(?:knee|back|hip|ankle|wrist|shoulder)s?\s+(?:is|are|has\s+been|have\s+been)\s+(?:bad|injured|broken|weak|sore)|surgery|injur\w*|(?:doesn't|don't|does\s+not|do\s+not)\s+(?:have|own)\s+a\s+(?:car|driving|licen)|"
         r"driving\s+licen[cs]e|night\s+shifts?|toddler|newborn|pregnan\w*|disabilit\w*|blind|deaf|hearing\s+aid|"
-        r"mobility|(?:can't|cannot)\s+(?:walk|climb|drive|swim|sit|lift)|no\s+exceptions|non-negotiable|sacred|doctor's\s+orders|(?:doesn't|don't|won't)\s+(?:allow|let\s+me)|"
-        r"not\s+allowed|no\s+(?:\w+\s+){1,3}for\s+me|"
-        r"off-limits|(?:money|cash|funds|finances)(?:'s|\s+is|\s+are)\s+tight)\b", re.IGNORECASE)),
+        r"mobility|(?:can't|cannot)\s+(?:walk|climb|drive|swim|sit|lift)|"
+        # binding words and rules set by others: "Sundays are sacred", "my lease doesn't allow pets"
+        r"no\s+exceptions|non-negotiable|sacred|off-limits|doctor's\s+orders|(?:doesn't|don't|won't)\s+(?:allow|let\s+me)|"
+        r"not\s+allowed|no\s+(?:\w+\s+){1,3}for\s+me|(?:money|cash|funds|finances)(?:'s|\s+is|\s+are)\s+tight)\b",
+        re.IGNORECASE)),
     ("habit", re.compile(
         r"\b(?:every\s+(?:morning|evening|night|day|week|weekend|monday|tuesday|wednesday|thursday|friday|saturday|"
         r"sunday)|each\s+(?:morning|evening|day|night)|usually|always|never|goes?\s+to\s+bed|wakes?\s+up|routine|"

@@ -13,12 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from deepcontext.extract.standing import asks_for_time, bears_on_time
 from deepcontext.retrieve.calibration import calibrate
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.asked import asked_slot, slot_factor
 from deepcontext.retrieve.dates import query_window
 from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf, spread
-from deepcontext.extract.standing import asks_for_time, bears_on_time
 from deepcontext.retrieve.profile import profile_leg, uses_profile, vector_pool
 from deepcontext.retrieve.supersession import about_the_past, outdated_factor
 from deepcontext.store.interface import MemoryFilters, RankFields, Store
