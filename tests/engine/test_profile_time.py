@@ -4,7 +4,11 @@ binding facts about other things, on both backends."""
 
 from __future__ import annotations
 
+import pytest
+
 from deepcontext import DeepContext
+from deepcontext.embed.hashing import HashEmbedder
+from deepcontext.errors import ConfigurationError
 from deepcontext.retrieve.config import SearchConfig
 
 STANDING = [
@@ -33,3 +37,10 @@ async def test_time_requests_put_time_bound_facts_first(ctx: DeepContext) -> Non
     without = [await _profile_rank(ctx, q, SearchConfig(profile_time_bonus=0.0)) for q in WHEN]
     assert all(r is not None for r in without), without
     assert sum(without) >= sum(with_bonus)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("bonus", [-0.1, 1.5, "lots"])
+def test_an_out_of_range_time_bonus_is_a_clear_configuration_error(tmp_path, bonus: object) -> None:
+    with pytest.raises(ConfigurationError, match="profile_time_bonus"):
+        DeepContext(database_url=f"sqlite:///{tmp_path}/pt.db", embedder=HashEmbedder(64), profile_time_bonus=bonus)
+    assert not (tmp_path / "pt.db").exists()
