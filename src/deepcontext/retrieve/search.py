@@ -284,14 +284,19 @@ def rank(
         members = [m for m in groups[gkey] if (f := fields.get(m)) is not None and f.active]
         if not members:  # changed between the legs and now
             continue
-        mid = max(members, key=lambda m: (fields[m].pinned, own.get(m, 0.0), fields[m].importance, m))
+        mid = members[0]
+        if len(members) > 1:  # most groups have one member
+            mid = max(members, key=lambda m: (fields[m].pinned, own.get(m, 0.0), fields[m].importance, m))
         # the group ranks by its best rescored member (a turn and its fact are one piece of news)
-        score = max(
-            _rescore(fscore, fields[m], config, now)
-            * outdated_factor(fields[m], now, config.outdated_factor, past=past)
-            * slot_factor(fields[m], asked, config.slot_boost)
-            for m in members
-        )
+        score = 0.0
+        for m in members:
+            f = fields[m]
+            s = (
+                _rescore(fscore, f, config, now)
+                * outdated_factor(f, now, config.outdated_factor, past=past)
+                * slot_factor(f, asked, config.slot_boost)
+            )
+            score = s if s > score else score
         if window is not None and any(window.contains(fields[m].when, fields[m].occurred_at) for m in members):
             score *= 1.0 + config.date_boost
         final[gkey], rep[gkey] = score, mid

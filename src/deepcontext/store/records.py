@@ -64,9 +64,10 @@ class MemoryFilters:
 DEFAULT_FILTERS = MemoryFilters()
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class RankFields:
-    """The few fields search rescoring needs for a candidate."""
+    """The few fields search rescoring needs for a candidate. Not frozen: a search builds a few
+    hundred of them, and a frozen dataclass's constructor costs three times as much."""
 
     importance: float
     confidence: float

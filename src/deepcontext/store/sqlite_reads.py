@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -320,20 +320,24 @@ class SQLiteTurnReads(TurnReads):
 
 
 def _rank_fields(rows: Any) -> dict[int, RankFields]:
+    # a few hundred rows per search: positional arguments and a bound fromtimestamp
+    active = MemoryStatus.ACTIVE.value
+    stamp = datetime.fromtimestamp
+    utc = timezone.utc
     return {
-        int(mid): RankFields(
-            importance=float(importance),
-            confidence=float(confidence),
-            when=from_epoch(when),
-            access_count=int(access),
-            active=status == MemoryStatus.ACTIVE.value,
-            first_turn=None if first is None else int(first),
-            pinned=bool(pinned),
-            valid_to=None if valid_to is None else from_epoch(valid_to),
-            standing=standing if isinstance(standing, str) else None,
-            slots=slots if isinstance(slots, str) else None,
-            conversation_id=conv,
-            occurred_at=None if occurred is None else from_epoch(occurred),
+        mid: RankFields(
+            float(importance),
+            float(confidence),
+            stamp(when, utc),
+            int(access),
+            status == active,
+            first,
+            bool(pinned),
+            None if valid_to is None else stamp(valid_to, utc),
+            standing if isinstance(standing, str) else None,
+            slots if isinstance(slots, str) else None,
+            conv,
+            None if occurred is None else stamp(occurred, utc),
         )
         for mid, importance, confidence, when, access, status, pinned, valid_to, standing, slots, conv, occurred, first in rows
     }
