@@ -41,13 +41,24 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         re.IGNORECASE)),
     ("diet", re.compile(
         r"\b(?:vegetarian|vegan|pescatarian|pescetarian|kosher|halal|keto|paleo|gluten-free|dairy-free|"
-        r"low-(?:sodium|salt|carb|fat|sugar)|diabet\w*|teetotal|sober|(?:don't|doesn't|never|do\s+not|does\s+not)\s+"
+        r"low-(?:sodium|salt|carb|fat|sugar)|diabet\w*|teetotal|sober|"
+        r"(?:cut|cutting|gave|given|giving)\s+(?:out|up)\s+(?!on\b)(?:\w+\s+){1,2}?(?:completely|entirely|altogether|for\s+good)|"
+        r"(?:don't|doesn't|never|do\s+not|does\s+not)\s+"
         r"(?:eat|drink|touch)|avoids?\s+\w+|(?:on|follows?)\s+a\s+[\w-]+\s+diet)\b", re.IGNORECASE)),
     ("instruction", re.compile(
         rf"\b(?:(?:please|always|never|don't|do\s+not)\s+(?:\w+\s+){{0,3}}?(?:answer|reply|respond|write|talk|speak|"
         rf"call|schedule|book|remind|use|give|send|keep|email|text|suggest|recommend|mention|ask)|call\s+{_ME}\b|"
-        rf"from\s+now\s+on|whenever\s+you\s+(?:suggest|recommend|give|write|answer|reply|send|list|mention)|"
-        rf"when\s+you\s+(?:\w+\s+){{0,3}}?\w+\s*,\s*(?:please\s+)?(?:give|use|tell|show|send|write|keep|add)|"
+        rf"from\s+now\s+on|whenever\s+(?:you|u)\s+(?:suggest|recommend|give|write|answer|reply|send|list|mention)|"
+        rf"(?:^|[.!;]\s*)be\s+(?:blunt|brutally\s+honest|honest|brief|concise|direct|gentle|frank|straight)\b|"
+        rf"when\s+(?:you|u)\s+(?:\w+\s+){{0,4}}?\w+\s*,\s*(?:please\s+)?(?:give|use|tell|show|send|write|keep|add|put|list|"
+        rf"include|start|end|mention|format|make|skip|avoid|stick|cite|number|limit)|"
+        # how every answer should look: "End your answers with a summary", "two options max"
+        rf"(?:^|[.!;]\s*)(?:please\s+)?(?:end|start|begin|finish|open|close|sign|wrap|format|structure|limit|cap)\s+"
+        rf"(?:\w+\s+){{0,2}}?(?:your|every|each|all)\s+(?:answers?|replies|reply|responses?|messages?|emails?|lists?)\b|"
+        rf"(?:(?:one|two|three|four|five|\d+)\s+(?:options|choices|suggestions|ideas|recommendations|examples|"
+        rf"bullets?|bullet\s+points|sentences|paragraphs|lines)\s+(?:max|maximum|tops|at\s+most)|"
+        rf"(?:max|maximum\s+of|at\s+most|no\s+more\s+than)\s+(?:one|two|three|four|five|\d+)\s+"
+        rf"(?:options|choices|suggestions|ideas|recommendations|examples|bullets?|bullet\s+points|sentences|paragraphs|lines))|"
         rf"keep\s+(?:your|the)\s+answers|(?:answers|replies)\s+(?:short|brief|in)|"
         rf"(?:wants?|likes?|prefers?)\s+(?:\w+\s+){{0,2}}(?:emailed|in\s+(?:{_IN_FORMS}))|"
         # an imperative to the assistant about how to treat the user: "Keep replies short, I read on my phone"
@@ -59,7 +70,17 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"motion\s+sick|carsick|airsick|(?:bad|injured|broken|weak|sore)\s+(?:knee|back|hip|ankle|wrist|shoulder)|"
         r"(?:knee|back|hip|ankle|wrist|shoulder)s?\s+(?:is|are|has\s+been|have\s+been)\s+(?:bad|injured|broken|weak|sore)|surgery|injur\w*|(?:doesn't|don't|does\s+not|do\s+not)\s+(?:have|own)\s+a\s+(?:car|driving|licen)|"
         r"driving\s+licen[cs]e|night\s+shifts?|toddler|newborn|pregnan\w*|disabilit\w*|blind|deaf|hearing\s+aid|"
-        r"mobility|(?:can't|cannot)\s+(?:walk|climb|drive|swim|sit|lift)|"
+        r"mobility|(?:can't|cannot)\s+(?:walk|climb|drive|swim|sit|lift)|(?:don't|doesn't|do\s+not|does\s+not)\s+drive|"
+        r"(?:^|[.;]\s*)no\s+(?:car|licen[cs]e|driving\s+licen[cs]e)\b|"
+        # fears and conditions named without a verb: "pretty claustrophobic", "hard of hearing"
+        r"\w+phobic|freak(?:s|ed)?\s+(?:me|him|her|them)\s+out|panic\s+attacks?|hard\s+of\s+hearing|hearing\s+loss|"
+        r"(?:poor|bad|weak|failing|low)\s+(?:eyesight|vision|hearing)|(?:visually|hearing)\s+impaired|arthritis|"
+        r"epilep\w*|chronic\s+\w+|heart\s+condition|"
+        # room and care at home: "zero room for anything big", "I look after my dad"
+        r"(?<!was\s)(?<!were\s)(?:no|zero|not\s+much|little|limited)\s+(?:\w+\s+)?(?:room|space|storage)\b|dyslex\w*|"
+        r"(?:tiny|cramped)\s+(?:studio|apartment|flat|place|room)|"
+        r"(?:i|we)\s+(?:\w+\s+)?(?:(?:take|takes|taking)\s+care\s+of|look(?:ing)?\s+after)\s+(?!(?:my|your|our|them|him|her)selv|"
+        r"(?:my|your|our|them|him|her)self)|caregiver|needs?\s+(?:my\s+)?help\s+(?:in\s+the|every|at\s+night)|"
         # binding words and rules set by others: "Sundays are sacred", "my lease doesn't allow pets"
         r"no\s+exceptions|non-negotiable|sacred|off-limits|doctor's\s+orders|(?:doesn't|don't|won't)\s+(?:allow|let\s+me)|"
         r"not\s+allowed|no\s+(?:\w+\s+){1,3}for\s+me|(?:money|cash|funds|finances)(?:'s|\s+is|\s+are)\s+tight)\b",
@@ -69,11 +90,15 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"sunday)|each\s+(?:morning|evening|day|night)|usually|always|never|goes?\s+to\s+bed|wakes?\s+up|routine|"
         r"meditat\w*|prays?|fasts?|fasting|(?:times|twice|once)\s+a\s+(?:day|week)|only\s+(?:drinks?|eats?)|daily|"
         r"nightly|weekly|every\s+(?:weekday|other\s+\w+|single\s+day)|weekdays|(?:mon|tues|wednes|thurs|fri|satur|sun)days|"
-        r"(?:can't|cannot)\s+(?:\w+\s+){1,3}without)\b",
+        r"(?:can't|cannot)\s+(?:\w+\s+){1,3}without|most\s+(?:days|mornings|afternoons|evenings|nights|weekends|weekdays)|"
+        r"helps?\s+me\s+(?:wind\s+down|unwind|relax|sleep|focus|calm\s+down))\b",
         re.IGNORECASE)),
     ("preference", re.compile(
         r"\b(?:prefers?|preferred|favou?rite|loves?|likes?|enjoys?|hates?|dislikes?|(?:can't|cannot)\s+stand|"
-        r"not\s+a\s+(?:big\s+)?fan|fan\s+of|rather|(?:is|am|are)\s+into|obsessed\s+with|adores?|happiest|"
+        r"not\s+a\s+(?:big\s+)?fan|fan\s+of|rather|hard\s+(?:no|pass)|no-go|deal-?breaker|"
+        r"(?:or|otherwise)\s+(?:i'm|i\s+am|i\s+get)\s+(?:miserable|unhappy|grumpy|cranky|useless|a\s+mess)|"
+        r"(?:can't|cannot)\s+(?:handle|deal\s+with)|(?:i'm|i\s+am|not)\s+(?:really\s+|much\s+of\s+)?(?:a|an)\s+(?:\w+\s+)?person\b|"
+        r"(?:is|am|are)\s+into|obsessed\s+with|adores?|happiest|"
         r"(?:not|isn't|aren't)\s+(?:really\s+)?(?:my|\w+'s)\s+(?:thing|scene|style|taste|cup\s+of\s+tea)|"
         r"(?:is|are|'s|'re)\s+(?:totally\s+|really\s+)?(?:my|\w+'s)\s+(?:thing|jam|style)|only\s+\w+\s+(?:\w+\s+)?in\s+my|"
         r"makes?\s+(?:me|him|her|them|user)\s+(?:miserable|unhappy|sad|grumpy|anxious|nervous|uncomfortable))\b",
@@ -83,8 +108,13 @@ _KINDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 # "Which book did Anna recommend?" is not one)
 _REQUEST_RE = re.compile(
     r"\b(?:(?:should|shall)\s+(?:i|we|the\s+user|my|our|he|she|they)|(?:i|we)\s+should|"
-    r"(?:can|could|would)\s+you\s+(?:recommend|suggest|plan|help|pick|choose|draft|write)|"
-    r"(?:^|[.!]\s*)(?:please\s+)?(?:recommend|suggest|plan|pick|choose|draft|write|help)\b|"
+    r"(?:can|could|would)\s+(?:you|u)\s+(?:recommend|suggest|plan|help|pick|choose|draft|write)|"
+    # anything asked of the assistant for the user: "Can you build me...", "Give me a recipe..."
+    # (not a recall: "Can you remind me...", "Tell me what I said...")
+    r"(?:can|could|would|will)\s+(?:you|u)\s+(?:please\s+)?(?!remind|tell|show|find)\w+\s+(?:me|us)\b|"
+    r"(?:^|[.!]\s*)(?:please\s+)?(?:recommend|suggest|plan|pick|choose|draft|write|help|give|make|build|create|"
+    r"explain|compare|outline|teach|walk|translate|put\s+together|come\s+up\s+with)\b|"
+    r"(?:what\s+do\s+(?:you|u)\s+think|(?:any\s+|your\s+)?thoughts(?=\s*\?)|your\s+(?:take|opinion|advice))|"
     r"(?:what|which|when|where|how)\s+(?:[\w']+\s+){0,4}?should\b|"
     r"any\s+(?:ideas|tips|advice|suggestions|recommendations)|tips\s+for\s+(?:my|our)|help\s+me|"
     r"(?:what|which|when|where)\s+(?:[\w']+\s+){0,3}?(?:can|could)\s+(?:i|we)\b|"
