@@ -264,6 +264,30 @@ def test_rank_fields_agree_with_the_memories(store: Store) -> None:
     assert store.rank_fields("u", []) == {}
 
 
+def test_rank_fields_of_standing_memories_only(store: Store) -> None:
+    # the profile leg's deeper pool: only memories stating a standing fact are read
+    out = store.apply_add(
+        plan(
+            "u",
+            memories=[
+                memory("I'm allergic to penicillin.", vec=axis(0), metadata={"standing": "allergy"}),
+                memory("It rained all day.", vec=axis(1), metadata={"topic": "weather"}),
+                memory("No metadata at all.", vec=axis(2)),
+                memory("I love jazz piano.", vec=axis(3), metadata={"standing": "preference", "slots": "u|likes"}),
+            ],
+        )
+    )
+    allergy, rain, bare, jazz = out.memory_ids
+    other = store.apply_add(plan("v", memories=[memory("v's", vec=axis(0), metadata={"standing": "diet"})])).memory_ids[0]
+    ids = [allergy, rain, bare, jazz, other]
+    only = store.rank_fields("u", ids, standing_only=True)
+    assert set(only) == {allergy, jazz}
+    assert only == {m: f for m, f in store.rank_fields("u", ids).items() if m in only}
+    assert (only[allergy].standing, only[jazz].standing) == ("allergy", "preference")
+    if isinstance(store, SQLStore):
+        assert MemoryReads.rank_fields(store.memories, "u", ids, standing_only=True) == only
+
+
 def test_memories_read_by_id_agree_with_the_generic_read(store: Store) -> None:
     ents = [EntityUpsert("Lisbon", "lisbon", EntityType.LOCATION), EntityUpsert("Ana", "ana", EntityType.PERSON)]
     full = memory(

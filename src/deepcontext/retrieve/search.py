@@ -210,11 +210,11 @@ def gather(
         legs["graph"] = graph
     if not any(legs.values()):
         return Candidates(query, {}, {})
-    all_ids = list(dict.fromkeys(m for ids in legs.values() for m in ids))
+    fields = store.rank_fields(user_id, list(dict.fromkeys(m for ids in legs.values() for m in ids)))
     if profile and len(pool) > k_vector:
-        fields = store.rank_fields(user_id, list(dict.fromkeys([*all_ids, *(m for m, _ in pool[k_vector:])])))
-    else:
-        fields = store.rank_fields(user_id, all_ids)
+        # the deeper pool matters to the profile leg only, which reads standing memories alone
+        deeper = [m for m, _ in pool[k_vector:] if m not in fields]
+        fields.update(store.rank_fields(user_id, deeper, standing_only=True))
     if profile:
         timed: set[int] = set()
         if config.profile_time_bonus > 0 and asks_for_time(query):

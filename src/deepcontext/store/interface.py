@@ -284,8 +284,9 @@ class Store(ABC):
     def memory_entities(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]: ...
 
     @abstractmethod
-    def rank_fields(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, RankFields]:
-        """Importance, confidence, time and access count of candidates (cheap, no details)."""
+    def rank_fields(self, user_id: str, memory_ids: Sequence[int], *, standing_only: bool = False) -> dict[int, RankFields]:
+        """Importance, confidence, time and access count of candidates (cheap, no details);
+        ``standing_only``: of those stating a standing fact only (the profile leg's deeper pool)."""
 
 
     @abstractmethod

@@ -417,8 +417,8 @@ class SQLStore(Store):
     def embeddings(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, np.ndarray]:
         return self.memories.embeddings(user_id, memory_ids)
 
-    def rank_fields(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, RankFields]:
-        return self.memories.rank_fields(user_id, memory_ids)
+    def rank_fields(self, user_id: str, memory_ids: Sequence[int], *, standing_only: bool = False) -> dict[int, RankFields]:
+        return self.memories.rank_fields(user_id, memory_ids, standing_only=standing_only)
 
     def find_active_by_hash(self, user_id: str, hashes: Sequence[str], now: datetime, *, scope: tuple[str | None, str | None] | None=None) -> dict[str, int]:
         return self.memories.find_active_by_hash(user_id, hashes, now, scope=scope)

@@ -273,14 +273,17 @@ class MemoryReads:
                         out[int(mid)] = emb
         return out
 
-    def rank_fields(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, RankFields]:
+    def rank_fields(self, user_id: str, memory_ids: Sequence[int], *, standing_only: bool = False) -> dict[int, RankFields]:
         """What rescoring and grouping need, for many candidates, in one query (the first cited
         turn by an index seek per row), without building full Memory objects."""
         out: dict[int, RankFields] = {}
+        mt = self.s.t.memories
         with self.s.connection() as conn:
             for chunk in chunks(list(dict.fromkeys(memory_ids))):
-                rows = conn.execute(self.rank_fields_select(user_id, chunk), {"uid": user_id, "ids": list(chunk)})
-                out.update(rank_rows(rows))
+                stmt = self.rank_fields_select(user_id, chunk)
+                if standing_only:
+                    stmt = stmt.where(mt.c.metadata["standing"].as_string().is_not(None))
+                out.update(rank_rows(conn.execute(stmt, {"uid": user_id, "ids": list(chunk)})))
         return out
 
     def rank_fields_citing(

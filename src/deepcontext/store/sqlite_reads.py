@@ -72,6 +72,9 @@ _RANK_FIELDS_SQL = (
     "FROM memories AS m WHERE m.id IN (SELECT value FROM json_each(?1)) AND +m.user_id = ?2"
 )
 
+#: the same fields of those stating a standing fact (the profile leg's deeper pool)
+_RANK_FIELDS_STANDING_SQL = _RANK_FIELDS_SQL + " AND json_extract(m.metadata, '$.standing') IS NOT NULL"
+
 #: the same fields of the user's (?2) active, unexpired (at ?3) memories citing a turn of the JSON
 #: array ?1 (the search's default filters)
 _RANK_FIELDS_CITING_SQL = _RANK_FIELDS_SQL.replace(
@@ -143,14 +146,15 @@ class SQLiteMemoryReads(MemoryReads):
             by_id[int(row.id)] = self.s.memories.memory_from_row(row)
         return by_id
 
-    def rank_fields(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, RankFields]:
+    def rank_fields(self, user_id: str, memory_ids: Sequence[int], *, standing_only: bool = False) -> dict[int, RankFields]:
         # the same statement as MemoryReads.rank_fields, sent straight to the driver (many candidates
         # per search: SQLAlchemy's result processing costs more than the query)
         ids = list(dict.fromkeys(int(m) for m in memory_ids))
         if not ids:
             return {}
+        sql = _RANK_FIELDS_STANDING_SQL if standing_only else _RANK_FIELDS_SQL
         with self.s.connection() as conn:
-            return _rank_fields(self.s.raw(conn, _RANK_FIELDS_SQL, (json.dumps(ids), user_id)))
+            return _rank_fields(self.s.raw(conn, sql, (json.dumps(ids), user_id)))
 
     def rank_fields_citing(
         self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime
