@@ -211,8 +211,9 @@ async def find_neighbours(store: Store, plan: AddPlan, fresh: list[Candidate], v
     found = await asyncio.to_thread(store.get_memories, plan.user_id, ids, details=False) if ids else []
     texts = {m.id: m for m in found}
     for c, row in zip(fresh, near, strict=True):
+        # read from the store, so not validated again (a few thousand per batch)
         c.neighbours = [
-            ExistingMemory(
+            ExistingMemory.model_construct(
                 id=mid, text=texts[mid].text, memory_type=texts[mid].memory_type, similarity=sim, said_at=texts[mid].said_at
             )
             for mid, sim in row
@@ -272,7 +273,7 @@ class _Writer:
             conversation_id=self.conversation_id,
             metadata=c.metadata,
             source_turn_indices=c.sources,
-            entity_names=[entity_norm(e) for e in c.entities if entity_norm(e)],
+            entity_names=[n for e in c.entities if (n := entity_norm(e))],
             links=[(n.id, n.similarity) for n in c.neighbours if n.similarity >= s.connection_similarity_threshold][
                 : s.max_connections_per_memory
             ],
