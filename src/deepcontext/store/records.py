@@ -67,7 +67,7 @@ DEFAULT_FILTERS = MemoryFilters()
 @dataclass(slots=True)
 class RankFields:
     """The few fields search rescoring needs for a candidate. Not frozen: a search builds a few
-    hundred of them, and a frozen dataclass's constructor costs three times as much."""
+    hundred of them, and a frozen dataclass's constructor is several times slower."""
 
     importance: float
     confidence: float
