@@ -139,6 +139,7 @@ def test_same_value() -> None:
         ("Give me two minutes.", None),
         ("End the call when you're done.", None),
         ("He'd be a great dad, no doubt.", None),
+        ("My uncle is a bit xenophobic, sadly.", None),
         ("I gave up on the puzzle completely.", None),
         ("Don't worry about me, I'm fine.", None),
         ("Keep me posted!", None),
