@@ -145,6 +145,16 @@ def test_same_value() -> None:
         ("Keep me posted!", None),
         ("Whenever you need help, let me know.", None),
         ("It was sunny on Monday.", None),
+        # what holds on an occasion close at hand holds that once; an allergy or a diet holds anyway
+        ("We're looking after the neighbours' cat this weekend.", None),
+        ("I'm afraid I can't make it tomorrow.", None),
+        ("Please don't call me today.", None),
+        ("This pic's from last night, looks like everyone had a blast!", None),
+        ("I love pizza. Tonight we're having sushi.", "preference"),
+        ("I'm terrified of heights. We're hiking this weekend.", "constraint"),
+        ("I'm allergic to cats, so I can't come tonight.", "allergy"),
+        ("I always read on Saturdays.", "habit"),
+        ("We're on a tight budget this year.", "constraint"),
     ],
 )
 def test_standing_kinds(text: str, kind: str | None) -> None:

@@ -125,14 +125,33 @@ _REQUEST_RE = re.compile(
 )
 
 
+# an occasion close at hand: what holds "this weekend" or "tonight" does not hold every time
+_OCCASION_RE = re.compile(
+    r"\b(?:(?:this|next|coming)\s+(?:weekend|week|morning|afternoon|evening|night|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)day)|tonight|tomorrow|today|yesterday|last\s+(?:night|week|weekend)|"
+    r"on\s+(?:mon|tues|wednes|thurs|fri|satur|sun)day(?!s)|right\s+now|for\s+the\s+(?:weekend|night|day))\b",
+    re.IGNORECASE,
+)
+#: kinds that hold whatever the occasion they are mentioned on ("I'm allergic to cats, so not tonight")
+_LASTING_KINDS = frozenset({"allergy", "diet"})
+
+
 def standing_kind(text: str) -> str | None:
     """The kind of standing fact ``text`` states (see the module docstring), or None."""
     if text.rstrip().endswith("?"):
         return None
     for kind, rx in _KINDS:
-        if rx.search(text):
-            return kind
+        for m in rx.finditer(text):
+            if kind in _LASTING_KINDS or not _on_an_occasion(text, m.start()):
+                return kind
     return None
+
+
+def _on_an_occasion(text: str, at: int) -> bool:
+    """Whether the sentence of ``text`` around position ``at`` names an occasion close at hand."""
+    start = max(text.rfind(".", 0, at), text.rfind("!", 0, at), text.rfind("?", 0, at)) + 1
+    ends = [i for i in (text.find(".", at), text.find("!", at), text.find("?", at)) if i >= 0]
+    return bool(_OCCASION_RE.search(text, start, min(ends) if ends else len(text)))
 
 
 def is_request_for_user(query: str) -> bool:
