@@ -383,7 +383,7 @@ def purge(store: SQLStore, user_id: str, *, deleted_before: datetime, expired_be
             conn.execute(delete(me).where(me.c.memory_id.in_(c)))
             conn.execute(delete(ms).where(ms.c.memory_id.in_(c)))
             conn.execute(delete(mh).where(mh.c.user_id == user_id, mh.c.memory_id.in_(c)))
-            conn.execute(delete(mt).where(mt.c.user_id == user_id, mt.c.id.in_(c)))
+            conn.execute(delete(mt).where(store._owner(mt.c.user_id) == user_id, mt.c.id.in_(c)))
         for chunk in chunks(sorted(touched_entities)):
             res = conn.execute(
                 delete(et).where(

@@ -7,6 +7,7 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from sqlalchemy import Column, Index, MetaData, text
 from sqlalchemy.engine import Connection
@@ -61,10 +62,15 @@ class AddIndex(Step):
     table: str
     name: str
     columns: list[str]
+    #: a partial index's condition (SQL both backends read alike)
+    where: str | None = None
 
     def model(self, md: MetaData, dim: int) -> None:
         table = md.tables[self.table]
-        Index(self.name, *(table.c[c] for c in self.columns))
+        partial: dict[str, Any] = {}
+        if self.where is not None:
+            partial = {"sqlite_where": text(self.where), "postgresql_where": text(self.where)}
+        Index(self.name, *(table.c[c] for c in self.columns), **partial)
 
     def apply(self, conn: Connection, md: MetaData, dim: int) -> None:
         next(i for i in md.tables[self.table].indexes if i.name == self.name).create(conn)

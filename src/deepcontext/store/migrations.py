@@ -480,6 +480,13 @@ MIGRATIONS: list[Migration] = [
         "single-valued facts indexed by user and slot key (memory_slots, kept by triggers)",
         [RawSQL(sqlite=_v6_slots("sqlite"), postgresql=_v6_slots("postgresql"))],
     ),
+    Migration(
+        7,
+        "the user's named turns indexed (the first one names the user)",
+        # every add asks for the user's name: without a display name set, the first named turn of
+        # the user's, which without this index means reading and sorting all of the user's turns
+        [AddIndex("turns", "ix_turns_user_named", ["user_id", "id"], where="role = 'user' AND name IS NOT NULL")],
+    ),
 ]
 # versions need not be consecutive (a number may be left free), only increasing
 MIGRATIONS.sort(key=lambda m: m.version)

@@ -331,7 +331,7 @@ class SQLStore(Store):
             return
         tt = self.t.turns
         found = {
-            r[0] for r in conn.execute(select(tt.c.id).where(tt.c.user_id == user_id, tt.c.id.in_(ids))).all()
+            r[0] for r in conn.execute(select(tt.c.id).where(self._owner(tt.c.user_id) == user_id, tt.c.id.in_(ids))).all()
         }
         missing = [i for i in ids if i not in found]
         if missing:

@@ -213,7 +213,7 @@ class AddWriter:
         conn.execute(
             update(mt)
             .where(
-                mt.c.user_id == user_id,
+                self.s._owner(mt.c.user_id) == user_id,
                 mt.c.id.in_(turn_memories),
                 mt.c.source == "turn",
                 mt.c.status == MemoryStatus.ACTIVE.value,

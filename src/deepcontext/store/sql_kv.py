@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, select, text, update
 
 from deepcontext.store.interface import MemoryRewrite
 
@@ -32,9 +32,11 @@ class KeyValues:
             ).first()
             if row is not None and isinstance(row[0], dict) and row[0].get("name"):
                 return str(row[0]["name"])
+            # the condition as literal SQL, the partial index's own (ix_turns_user_named): a bound
+            # role would keep the planner from using it
             first = conn.execute(
                 select(tt.c.name)
-                .where(tt.c.user_id == user_id, tt.c.role == "user", tt.c.name.is_not(None))
+                .where(tt.c.user_id == user_id, text("turns.role = 'user' AND turns.name IS NOT NULL"))
                 .order_by(tt.c.id)
                 .limit(1)
             ).first()

@@ -67,7 +67,7 @@ class TurnReads:
         if not ids:
             return []
         with self.s.connection() as conn:
-            found = {t.id: t for t in self.turns_where(conn, tt.c.user_id == user_id, tt.c.id.in_(ids))}
+            found = {t.id: t for t in self.turns_where(conn, self.s._owner(tt.c.user_id) == user_id, tt.c.id.in_(ids))}
         return [found[i] for i in ids if i in found]
 
     def recent_turns(self, user_id: str, conversation_id: str, limit: int) -> list[Turn]:
@@ -120,7 +120,7 @@ class TurnReads:
         for chunk in chunks(wanted):
             rows = conn.execute(
                 select(tt.c.id, tt.c.content).where(
-                    tt.c.user_id == user_id, tt.c.id.in_(list(chunk)), tt.c.role.in_(["user", "assistant"])
+                    self.s._owner(tt.c.user_id) == user_id, tt.c.id.in_(list(chunk)), tt.c.role.in_(["user", "assistant"])
                 )
             )
             content.update((int(i), str(c)[:CONTEXT_CHARS]) for i, c in rows)

@@ -235,7 +235,7 @@ class MemoryWriter:
             for chunk in chunks(ids):
                 conn.execute(
                     update(mt)
-                    .where(mt.c.user_id == user_id, mt.c.id.in_(list(chunk)))
+                    .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk)))
                     .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev)
                 )
             for r in rows:
@@ -278,7 +278,7 @@ class MemoryWriter:
         for ids in chunks([r.memory_id for r in rewrites]):
             rows = conn.execute(
                 select(mt.c.id, mt.c.text).where(
-                    mt.c.user_id == user_id, mt.c.id.in_(list(ids)), mt.c.status == MemoryStatus.ACTIVE.value
+                    self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(list(ids)), mt.c.status == MemoryStatus.ACTIVE.value
                 )
             ).all()
             current.update((int(mid), str(text)) for mid, text in rows)
