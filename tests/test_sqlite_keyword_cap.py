@@ -1,6 +1,7 @@
 """SQLite's keyword leg when the query's terms match more than RANK_CAP rows: only the most recent
 RANK_CAP matches are ranked (bm25), best first, ties to the newer memory; inactive memories and
-other users' rows are skipped, with further rounds when the best rows are all skipped. Pinned
+other users' rows are skipped, with a second round taking all the rest when the best rows are all
+skipped. Pinned
 against the definition computed from the FTS5 index directly."""
 
 from __future__ import annotations
@@ -62,10 +63,10 @@ def test_capped_ranking_matches_the_definition(filled: tuple[Store, list[int], l
     assert {i for i, _ in store.keyword_search("v", ["garden"], 10, DEFAULT_FILTERS, later(1))} <= set(theirs)
 
 
-def test_inactive_rows_are_skipped_over_several_rounds(filled: tuple[Store, list[int], list[int]]) -> None:
+def test_inactive_rows_are_skipped_in_a_second_round(filled: tuple[Store, list[int], list[int]]) -> None:
     store, _mine, _theirs = filled
     first = definition(store, "u", 250, set())
-    gone = set(first[:230])  # with the other user's 260, the best ~490 rows are skipped: three rounds
+    gone = set(first[:230])  # with the other user's 260, the best ~490 rows are skipped: the first round's 200 all
     for mid in gone:
         store.delete_memory("u", mid, now=later(2), actor="user", reason=None)
     got = store.keyword_search("u", ["garden"], 10, DEFAULT_FILTERS, later(3))

@@ -85,6 +85,35 @@ def test_graph_results_agree_with_the_exact_scan() -> None:
         assert uv.search_many(mat[j : j + 1], 1, MemoryFilters(), NOW, None)[0][0][0] == j + 1
 
 
+def test_a_deep_search_without_filters_agrees_with_the_scan() -> None:
+    """Without filters the graph is asked for twice k candidates (it holds live vectors only)."""
+    uv, mat = ready()
+    rng = np.random.default_rng(3)
+    queries = mat[rng.choice(len(mat), 30, replace=False)] + 0.1 * rng.normal(size=(30, DIM)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    got = uv.search_many(queries, 100, MemoryFilters(), NOW, None)
+    assert all(len(g) == 100 for g in got)
+    overlap = [len({i for i, _ in g} & set(exact_top(uv, q, 100))) / 100 for g, q in zip(got, queries, strict=True)]
+    assert np.mean(overlap) >= 0.95
+
+
+def test_expired_rows_among_the_candidates_are_made_up_by_the_scan() -> None:
+    """Expired vectors stay in the graph: when they fill a query's candidate list, the scan finds
+    the k best unexpired ones all the same."""
+    uv, mat = ready()
+    q = mat[0]
+    nearest = exact_top(uv, q, 400)
+    uv.apply(
+        [
+            VectorRow(id=i, active=True, tier="short_term", memory_type="semantic", when=0.0, expires_at=NOW - 1.0,
+                      conversation_id="c", embedding=mat[i - 1])
+            for i in nearest[:300]
+        ]
+    )  # fmt: skip
+    got = [i for i, _ in uv.search_many(q.reshape(1, -1), 50, MemoryFilters(), NOW, None)[0]]
+    assert got == exact_top(uv, q, 50) == nearest[300:350]
+
+
 def test_the_graph_follows_updates_and_retirements() -> None:
     uv, mat = ready()
     extra = clustered(5, seed=9)

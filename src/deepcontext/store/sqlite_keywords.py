@@ -167,13 +167,12 @@ class SQLiteKeywordIndex(KeywordIndex):
                 # rank the most recent RANK_CAP matches; SQLite sorts them and returns the best
                 # `fetch` (ties: the newer memory first), a further round only if too many of those
                 # are inactive or filtered out; straight on the driver (SQLAlchemy's rows cost more)
-                offset = 0
-                while len(out) < k and offset < RANK_CAP:
-                    rows = self.s.raw(conn, _CAPPED_RANK_SQL, (match, RANK_CAP, fetch, offset)).fetchall()
-                    take(rows)
-                    if len(rows) < fetch:
-                        break
-                    offset += fetch
+                rows = self.s.raw(conn, _CAPPED_RANK_SQL, (match, RANK_CAP, fetch, 0)).fetchall()
+                take(rows)
+                if len(out) < k and len(rows) == fetch:
+                    # too many of the best were inactive (a merged memory scores as its survivor
+                    # does): every round ranks all the matches again, so one more round takes the rest
+                    take(self.s.raw(conn, _CAPPED_RANK_SQL, (match, RANK_CAP, RANK_CAP, fetch)).fetchall())
                 return out[:k]
             offset = 0
             while len(out) < k:

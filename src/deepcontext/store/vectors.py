@@ -217,7 +217,8 @@ class UserVectors:
         queries = queries.astype(np.float32, copy=False)
         ann = self._ann_for_search()
         if ann is not None:
-            out = self._search_ann(ann, queries, k, filters, now, allowed_ids)
+            want = self._candidates(k, filters, allowed_ids)
+            out = self._search_ann(ann, queries, k, filters, now, allowed_ids, want)
             rest = [j for j, r in enumerate(out) if r is None]
             if rest:
                 exact = self._search_exact(queries[rest], k, filters, now, allowed_ids)
@@ -234,11 +235,11 @@ class UserVectors:
         filters: MemoryFilters,
         now: float,
         allowed_ids: np.ndarray | None,
+        want: int,
     ) -> list[list[tuple[int, float]] | None]:
-        """Per query: the top k of the graph's candidates that pass the filters, by exact cosine;
-        None where fewer than k passed while more vectors exist (the caller scans those exactly:
+        """Per query: the top k of the graph's ``want`` candidates that pass the filters, by exact
+        cosine; None where fewer than k passed while more vectors exist (the caller looks further:
         the filters may have dropped most candidates, or the graph returned fewer than asked)."""
-        want = max(4 * k, 100)
         out: list[list[tuple[int, float]] | None] = []
         for q, cand in zip(queries, ann.search(queries, want), strict=True):
             at = np.fromiter((self.pos.get(int(c), -1) for c in cand), dtype=np.int64, count=len(cand))
@@ -251,6 +252,21 @@ class UserVectors:
             order = np.argsort(-scores, kind="stable")[:k]
             out.append([(int(self.ids[at[i]]), float(scores[i])) for i in order])
         return out
+
+    @staticmethod
+    def _candidates(k: int, filters: MemoryFilters, allowed_ids: np.ndarray | None) -> int:
+        """How many candidates to ask the graph for. It holds live vectors only, so without filters
+        twice ``k`` suffice (a longer list buys little: 0.987 against 0.992 of the exact top 100 at
+        100k memories); filters drop some, so four times."""
+        plain = (
+            filters.tiers is None
+            and filters.types is None
+            and filters.conversation_ids is None
+            and filters.after is None
+            and filters.before is None
+            and allowed_ids is None
+        )
+        return max((2 if plain else 4) * k, 100)
 
     def _search_exact(
         self, queries: np.ndarray, k: int, filters: MemoryFilters, now: float, allowed_ids: np.ndarray | None
