@@ -67,14 +67,23 @@ def test_small_users_scan_exactly() -> None:
     assert off.builder is None and off.ann is None
 
 
+def near(mat: np.ndarray, n: int, seed: int) -> np.ndarray:
+    """``n`` unit queries close to stored vectors."""
+    rng = np.random.default_rng(seed)
+    q = mat[rng.choice(len(mat), n, replace=False)] + 0.1 * rng.normal(size=(n, DIM)).astype(np.float32)
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+
+def overlap_with_scan(uv: UserVectors, queries: np.ndarray, got: list[list[tuple[int, float]]], k: int) -> float:
+    """The mean share of each query's exact top ``k`` among what the search returned."""
+    return float(np.mean([len({i for i, _ in g} & set(exact_top(uv, q, k))) / k for g, q in zip(got, queries, strict=True)]))
+
+
 def test_graph_results_agree_with_the_exact_scan() -> None:
     uv, mat = ready()
-    rng = np.random.default_rng(1)
-    queries = mat[rng.choice(len(mat), 50, replace=False)] + 0.1 * rng.normal(size=(50, DIM)).astype(np.float32)
-    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    queries = near(mat, 50, 1)
     got = uv.search_many(queries, 10, MemoryFilters(), NOW, None)
-    overlap = [len({i for i, _ in g} & set(exact_top(uv, q, 10))) / 10 for g, q in zip(got, queries, strict=True)]
-    assert np.mean(overlap) >= 0.95
+    assert overlap_with_scan(uv, queries, got, 10) >= 0.95
     for g, q in zip(got, queries, strict=True):
         # scores are exact cosines from the matrix, best first
         ids = [i for i, _ in g]
@@ -88,13 +97,10 @@ def test_graph_results_agree_with_the_exact_scan() -> None:
 def test_a_deep_search_without_filters_agrees_with_the_scan() -> None:
     """Without filters the graph is asked for twice k candidates (it holds live vectors only)."""
     uv, mat = ready()
-    rng = np.random.default_rng(3)
-    queries = mat[rng.choice(len(mat), 30, replace=False)] + 0.1 * rng.normal(size=(30, DIM)).astype(np.float32)
-    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    queries = near(mat, 30, 3)
     got = uv.search_many(queries, 100, MemoryFilters(), NOW, None)
     assert all(len(g) == 100 for g in got)
-    overlap = [len({i for i, _ in g} & set(exact_top(uv, q, 100))) / 100 for g, q in zip(got, queries, strict=True)]
-    assert np.mean(overlap) >= 0.95
+    assert overlap_with_scan(uv, queries, got, 100) >= 0.95
 
 
 def test_expired_rows_among_the_candidates_are_made_up_by_the_scan() -> None:
