@@ -1,6 +1,6 @@
 """SQLite's plans for what every add runs: a lookup of rows by id goes through the primary key,
-never through a user_id index (that reads all of the user's rows: tens of ms per statement at 100k
-turns), and the user's name comes from the partial index of named turns. Checked with EXPLAIN QUERY
+never through a user_id index (that reads all of the user's rows), and the user's name comes from
+the partial index of named turns. Checked with EXPLAIN QUERY
 PLAN on the statements the store ran, on a database without statistics (as a new one is)."""
 
 from __future__ import annotations

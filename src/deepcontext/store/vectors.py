@@ -267,8 +267,7 @@ class UserVectors:
 
     def _candidates(self, k: int, filters: MemoryFilters, allowed_ids: np.ndarray | None) -> int:
         """How many candidates to ask the graph for. It holds live vectors only, so without filters
-        twice ``k`` suffice (a longer list buys little: 0.987 against 0.992 of the exact top 100 at
-        100k memories); filters drop some, so four times."""
+        twice ``k`` suffice (a longer list buys little recall); filters drop some, so four times."""
         return max((2 if self._unfiltered(filters, allowed_ids) else 4) * k, 100)
 
     def _search_exact(
