@@ -43,6 +43,7 @@ from deepcontext.types import MemoryStatus
 
 __all__ = [
     "MIGRATIONS",
+    "NAMED_USER_TURN",
     "PG_TS_CONFIG",
     "SLOT_KEY_PREFIX",
     "latest_version",
@@ -450,6 +451,11 @@ def _v6_slots(dialect: str) -> Callable[[int], list[str]]:
     ]
 
 
+#: the condition of ix_turns_user_named, which a query must state as it is (as SQL, not a bound
+#: parameter) for the planner to use the index
+NAMED_USER_TURN = "role = 'user' AND name IS NOT NULL"
+
+
 MIGRATIONS: list[Migration] = [
     Migration(
         1,
@@ -485,7 +491,7 @@ MIGRATIONS: list[Migration] = [
         "the user's named turns indexed (the first one names the user)",
         # every add asks for the user's name: without a display name set, the first named turn of
         # the user's, which without this index means reading and sorting all of the user's turns
-        [AddIndex("turns", "ix_turns_user_named", ["user_id", "id"], where="role = 'user' AND name IS NOT NULL")],
+        [AddIndex("turns", "ix_turns_user_named", ["user_id", "id"], where=NAMED_USER_TURN)],
     ),
 ]
 # versions need not be consecutive (a number may be left free), only increasing

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import delete, select, text, update
 
 from deepcontext.store.interface import MemoryRewrite
+from deepcontext.store.migrations import NAMED_USER_TURN
 
 if TYPE_CHECKING:
     from deepcontext.store.sql import SQLStore
@@ -32,11 +33,9 @@ class KeyValues:
             ).first()
             if row is not None and isinstance(row[0], dict) and row[0].get("name"):
                 return str(row[0]["name"])
-            # the condition as literal SQL, the partial index's own (ix_turns_user_named): a bound
-            # role would keep the planner from using it
             first = conn.execute(
                 select(tt.c.name)
-                .where(tt.c.user_id == user_id, text("turns.role = 'user' AND turns.name IS NOT NULL"))
+                .where(tt.c.user_id == user_id, text(NAMED_USER_TURN))
                 .order_by(tt.c.id)
                 .limit(1)
             ).first()
