@@ -39,6 +39,7 @@ from typing import Any
 from deepcontext import DeepContext
 from deepcontext.bench.locomo import KS, ingest, recall_at, user_of, user_view
 from deepcontext.bench.locomo_data import CATEGORIES, load
+from deepcontext.extract.standing_model import model_for
 from deepcontext.retrieve import SearchConfig
 from deepcontext.retrieve.search import MAX_SOURCES, Candidates, gather, leg_k, neighbour_reader, rank
 from deepcontext.services.validation import parse_filters
@@ -155,7 +156,10 @@ async def _evaluate(
             for q in conv.questions:
                 vector = ctx.embedder.embed_one(q.question)
                 with ctx.store.reading():
-                    got = gather(ctx.store, user, q.question, vector, limit=gather_limit, filters=filters, config=base, now=now)
+                    got = gather(
+                        ctx.store, user, q.question, vector, limit=gather_limit, filters=filters, config=base, now=now,
+                        standing=model_for(ctx.embedder.model_id),
+                    )
                     ids = list(got.fields)
                     mems, _ = ctx.store.result_details(user, ids, max_sources=MAX_SOURCES, links_per_memory=0)
                 turns = {mid: [dia[conv.sample_id][s.turn_id] for s in m.sources if s.turn_id in dia[conv.sample_id]] for mid, m in mems.items()}

@@ -272,7 +272,7 @@ class DeepContextSettings(BaseSettings):
     )
     graph_depth: int = Field(default=2, ge=0, le=5)
     profile_weight: float = Field(
-        default=1.5, ge=0, description="Fusion weight of the profile leg (standing facts for requests); 0: off"
+        default=1.0, ge=0, description="Fusion weight of the profile leg (standing facts for requests); 0: off"
     )
     profile_hard_bonus: float = Field(
         default=0.4, ge=0, le=1, description="Profile leg: cosine bonus of allergies, diets, constraints, instructions"
@@ -281,6 +281,11 @@ class DeepContextSettings(BaseSettings):
         default=0.4, ge=0, le=1,
         description="Profile leg: cosine bonus of standing facts bearing on time (sleep, shifts, parts of the day) "
         "for requests whose answer is a time",
+    )
+    profile_margin: float = Field(
+        default=0.2, ge=0, le=2,
+        description="Profile leg: standing facts within this of the vector leg's best cosine (with bonuses) take part; "
+        "what memories answer directly is not pushed down by unrelated standing facts",
     )
     slot_boost: float = Field(
         default=1.0, ge=0, description="Search weight bonus of memories holding the single-valued fact a question asks"

@@ -5,13 +5,14 @@ needs`), not these tests'."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 from deepcontext import DeepContext
-from deepcontext.bench.needs import DEFAULT_NEEDS, holdout_sets, load_needs, run_need
+from deepcontext.bench.needs import DEFAULT_NEEDS, DIRECT_REQUESTS, holdout_sets, load_needs, run_need
 from deepcontext.bench.updates import DEFAULT_UPDATES, load_cases, run_case
 from deepcontext.embed import HashEmbedder
 
@@ -36,6 +37,21 @@ def test_the_held_out_needs_are_well_formed() -> None:
             ids.add(c.id)
             # the fact is named by its statement and not by the request that needs it
             assert c.expect.lower() in c.statement.lower() and c.expect.lower() not in c.question.lower(), c.id
+
+
+def test_the_direct_requests_and_the_training_sentences_are_well_formed() -> None:
+    direct = load_needs(DIRECT_REQUESTS)
+    assert len(direct) >= 40 and len({c.id for c in direct}) == len(direct)
+    assert all(c.expect in c.statement for c in direct)
+    data = DEFAULT_NEEDS.parent
+    standing = [json.loads(line) for line in (data / "standing-train.jsonl").read_text(encoding="utf-8").splitlines()]
+    kinds = {r["kind"] for r in standing}
+    assert kinds == {None, "allergy", "diet", "preference", "habit", "constraint", "instruction"}
+    requests = [json.loads(line) for line in (data / "requests-train.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert {r["request"] for r in requests} == {True, False}
+    for rows in (standing, requests):
+        texts = [r["text"].strip().lower() for r in rows]
+        assert len(set(texts)) == len(texts)
 
 
 def test_bench_needs_reports_the_held_out_sets(tmp_path: Path) -> None:

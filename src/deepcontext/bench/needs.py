@@ -22,10 +22,13 @@ from typing import Any
 from deepcontext.bench.filler import filler_turns
 
 __all__ = [
-    "DEFAULT_NEEDS", "NeedCase", "NeedResult", "NeedsReport", "holdout_sets", "load_needs", "run_need", "run_needs",
+    "DEFAULT_NEEDS", "DIRECT_REQUESTS", "NeedCase", "NeedResult", "NeedsReport", "holdout_sets", "load_needs", "run_need", "run_needs",
 ]
 
 DEFAULT_NEEDS = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "needs.jsonl"
+#: the counterweight: requests that an earlier message answers directly ("How do I reset the
+#: router?" after the steps were given), where the user's standing facts must not win
+DIRECT_REQUESTS = DEFAULT_NEEDS.parent / "requests-direct.jsonl"
 _T0 = datetime(2024, 5, 6, 9, 0, tzinfo=timezone.utc)
 _SESSIONS = 3
 
@@ -135,15 +138,16 @@ def kfold(ranks: dict[tuple[float, ...], list[int | None]], *, folds: int = 5, t
 
 
 async def sweep_needs(
-    path: Path, grid: list[dict[str, float]], *, filler: int = 120, seed: int = 11, db_url: str | None = None,
-    settings: dict[str, Any] | None = None, progress: Callable[[str, int], None] | None = None,
+    paths: Path | list[Path], grid: list[dict[str, float]], *, filler: int = 120, seed: int = 11,
+    db_url: str | None = None, settings: dict[str, Any] | None = None,
+    progress: Callable[[str, int], None] | None = None,
 ) -> dict[tuple[float, ...], list[int | None]]:
-    """Every case ingested once, then asked under each search configuration of ``grid`` (settings
-    overrides): the rank per case for each, keyed by the grid entry's values."""
+    """Every case (of one file or several) ingested once, then asked under each search configuration
+    of ``grid`` (settings overrides): the rank per case for each, keyed by the grid entry's values."""
     from deepcontext import DeepContext
     from deepcontext.retrieve.config import SearchConfig
 
-    cases = load_needs(path)
+    cases = [c for p in ([paths] if isinstance(paths, Path) else paths) for c in load_needs(p)]
     out: dict[tuple[float, ...], list[int | None]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         url = db_url or f"sqlite:///{tmp}/needs.db"

@@ -78,7 +78,9 @@ def needs(
     data: Path = typer.Option(None, "--data", help="Labelled cases, JSON lines (default benchmarks/data/needs.jsonl)"),
     filler: int = typer.Option(120, "--filler", min=100, help="Everyday chat turns each statement is buried in"),
     cv: bool = typer.Option(
-        False, "--cv", help="Also cross-validate profile_weight, profile_hard_bonus and profile_time_bonus (5 folds)"
+        False, "--cv",
+        help="Also cross-validate profile_weight, profile_hard_bonus, profile_time_bonus and profile_margin (5 folds, "
+        "over the cases and, with the default set, the direct requests)",
     ),
     holdout: bool = typer.Option(
         False, "--holdout",
@@ -89,8 +91,10 @@ def needs(
     settings: list[str] = SETTING,
 ) -> None:
     """Implicit needs: per labelled case the rank of the standing fact (allergy, diet, preference,
-    habit, constraint, instruction) for a request that needs it; share in the top 1 / 3 / 10."""
-    from deepcontext.bench.needs import DEFAULT_NEEDS, NeedsReport, holdout_sets, run_needs, sweep_needs
+    habit, constraint, instruction) for a request that needs it; share in the top 1 / 3 / 10. With
+    the default set, also requests that an earlier message answers directly (the rank of that message:
+    standing facts must not push it down)."""
+    from deepcontext.bench.needs import DEFAULT_NEEDS, DIRECT_REQUESTS, NeedsReport, holdout_sets, run_needs, sweep_needs
     from deepcontext.bench.report import markdown_table
 
     def share(name: str, report: NeedsReport) -> str:
@@ -102,6 +106,13 @@ def needs(
     rows = [[r.case.id, r.case.kind, r.case.question, r.rank or "-", r.top[:60]] for r in report.results]
     c.print(markdown_table(["case", "kind", "question", "rank", "first result"], rows))
     c.print("\n" + share("", report))
+    # with the default set, the requests answered directly: what the profile leg must not push down
+    direct: list[Path] = [DIRECT_REQUESTS] if data is None and DIRECT_REQUESTS.exists() else []
+    if direct:
+        run_direct = partial(run_needs, DIRECT_REQUESTS, filler=filler, db_url=database_url(db), settings=extra)
+        rd: NeedsReport = with_progress(DIRECT_REQUESTS.name, lambda cb: run_direct(progress=cb))
+        misses = ", ".join(x.case.id for x in rd.results if not x.rank or x.rank > 3) or "none"
+        c.print(share(f"{DIRECT_REQUESTS.name} (answered directly): ", rd) + "; misses: " + misses)
     if holdout:
         for held in holdout_sets():
             run = partial(run_needs, held, filler=filler, db_url=database_url(db), settings=extra)
@@ -109,11 +120,11 @@ def needs(
             c.print(share(f"{held.name}: ", r) + "; misses: " + (", ".join(x.case.id for x in r.results if not x.rank or x.rank > 3) or "none"))
     if cv:
         grid = [
-            {"profile_weight": w, "profile_hard_bonus": b, "profile_time_bonus": t}
-            for w in (0.0, 0.3, 0.6, 0.9, 1.2, 1.5, 2.0, 3.0) for b in (0.0, 0.1, 0.2, 0.4) for t in (0.0, 0.2, 0.4)
+            {"profile_weight": w, "profile_hard_bonus": b, "profile_time_bonus": t, "profile_margin": m}
+            for w in (0.5, 0.75, 1.0, 1.5, 2.0) for b in (0.2, 0.4) for t in (0.0, 0.4) for m in (0.1, 0.2, 0.3, 2.0)
         ]  # fmt: skip
-        sweep = partial(sweep_needs, path, grid, filler=filler, settings={**extra, "track_access": False})
-        names = ["profile_weight", "profile_hard_bonus", "profile_time_bonus"]
+        sweep = partial(sweep_needs, [path, *direct], grid, filler=filler, settings={**extra, "track_access": False})
+        names = ["profile_weight", "profile_hard_bonus", "profile_time_bonus", "profile_margin"]
         _cross_validate(c, lambda cb: sweep(progress=cb), names, 3, "top 3 %")
 
 

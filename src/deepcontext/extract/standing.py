@@ -14,7 +14,7 @@ import re
 
 from deepcontext.extract.gazetteer import LANGUAGES
 
-__all__ = ["HARD_KINDS", "STANDING_KEY", "asks_for_time", "bears_on_time", "is_request_for_user", "standing_kind"]
+__all__ = ["HARD_KINDS", "STANDING_KEY", "admits", "asks_for_time", "bears_on_time", "is_request_for_user", "standing_kind"]
 
 #: metadata key of a standing memory; its value is the kind
 STANDING_KEY = "standing"
@@ -145,6 +145,13 @@ def standing_kind(text: str) -> str | None:
             if kind in _LASTING_KINDS or not _on_an_occasion(text, m.start()):
                 return kind
     return None
+
+
+def admits(text: str, kind: str) -> bool:
+    """Whether ``text`` can state a standing fact of ``kind`` found another way (by the embedding
+    model of :mod:`deepcontext.extract.standing_model`): not a question, and not said of an occasion
+    close at hand unless an allergy or a diet, as for the rules."""
+    return not text.rstrip().endswith("?") and (kind in _LASTING_KINDS or not _OCCASION_RE.search(text))
 
 
 def _on_an_occasion(text: str, at: int) -> bool:

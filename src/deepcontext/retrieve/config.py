@@ -70,7 +70,7 @@ class SearchConfig(BaseModel):
     access_boost: float = Field(0.0, ge=0, description="Rank boost per access, up to access_cap (0: none)")
     access_cap: int = Field(50, ge=0)
     profile_weight: float = Field(
-        1.5, ge=0,
+        1.0, ge=0,
         description="Weight of the profile leg (standing facts: allergies, diets, preferences...) for questions "
         "asking for a recommendation or a decision; 0 turns it off",
     )
@@ -82,6 +82,11 @@ class SearchConfig(BaseModel):
         0.4, ge=0, le=1,
         description="Added in the profile leg to the cosine of standing facts bearing on when things can happen "
         "(sleep, shifts, parts of the day) for a request whose answer is a time",
+    )
+    profile_margin: float = Field(
+        0.2, ge=0, le=2,
+        description="The profile leg keeps the standing facts whose cosine (with bonuses) is within this of the "
+        "best cosine of the vector leg: a request that memories answer directly yields to them",
     )
     slot_boost: float = Field(
         1.0, ge=0,
@@ -108,6 +113,7 @@ class SearchConfig(BaseModel):
             profile_weight=settings.profile_weight,
             profile_hard_bonus=settings.profile_hard_bonus,
             profile_time_bonus=settings.profile_time_bonus,
+            profile_margin=settings.profile_margin,
             outdated_factor=settings.outdated_factor,
             slot_boost=settings.slot_boost,
         )

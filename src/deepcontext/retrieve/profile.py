@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
 
+import numpy as np
+
 from deepcontext.extract.standing import HARD_KINDS, is_request_for_user
+from deepcontext.extract.standing_model import StandingModel
 from deepcontext.store.interface import RankFields
 
 __all__ = ["HARD_KINDS", "POOL_FACTOR", "profile_leg", "uses_profile", "vector_pool"]
@@ -23,9 +26,14 @@ __all__ = ["HARD_KINDS", "POOL_FACTOR", "profile_leg", "uses_profile", "vector_p
 POOL_FACTOR = 5
 
 
-def uses_profile(query: str, weight: float) -> bool:
-    """Whether a search runs the profile leg."""
-    return weight > 0 and is_request_for_user(query)
+def uses_profile(
+    query: str, weight: float, vector: np.ndarray | None = None, model: StandingModel | None = None
+) -> bool:
+    """Whether a search runs the profile leg: the query is a request by the rules or, given its
+    embedding ``vector``, by the embedding ``model``."""
+    if weight <= 0:
+        return False
+    return is_request_for_user(query) or (model is not None and vector is not None and model.is_request(vector))
 
 
 def vector_pool(k: int, profile: bool) -> int:
@@ -35,16 +43,18 @@ def vector_pool(k: int, profile: bool) -> int:
 
 def profile_leg(
     pool: Sequence[tuple[int, float]], fields: Mapping[int, RankFields], k: int, hard_bonus: float,
-    timed: Set[int] = frozenset(), time_bonus: float = 0.0,
+    timed: Set[int] = frozenset(), time_bonus: float = 0.0, margin: float = 2.0,
 ) -> list[int]:
     """The standing memories among the vector pool ``(id, cosine)``, best first, at most ``k``.
     ``timed``: those bearing on when things can happen, given ``time_bonus`` (for a request whose
-    answer is a time)."""
+    answer is a time). Only those within ``margin`` of the pool's best cosine."""
     scored = []
+    floor = max((sim for _, sim in pool), default=0.0) - margin
     for m, sim in pool:
         f = fields.get(m)
         if f is not None and f.standing:
             bonus = (hard_bonus if f.standing in HARD_KINDS else 0.0) + (time_bonus if m in timed else 0.0)
-            scored.append((sim + bonus, m))
+            if sim + bonus >= floor:
+                scored.append((sim + bonus, m))
     scored.sort(key=lambda x: -x[0])
     return [m for _, m in scored[:k]]

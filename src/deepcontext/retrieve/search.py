@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from deepcontext.extract.standing import asks_for_time, bears_on_time
+from deepcontext.extract.standing_model import StandingModel
 from deepcontext.retrieve.calibration import calibrate
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.asked import asked_slot, slot_factor
@@ -26,12 +27,14 @@ from deepcontext.text import keyword_terms, query_ngrams
 from deepcontext.types import Memory
 
 __all__ = ["HUB_SHARE", "MAX_SOURCES", "Candidates", "Hit", "Ranked", "gather", "graph_leg", "hybrid_search",
-           "leg_k", "neighbour_reader", "rank", "start_vector_leg"]  # fmt: skip
+           "VectorHits", "leg_k", "neighbour_reader", "rank", "start_vector_leg"]  # fmt: skip
 
 #: entities (matched + neighbours, by weight) whose memories the graph leg reads
 MAX_GRAPH_ENTITIES = 12
 #: provenance listed per search result (a memory seen again many times cites many turns; get() lists all)
 MAX_SOURCES = 50
+#: the vector leg run by another thread: the query's embedding and the ``(memory id, cosine)`` hits
+VectorHits = tuple[np.ndarray, list[tuple[int, float]]]
 #: an entity mentioned by more than this share of a user's memories is too generic for the graph leg
 HUB_SHARE = 0.05
 
@@ -141,7 +144,8 @@ def start_vector_leg(
     filters: MemoryFilters,
     config: SearchConfig,
     now: datetime,
-) -> tuple[Future[np.ndarray] | None, Future[list[tuple[int, float]]] | None]:
+    standing: StandingModel | None = None,
+) -> tuple[Future[np.ndarray] | None, Future[VectorHits] | None]:
     """Start the vector leg on ``pool`` while the caller's thread reads the other legs: the query's
     embedding (onnxruntime releases the GIL) or, where the store runs the leg on a connection of its
     own (:attr:`Store.concurrent_vector_leg`), the whole leg. Returns :func:`gather`'s
@@ -151,11 +155,11 @@ def start_vector_leg(
     if not store.concurrent_vector_leg:
         return pool.submit(embed_one, query), None
 
-    def leg() -> list[tuple[int, float]]:
+    def leg() -> VectorHits:
         vector = embed_one(query)
-        k = vector_pool(leg_k(config, limit, "vector"), uses_profile(query, config.profile_weight))
+        k = vector_pool(leg_k(config, limit, "vector"), uses_profile(query, config.profile_weight, vector, standing))
         with store.side_reading():
-            return store.vector_search(user_id, vector, k, filters, now)
+            return vector, store.vector_search(user_id, vector, k, filters, now)
 
     return None, pool.submit(leg)
 
@@ -171,14 +175,16 @@ def gather(
     config: SearchConfig,
     now: datetime,
     include_graph: bool = True,
-    vector_hits: Future[list[tuple[int, float]]] | None = None,
+    vector_hits: Future[VectorHits] | None = None,
+    standing: StandingModel | None = None,
 ) -> Candidates:
-    """Run the legs and read the candidates' rank fields. ``vector_hits``: the vector leg's result,
-    computed by another thread (on a connection of its own, see :attr:`Store.concurrent_vector_leg`)
-    while this one reads the other legs; when given, ``query_vector`` is not used."""
+    """Run the legs and read the candidates' rank fields. ``vector_hits``: the query's embedding and
+    the vector leg's result, computed by another thread (on a connection of its own, see
+    :attr:`Store.concurrent_vector_leg`) while this one reads the other legs; when given,
+    ``query_vector`` is not used. ``standing``: the embedding model that also tells requests (for
+    the profile leg) from other queries."""
     legs: dict[str, list[int]] = {}
     sims: dict[int, float] = {}
-    profile = uses_profile(query, config.profile_weight) and config.vector_weight > 0
     pool: list[tuple[int, float]] = []
 
     def k_for(leg: str) -> int:
@@ -194,13 +200,16 @@ def gather(
     if include_graph and config.graph_weight > 0:
         graph = graph_leg(store, user_id, query, k_for("graph"), config.graph_depth, filters, now)
     k_vector = k_for("vector")
+    vector: np.ndarray | None
     if vector_hits is not None:
+        vector, hits = vector_hits.result()
         if config.vector_weight > 0:
-            pool = list(vector_hits.result())
+            pool = list(hits)
     else:
         vector = query_vector.result() if isinstance(query_vector, Future) else query_vector
-        if config.vector_weight > 0 and vector is not None:
-            pool = store.vector_search(user_id, vector, vector_pool(k_vector, profile), filters, now)
+    profile = config.vector_weight > 0 and uses_profile(query, config.profile_weight, vector, standing)
+    if vector_hits is None and config.vector_weight > 0 and vector is not None:
+        pool = store.vector_search(user_id, vector, vector_pool(k_vector, profile), filters, now)
     if config.vector_weight > 0 and (pool or vector_hits is not None):
         legs["vector"] = [m for m, _ in pool[:k_vector]]
         sims = dict(pool[:k_vector])
@@ -218,9 +227,11 @@ def gather(
     if profile:
         timed: set[int] = set()
         if config.profile_time_bonus > 0 and asks_for_time(query):
-            standing = [m for m, _ in pool if (f := fields.get(m)) is not None and f.standing]
-            timed = {m.id for m in store.get_memories(user_id, standing, details=False) if bears_on_time(m.text)}
-        legs["profile"] = profile_leg(pool, fields, k_vector, config.profile_hard_bonus, timed, config.profile_time_bonus)
+            stated = [m for m, _ in pool if (f := fields.get(m)) is not None and f.standing]
+            timed = {m.id for m in store.get_memories(user_id, stated, details=False) if bears_on_time(m.text)}
+        legs["profile"] = profile_leg(
+            pool, fields, k_vector, config.profile_hard_bonus, timed, config.profile_time_bonus, config.profile_margin
+        )
     return Candidates(query, legs, fields, sims)
 
 
@@ -404,12 +415,13 @@ def _hybrid_search(
     now: datetime,
     include_graph: bool = True,
     links_per_memory: int = 0,
-    vector_hits: Future[list[tuple[int, float]]] | None = None,
+    vector_hits: Future[VectorHits] | None = None,
+    standing: StandingModel | None = None,
 ) -> list[Hit]:
     """:func:`gather`, :func:`rank`, then the full memories (with details) of what is returned."""
     cands = gather(
         store, user_id, query, query_vector, limit=limit, filters=filters, config=config, now=now,
-        include_graph=include_graph, vector_hits=vector_hits,
+        include_graph=include_graph, vector_hits=vector_hits, standing=standing,
     )  # fmt: skip
     ranked = rank(cands, config, now, limit, neighbour_reader(store, user_id, filters, now))
     memories, links = store.result_details(

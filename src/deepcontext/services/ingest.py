@@ -23,6 +23,7 @@ from typing import Any
 from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import LLMError, MemoryNotFoundError, ValidationError, WriteConflictError
 from deepcontext.extract.interface import Classifier, ExtractionContext, ExtractionResult, Extractor, MessageIn
+from deepcontext.extract.standing_model import model_for
 from deepcontext.services import ingest_steps as steps
 from deepcontext.services.ingest_classify import classify
 from deepcontext.services.ingest_steps import Candidate, Counts, turn_importance, turn_memory_text
@@ -58,6 +59,7 @@ class IngestService:
     ) -> None:
         self.store = store
         self.embedder = embedder
+        self.standing_model = model_for(embedder.model_id)
         self.extractor = extractor
         self.classifier = classifier
         self.settings = settings
@@ -247,6 +249,7 @@ class IngestService:
         if not fresh:
             return counts
         vecs = await steps.embed(self.embedder, fresh)
+        steps.mark_standing(self.standing_model, fresh)
         await steps.find_neighbours(self.store, plan, fresh, vecs, max(_NEIGHBOURS, s.max_connections_per_memory))
         facts = [c for c in fresh if not c.is_turn]
         kept, merged = await asyncio.to_thread(steps.merge_near_duplicates, facts, s.dedup_threshold)

@@ -15,7 +15,8 @@ import numpy as np
 from deepcontext.embed.embedder import Embedder
 from deepcontext.extract.interface import Decision, ExistingMemory, ExtractedFact, ExtractionResult, MessageIn
 from deepcontext.extract.slots import Slot
-from deepcontext.extract.standing import HARD_KINDS, STANDING_KEY, standing_kind
+from deepcontext.extract.standing import HARD_KINDS, STANDING_KEY, admits, standing_kind
+from deepcontext.extract.standing_model import StandingModel
 from deepcontext.services.updates import Conflict, slot_metadata, slots_of
 from deepcontext.settings import DeepContextSettings
 from deepcontext.store.interface import AddPlan, EntityUpsert, MemoryChange, MemoryFilters, NewMemory, RelationUpsert, Store
@@ -30,6 +31,7 @@ __all__ = [
     "drop_exact_duplicates",
     "embed",
     "find_neighbours",
+    "mark_standing",
     "merge_near_duplicates",
     "plan_graph",
     "plan_memories",
@@ -69,6 +71,8 @@ class Candidate:
     slots: list[Slot] = field(default_factory=list)
     #: stored memories holding another value of one of its slots (superseded offline)
     conflicts: list[Conflict] = field(default_factory=list)
+    #: the user's message a turn memory stands for (read again once it is embedded)
+    user_message: MessageIn | None = None
 
 
 def turn_memory_text(msg: MessageIn, user_name: str | None = None) -> str:
@@ -132,6 +136,7 @@ def build_candidates(
                     said_at=m.said_at,
                     is_turn=True,
                     metadata={**metadata, STANDING_KEY: kind} if kind else dict(metadata),
+                    user_message=m if m.role == "user" else None,
                 )
             )
     for f in result.facts:
@@ -192,6 +197,25 @@ async def embed(embedder: Embedder, fresh: list[Candidate]) -> np.ndarray:
     for c, v in zip(fresh, vecs, strict=True):
         c.vector = v
     return vecs
+
+
+def mark_standing(model: StandingModel | None, fresh: list[Candidate]) -> None:
+    """The user's turns and the facts in which the rules found no standing fact, read by the
+    embedding model (chat states them in words no rule lists; a fact is one statement of a longer
+    message); a binding kind lifts a short turn's importance."""
+    todo = [
+        c for c in fresh
+        if STANDING_KEY not in c.metadata
+        and (c.user_message is not None or (not c.is_turn and c.memory_type is not MemoryType.PROCEDURAL))
+    ]  # fmt: skip
+    if model is None or not todo:
+        return
+    for c, kind in zip(todo, model.kinds_of(np.stack([c.vector for c in todo])), strict=True):  # type: ignore[misc]
+        said = c.user_message.content if c.user_message is not None else c.text
+        if kind is not None and admits(said, kind):
+            c.metadata = {**c.metadata, STANDING_KEY: kind}
+            if kind in HARD_KINDS and c.user_message is not None:
+                c.importance = turn_importance(c.user_message, binding=True)
 
 
 async def find_neighbours(store: Store, plan: AddPlan, fresh: list[Candidate], vecs: np.ndarray, k: int) -> None:

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from deepcontext.errors import ValidationError
+from deepcontext.extract.standing_model import model_for
 from deepcontext.retrieve.config import SearchConfig, preset
 from deepcontext.retrieve.search import MAX_SOURCES, Hit, hybrid_search, start_vector_leg
 from deepcontext.retrieve.supersession import add_superseded
@@ -95,12 +96,14 @@ class SearchService:
         now = self.clock.now()
         per_memory = self.settings.max_connections_per_memory
         store, embedder, pool = self.store, self.embedder, self._query_pool()
+        standing = model_for(embedder.model_id)
 
         def run() -> list[Hit]:
             # one worker-thread hop for the legs and the results' details and links (each hop back to
             # the event loop costs a wake-up); the reads share one connection and snapshot
             qvec, hits = start_vector_leg(
-                store, embedder.embed_one, pool, user_id, query, limit=limit, filters=filters, config=cfg, now=now
+                store, embedder.embed_one, pool, user_id, query, limit=limit, filters=filters, config=cfg, now=now,
+                standing=standing,
             )
             found = hybrid_search(
                 store,
@@ -114,6 +117,7 @@ class SearchService:
                 include_graph=include_graph,
                 links_per_memory=per_memory,
                 vector_hits=hits,
+                standing=standing,
             )
             if include_superseded:
                 found = add_superseded(
