@@ -6,12 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pydantic
 import pytest
 
 from deepcontext import DeepContext
 from deepcontext.bench.filler import filler_turns
 from deepcontext.embed.hashing import HashEmbedder
 from deepcontext.embed.minilm import MiniLMEmbedder
+from deepcontext.errors import ConfigurationError
 from deepcontext.extract.standing import is_request_for_user, standing_kind
 from deepcontext.extract.standing_model import StandingModel, model_for
 from deepcontext.retrieve.config import SearchConfig
@@ -98,3 +100,12 @@ async def test_a_request_answered_directly_is_not_pushed_down_by_standing_facts(
         # without the margin every standing fact joins the profile leg, and one outranks the answer
         everything = await ctx.search(query, user_id="kai", limit=5, config=SearchConfig(profile_margin=2.0))
         assert "router" not in everything.results[0].text and "profile" in everything.results[0].legs
+
+
+@pytest.mark.parametrize("margin", [-0.1, 2.5, "wide"])
+def test_an_out_of_range_profile_margin_is_a_clear_error(tmp_path: Path, margin: object) -> None:
+    with pytest.raises(ConfigurationError, match="profile_margin"):
+        DeepContext(database_url=f"sqlite:///{tmp_path}/pm.db", embedder=HashEmbedder(64), profile_margin=margin)
+    assert not (tmp_path / "pm.db").exists()
+    with pytest.raises(pydantic.ValidationError, match="profile_margin"):
+        SearchConfig(profile_margin=margin)  # type: ignore[arg-type]
