@@ -122,3 +122,36 @@ def test_sqlite_lease_is_renewed_while_held(tmp_path) -> None:  # type: ignore[n
             assert expires == clock.now() + timedelta(seconds=0.3) and not held.lost
     finally:
         store.close()
+
+
+def test_sqlite_an_abandoned_wait_stops_and_never_takes_the_lock_later(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    store = open_test_store(f"sqlite:///{tmp_path}/locks.db")
+    try:
+        abandon = threading.Event()
+        outcome: list[BaseException | None] = []
+
+        def waiter() -> None:
+            try:
+                with user_lock(store, "u", "consolidate", timeout=30, abandon=abandon):  # type: ignore[arg-type]
+                    outcome.append(None)
+            except LockTimeoutError as exc:
+                outcome.append(exc)
+
+        with user_lock(store, "u", "consolidate", timeout=0):  # type: ignore[arg-type]
+            t = threading.Thread(target=waiter)
+            t.start()
+            t.join(0.3)
+            assert t.is_alive()  # still waiting for the holder
+            abandon.set()
+            t.join(5)  # far sooner than its 30 s timeout
+            assert not t.is_alive() and isinstance(outcome[0], LockTimeoutError)
+        # the holder let go after the waiter gave up: nobody holds the lock now
+        with user_lock(store, "u", "consolidate", timeout=0):  # type: ignore[arg-type]
+            pass
+        # given up before its first try: a free lock is handed back at once, not kept
+        with pytest.raises(LockTimeoutError), user_lock(store, "u", "consolidate", timeout=0, abandon=abandon):  # type: ignore[arg-type]
+            pass
+        with user_lock(store, "u", "consolidate", timeout=0):  # type: ignore[arg-type]
+            pass
+    finally:
+        store.close()

@@ -142,13 +142,17 @@ class LifecycleRunner:
         """Hold the user's ``lifecycle`` store lock (waiting up to ``timeout`` s; LockTimeoutError)."""
         from deepcontext.store.locks import user_lock
 
-        cm = user_lock(self.store, user_id, LOCK_NAME, timeout=timeout)
+        abandon = threading.Event()
+        cm = user_lock(self.store, user_id, LOCK_NAME, timeout=timeout, abandon=abandon)
         taking = asyncio.ensure_future(asyncio.to_thread(cm.__enter__))
         try:
             held = await asyncio.shield(taking)
         except asyncio.CancelledError:
-            # the caller gave up while the worker thread may still be taking the lock: release it
-            # as soon as it is taken, or it would stay held (and renewed) until the process exits
+            # the caller gave up while the worker thread may still be taking the lock: stop its wait,
+            # and release a lock it got all the same, or it would stay held (and renewed) until the
+            # process exits
+            abandon.set()
+
             def release(t: asyncio.Future[Any]) -> None:
                 if not t.cancelled() and t.exception() is None:
                     threading.Thread(target=cm.__exit__, args=(None, None, None), daemon=True).start()

@@ -39,6 +39,8 @@ class SearchService:
         self.settings = settings
         self.clock = clock
         self.tasks = tasks
+        # the request model belongs to the embedder's vectors (None for other embedders)
+        self.standing_model = model_for(embedder.model_id)
         self._pool: ThreadPoolExecutor | None = None
 
     def _query_pool(self) -> ThreadPoolExecutor:
@@ -95,8 +97,7 @@ class SearchService:
             raise ValidationError("include_superseded must be true or false", field="include_superseded")
         now = self.clock.now()
         per_memory = self.settings.max_connections_per_memory
-        store, embedder, pool = self.store, self.embedder, self._query_pool()
-        standing = model_for(embedder.model_id)
+        store, embedder, pool, standing = self.store, self.embedder, self._query_pool(), self.standing_model
 
         def run() -> list[Hit]:
             # one worker-thread hop for the legs and the results' details and links (each hop back to

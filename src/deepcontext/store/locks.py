@@ -123,19 +123,23 @@ def user_lock(
     timeout: float = 30.0,
     ttl: float = 600.0,
     clock: Clock | None = None,
+    abandon: threading.Event | None = None,
 ) -> Iterator[HeldLock]:
     """Hold the lock ``name`` of ``user_id`` for the body of the ``with``.
 
     ``timeout``: seconds to wait for a lock held elsewhere (0: try once), then LockTimeoutError.
     ``ttl``: SQLite lease length (renewed while held); ignored on PostgreSQL.
     ``clock``: wall clock for lease expiries (default: the system clock).
+    ``abandon``: set by a caller that gave up waiting (an async task cancelled while this runs in a
+    thread): a SQLite wait stops at once with LockTimeoutError, and a lease taken in the meantime is
+    handed back, so a late take never blocks the next caller. PostgreSQL waits inside the server.
     """
     _validate(user_id, name, timeout, ttl)
     if store.engine.dialect.name == "postgresql":
         with _advisory_lock(store, user_id, name, timeout) as held:
             yield held
     else:
-        with _lease_lock(store, user_id, name, timeout, ttl, clock or SystemClock()) as held:
+        with _lease_lock(store, user_id, name, timeout, ttl, clock or SystemClock(), abandon or threading.Event()) as held:
             yield held
 
 
@@ -150,9 +154,10 @@ class UserLockMixin:
         timeout: float = 30.0,
         ttl: float = 600.0,
         clock: Clock | None = None,
+        abandon: threading.Event | None = None,
     ) -> Any:
         """Context manager holding the per-user lock ``name``; raises LockTimeoutError after ``timeout`` s."""
-        return user_lock(self, user_id, name, timeout=timeout, ttl=ttl, clock=clock)  # type: ignore[arg-type]
+        return user_lock(self, user_id, name, timeout=timeout, ttl=ttl, clock=clock, abandon=abandon)  # type: ignore[arg-type]
 
 
 # --- PostgreSQL: advisory locks ------------------------------------------------------------------
@@ -232,16 +237,20 @@ def _renew(store: SQLStore, held: HeldLock, ttl: float, clock: Clock) -> bool:
 
 
 @contextmanager
-def _lease_lock(store: SQLStore, user_id: str, name: str, timeout: float, ttl: float, clock: Clock) -> Iterator[HeldLock]:
+def _lease_lock(
+    store: SQLStore, user_id: str, name: str, timeout: float, ttl: float, clock: Clock, abandon: threading.Event
+) -> Iterator[HeldLock]:
     owner = _owner()
     deadline = time.monotonic() + timeout
     delay = 0.01
     while not _try_take(store, user_id, name, owner, ttl, clock):
         left = deadline - time.monotonic()
-        if left <= 0:
+        if left <= 0 or abandon.wait(min(delay, left)):
             raise LockTimeoutError(name, user_id)
-        time.sleep(min(delay, left))
         delay = min(delay * 2, 0.25)
+    if abandon.is_set():  # given up while the last try took it
+        _release(store, user_id, name, owner)
+        raise LockTimeoutError(name, user_id)
     held = HeldLock(user_id=user_id, name=name, owner=owner)
 
     def heartbeat() -> None:
@@ -260,6 +269,10 @@ def _lease_lock(store: SQLStore, user_id: str, name: str, timeout: float, ttl: f
     finally:
         held._stop.set()
         beat.join()
-        lk = store.t.locks
-        with store.transaction() as conn:
-            conn.execute(delete(lk).where(lk.c.user_id == user_id, lk.c.name == name, lk.c.owner == owner))
+        _release(store, user_id, name, owner)
+
+
+def _release(store: SQLStore, user_id: str, name: str, owner: str) -> None:
+    lk = store.t.locks
+    with store.transaction() as conn:
+        conn.execute(delete(lk).where(lk.c.user_id == user_id, lk.c.name == name, lk.c.owner == owner))
