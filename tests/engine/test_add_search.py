@@ -6,7 +6,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from deepcontext import DeepContext, MemoryNotFoundError, MemoryStatus, MemoryTier
+from deepcontext import ConfigurationError, DeepContext, MemoryNotFoundError, MemoryStatus, MemoryTier
 
 CHAT = [
     {"role": "user", "name": "Maya", "content": "I work as a data engineer at Northwind Labs in Lisbon."},
@@ -151,3 +151,12 @@ async def test_expired_memories_disappear_at_once(ctx: DeepContext, clock) -> No
     clock.advance(hours=2)
     assert (await ctx.search("door code", user_id="maya")).results == []
     assert (await ctx.list("maya")).total == 0
+
+
+def test_a_misspelt_setting_is_a_clear_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ConfigurationError, match=r"unknown setting: 'rrf_kk' \(did you mean 'rrf_k'\?\)"):
+        DeepContext(database_url=f"sqlite:///{tmp_path}/s.db", embedder="hash", rrf_kk=5)
+    with pytest.raises(ConfigurationError, match="unknown settings: 'colour', 'vector_wieght'"):
+        DeepContext(database_url=f"sqlite:///{tmp_path}/s.db", embedder="hash", vector_wieght=1, colour="red")
+    assert not (tmp_path / "s.db").exists()
+    assert DeepContext(database_url=f"sqlite:///{tmp_path}/s.db", embedder="hash", rrf_k=5).settings.rrf_k == 5
