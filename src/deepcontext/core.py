@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import difflib
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -88,15 +87,8 @@ class DeepContext:
         llm: LLM | None = None,
         **kwargs: Any,
     ) -> None:
-        known = list(DeepContextSettings.model_fields)
-        unknown = sorted(set(kwargs) - set(known))
-        if unknown:
-            # the settings ignore unknown environment variables, but a misspelt keyword is a mistake
-            hints = [
-                f"{k!r}" + (f" (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(k, known, 1)) else "")
-                for k in unknown
-            ]
-            raise ConfigurationError(f"unknown setting{'s' if len(unknown) > 1 else ''}: {', '.join(hints)}")
+        if (problem := DeepContextSettings.unknown(kwargs)) is not None:
+            raise ConfigurationError(problem)
         given: dict[str, Any] = dict(kwargs)
         if isinstance(embedder, str):  # the setting (local / openai / hash), not a component
             given["embedder"] = embedder

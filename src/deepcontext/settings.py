@@ -7,7 +7,9 @@ import time: the environment is read when :class:`DeepContextSettings` is instan
 
 from __future__ import annotations
 
+import difflib
 import os
+from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -359,6 +361,20 @@ class DeepContextSettings(BaseSettings):
     @property
     def effective_recency_half_life_days(self) -> float:
         return self.recency_half_life_days or self.decay_half_life_days
+
+    @classmethod
+    def unknown(cls, names: Iterable[str]) -> str | None:
+        """What is wrong with ``names`` that name no setting (each with the nearest setting), or
+        None. Unknown environment variables are ignored, but a misspelt keyword is a mistake."""
+        bad = sorted(set(names) - set(cls.model_fields))
+        if not bad:
+            return None
+        known = list(cls.model_fields)
+        hints = [
+            f"{k!r}" + (f" (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(k, known, 1)) else "")
+            for k in bad
+        ]
+        return f"unknown setting{'s' if len(bad) > 1 else ''}: {', '.join(hints)}"
 
     def redacted(self) -> dict[str, Any]:
         """Settings as a dict with secrets masked (for logs and `deepcontext config`)."""

@@ -121,4 +121,4 @@ def test_bench_locomo_without_data_says_how_to_get_it(tmp_path: Path) -> None:
 def test_bench_refuses_a_misspelt_setting(tmp_path: Path) -> None:
     p = _run(tmp_path, "bench", "needs", "--set", "profile_wieght=2", cwd=tmp_path)
     assert p.returncode != 0 and "Traceback" not in p.stderr
-    assert "unknown setting 'profile_wieght' (did you mean 'profile_weight'?)" in " ".join(p.stderr.split()), p.stderr
+    assert "--set: unknown setting: 'profile_wieght' (did you mean 'profile_weight'?)" in " ".join(p.stderr.split()), p.stderr

@@ -7,7 +7,6 @@ The commands live beside it (``bench_locomo``, ``bench_speed``, ``bench_cases``,
 from __future__ import annotations
 
 import asyncio
-import difflib
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -71,9 +70,8 @@ def run_settings(pairs: list[str] | None = None) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
             fail(f"--set takes KEY=VALUE, got {pair!r}")
-        if key.strip() not in DeepContextSettings.model_fields:
-            near = difflib.get_close_matches(key.strip(), list(DeepContextSettings.model_fields), 1)
-            fail(f"--set: unknown setting {key.strip()!r}" + (f" (did you mean {near[0]!r}?)" if near else ""))
+        if (problem := DeepContextSettings.unknown([key.strip()])) is not None:
+            fail(f"--set: {problem}")
         out[key.strip()] = value.strip()
     return out
 

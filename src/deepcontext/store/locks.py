@@ -139,7 +139,8 @@ def user_lock(
         with _advisory_lock(store, user_id, name, timeout) as held:
             yield held
     else:
-        with _lease_lock(store, user_id, name, timeout, ttl, clock or SystemClock(), abandon or threading.Event()) as held:
+        stop = abandon or threading.Event()
+        with _lease_lock(store, user_id, name, timeout, ttl, clock or SystemClock(), stop) as held:
             yield held
 
 
