@@ -75,7 +75,8 @@ def later(minutes: float) -> datetime:
 
 def rows_per_table(url: str, user_id: str | None = None) -> dict[str, int]:
     """Rows in every table of the database (only the user's where the table has user_id), plus the
-    keyword index (memory_fts). Read with a separate engine, straight from the database."""
+    keyword index (memory_fts; SQLite: also memory_fts_past). Read with a separate engine, straight
+    from the database."""
     from deepcontext.store.postgres import normalize_url
 
     if url.startswith("postgres"):
@@ -94,8 +95,9 @@ def rows_per_table(url: str, user_id: str | None = None) -> dict[str, int]:
                 else:
                     n = conn.execute(text(f'SELECT count(*) FROM "{name}"')).scalar()
                 out[name] = int(n or 0)
-            if "memory_fts" not in out:  # SQLite: a virtual table
-                out["memory_fts"] = int(conn.execute(text("SELECT count(*) FROM memory_fts")).scalar() or 0)
+            if "memory_fts" not in out:  # SQLite: virtual tables (the second one for superseded memories)
+                for name in ("memory_fts", "memory_fts_past"):
+                    out[name] = int(conn.execute(text(f"SELECT count(*) FROM {name}")).scalar() or 0)
         return out
     finally:
         engine.dispose()

@@ -12,14 +12,16 @@ from deepcontext.errors import MigrationError
 from deepcontext.store import MemoryFilters, Store
 from deepcontext.store.migrations import MIGRATIONS, latest_version
 from deepcontext.store.schema import build_metadata
+from deepcontext.store.sqlite_keywords import user_token
+from deepcontext.types import MemoryStatus
 from tests.store_helpers import DIM, T0, axis, later, open_test_store
 from tests.store_workers import migrate_worker, run_processes
 
 #: what the migrations create beside the tables build_metadata describes (documented, ignored by the
-#: comparison): the keyword index (SQLite: the FTS5 virtual table memory_fts and its shadow tables
-#: memory_fts_*; PostgreSQL: the table memory_fts and its indexes, and memory_lexemes, the document
-#: frequencies its triggers keep), memory_slots (the slot-key index kept by triggers on memories) and
-#: PostgreSQL's HNSW index.
+#: comparison): the keyword index (SQLite: the FTS5 virtual tables memory_fts and memory_fts_past, for
+#: superseded memories, and their shadow tables; PostgreSQL: the table memory_fts and its indexes, and
+#: memory_lexemes, the document frequencies its triggers keep), memory_slots (the slot-key index kept
+#: by triggers on memories) and PostgreSQL's HNSW index.
 EXTRA_TABLES = ("memory_fts", "memory_lexemes", "memory_slots")
 EXTRA_INDEXES = {"ix_memories_embedding_hnsw", "ix_memory_fts_tsv", "ix_memory_fts_user"}
 
@@ -177,7 +179,14 @@ def fill_old_database(store: Store, md: MetaData) -> dict[str, int]:
         for mid, event, txt in ((old, "ADD", "Ana lives in Porto"), (new, "UPDATE", "Ana lives in Lisbon")):
             _insert(conn, md, "memory_history", **common, memory_id=mid, event=event, new_text=txt, actor="system", created_at=T0, details={})
         _insert(conn, md, "kv", **common, namespace="ns", key="k", value={"x": 1}, updated_at=T0)
-        store.index_texts(conn, [(new, "Ana lives in Lisbon"), (old, "Ana lives in Porto")])  # type: ignore[attr-defined]
+        if conn.dialect.name == "sqlite" and not conn.execute(text("SELECT 1 FROM sqlite_master WHERE name = 'memory_fts_past'")).first():
+            # before version 8 every memory had its row in memory_fts, whatever its status
+            for mid, body in ((new, "Ana lives in Lisbon"), (old, "Ana lives in Porto")):
+                conn.execute(
+                    text("INSERT INTO memory_fts(rowid, body, uid) VALUES (:i, :b, :u)"), {"i": mid, "b": body, "u": user_token("old-user")}
+                )
+        else:
+            store.index_texts(conn, [(new, "Ana lives in Lisbon"), (old, "Ana lives in Porto")])  # type: ignore[attr-defined]
     return {"new": int(new), "old": int(old), "turn": int(tid), "entity": int(eid)}
 
 
@@ -196,6 +205,10 @@ def check_filled_database(store: Store, ids: dict[str, int]) -> None:
     assert [e.event.value for e in store.history("old-user", ids["new"])] == ["UPDATE"]
     assert [i for i, _ in store.vector_search("old-user", axis(0), 5, MemoryFilters(), later(1))] == [ids["new"]]
     assert [i for i, _ in store.keyword_search("old-user", ["lisbon"], 5, MemoryFilters(), later(1))] == [ids["new"]]
+    # the superseded memory is found where questions about the past look (SQLite: moved by version 8)
+    past = MemoryFilters(statuses=(MemoryStatus.SUPERSEDED,))
+    assert [i for i, _ in store.keyword_search("old-user", ["porto"], 5, past, later(1))] == [ids["old"]]
+    assert store.keyword_search("old-user", ["porto"], 5, MemoryFilters(), later(1)) == []
     assert store.memory_links("old-user", [ids["old"]]) == {}  # links to inactive memories are hidden
     assert store.kv_get("old-user", "ns", "k") == {"x": 1}
     assert store.get_turns("old-user", [ids["turn"]])[0].content == "I moved to Lisbon"

@@ -1,8 +1,7 @@
 """SQLite's keyword leg when the query's terms match more than RANK_CAP rows: only the most recent
-RANK_CAP matches are ranked (bm25), best first, ties to the newer memory; inactive memories and
+RANK_CAP matches are ranked (bm25), best first, ties to the newer memory; expired memories and
 other users' rows are skipped, with a second round taking all the rest when the best rows are all
-skipped. Pinned
-against the definition computed from the FTS5 index directly."""
+skipped. Pinned against the definition computed from the FTS5 index directly."""
 
 from __future__ import annotations
 
@@ -10,6 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from sqlalchemy import update
 
 from deepcontext.store import Store
 from deepcontext.store.interface import DEFAULT_FILTERS
@@ -36,9 +37,16 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, li
     store.close()
 
 
+def expire(store: Store, ids: set[int]) -> None:
+    """Let memories expire (at ``later(2)``): still active and indexed, but no search's."""
+    mt = store.t.memories  # type: ignore[attr-defined]
+    with store.transaction() as conn:  # type: ignore[attr-defined]
+        conn.execute(update(mt).where(mt.c.id.in_(sorted(ids))).values(expires_at=later(2)))
+
+
 def definition(store: Store, user_id: str, k: int, inactive: set[int]) -> list[int]:
     """The most recent RANK_CAP rows matching "garden" (any user), ordered by bm25 then newest
-    first, kept if the user's and active."""
+    first, kept if the user's and not ``inactive``."""
     with store.engine.connect() as conn:  # type: ignore[attr-defined]
         rows = conn.exec_driver_sql(
             "SELECT rowid, bm25(memory_fts) FROM memory_fts WHERE memory_fts MATCH 'body : (\"garden\")'"
@@ -63,19 +71,18 @@ def test_capped_ranking_matches_the_definition(filled: tuple[Store, list[int], l
     assert {i for i, _ in store.keyword_search("v", ["garden"], 10, DEFAULT_FILTERS, later(1))} <= set(theirs)
 
 
-def test_inactive_rows_are_skipped_in_a_second_round(filled: tuple[Store, list[int], list[int]]) -> None:
+def test_expired_rows_are_skipped_in_a_second_round(filled: tuple[Store, list[int], list[int]]) -> None:
     store, _mine, _theirs = filled
     first = definition(store, "u", 250, set())
     gone = set(first[:230])  # with the other user's 260, the best ~490 rows are skipped: the first round's 200 all
-    for mid in gone:
-        store.delete_memory("u", mid, now=later(2), actor="user", reason=None)
+    expire(store, gone)
     got = store.keyword_search("u", ["garden"], 10, DEFAULT_FILTERS, later(3))
     assert [i for i, _ in got] == definition(store, "u", 10, gone) == first[230:240]
     assert T0 < later(3)
 
 
 def test_below_the_cap_every_match_is_ranked_over_rounds(tmp_path: Path) -> None:
-    """A small user (the ranking is not capped): inactive best matches are skipped, a further round
+    """A small user (the ranking is not capped): expired best matches are skipped, a further round
     with more rows follows when the first one is all skipped."""
     store = open_test_store(f"sqlite:///{tmp_path / 'small.db'}")
     try:
@@ -90,8 +97,7 @@ def test_below_the_cap_every_match_is_ranked_over_rounds(tmp_path: Path) -> None
             )
         best_first = sorted(ids, key=lambda i: (scores[i], -i))
         gone = set(best_first[:230])  # more than the first round's 200 rows
-        for mid in gone:
-            store.delete_memory("u", mid, now=later(2), actor="user", reason=None)
+        expire(store, gone)
         got = store.keyword_search("u", ["garden"], 10, DEFAULT_FILTERS, later(3))
         expected = [i for i in best_first if i not in gone][:10]
         assert len(got) == 10 and not {i for i, _ in got} & gone

@@ -101,8 +101,12 @@ def residue(ctx: DeepContext, memory_id: int) -> dict[str, int]:
         out["memory_links.other_id"] = conn.execute(
             text("SELECT count(*) FROM memory_links WHERE other_id = :i"), {"i": memory_id}
         ).scalar_one()
-        fts_col = "rowid" if store.backend == "sqlite" else "memory_id"
-        out["memory_fts"] = conn.execute(text(f"SELECT count(*) FROM memory_fts WHERE {fts_col} = :i"), {"i": memory_id}).scalar_one()
+        # SQLite keeps superseded memories' rows in a table of their own
+        fts = {"memory_fts": "rowid", "memory_fts_past": "rowid"} if store.backend == "sqlite" else {"memory_fts": "memory_id"}
+        out["memory_fts"] = sum(
+            conn.execute(text(f"SELECT count(*) FROM {table} WHERE {col} = :i"), {"i": memory_id}).scalar_one()
+            for table, col in fts.items()
+        )
         out["superseded_by"] = conn.execute(
             text("SELECT count(*) FROM memories WHERE superseded_by = :i"), {"i": memory_id}
         ).scalar_one()

@@ -55,12 +55,22 @@ def query_rows(ctx: Any, sql: str, **params: Any) -> list[Any]:
 
 
 def check_index(ctx: Any) -> list[str]:
-    """Problems of the database as a whole: keyword index rows without a memory or memories without
-    one; SQLite's integrity_check and FTS5's integrity-check. Empty when all is well."""
+    """Problems of the database as a whole: keyword index rows without a memory (on SQLite: of the
+    status the table holds) or memories without one; SQLite's integrity_check and FTS5's
+    integrity-check. Empty when all is well."""
     problems: list[str] = []
     if ctx.store.engine.dialect.name == "sqlite":
-        unindexed = query_rows(ctx, "SELECT count(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_fts f WHERE f.rowid = m.id)")
-        orphans = query_rows(ctx, "SELECT count(*) FROM memory_fts f WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = f.rowid)")
+        # active memories in memory_fts, superseded ones in memory_fts_past, no others
+        unindexed = query_rows(
+            ctx,
+            "SELECT count(*) FROM memories m WHERE (m.status = 'active' AND NOT EXISTS (SELECT 1 FROM memory_fts f WHERE f.rowid = m.id)) "
+            "OR (m.status = 'superseded' AND NOT EXISTS (SELECT 1 FROM memory_fts_past f WHERE f.rowid = m.id))",
+        )
+        orphans = query_rows(
+            ctx,
+            "SELECT (SELECT count(*) FROM memory_fts f WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = f.rowid AND m.status = 'active')) "
+            "+ (SELECT count(*) FROM memory_fts_past f WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = f.rowid AND m.status = 'superseded'))",
+        )
         ok = query_rows(ctx, "PRAGMA integrity_check")[0][0]
         if ok != "ok":
             problems.append(f"integrity_check: {ok}")
@@ -69,7 +79,8 @@ def check_index(ctx: Any) -> list[str]:
 
         try:
             with ctx.store.engine.begin() as conn:
-                conn.execute(text("INSERT INTO memory_fts(memory_fts) VALUES ('integrity-check')"))
+                for table in ("memory_fts", "memory_fts_past"):
+                    conn.execute(text(f"INSERT INTO {table}({table}) VALUES ('integrity-check')"))
         except SQLAlchemyError as exc:
             problems.append(f"fts integrity-check: {exc}")
     else:

@@ -307,9 +307,12 @@ class MemoryReads:
     def rank_fields_base(self) -> Any:
         mt, ms = self.s.t.memories, self.s.t.memory_sources
         uid: Any = bindparam("uid")
+        # a memory's sources are its user's: the memory's own user check covers them, and without a
+        # user_id test the (memory_id, turn_id) key gives the oldest at once (a memory said again
+        # thousands of times has as many sources, each read to test its user_id)
         first = (
             select(func.min(ms.c.turn_id))
-            .where(ms.c.memory_id == mt.c.id, ms.c.user_id == uid)
+            .where(ms.c.memory_id == mt.c.id)
             .correlate(mt)
             .scalar_subquery()
             .label("first_turn")

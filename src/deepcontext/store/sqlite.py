@@ -194,27 +194,7 @@ class SQLiteStore(SQLStore):
     def upsert(self, table: Any) -> Any:
         return sqlite_insert(table)
 
-    # --- keyword index --------------------------------------------------------------------------
-
-
-
-
-
-    # --- memories by id (search results, get) ------------------------------------------------------
-
-
-    # --- graph ------------------------------------------------------------------------------------
-
-
-    # --- details of search results ---------------------------------------------------------------
-
-
-    # --- vector leg -----------------------------------------------------------------------------
-
-
-
-
-
+    # --- statements ---------------------------------------------------------------------------
     def _owner(self, col: Any) -> Any:
         return unindexed(col)
 
@@ -223,7 +203,6 @@ class SQLiteStore(SQLStore):
         # whatever the count (SQLAlchemy renders an IN list per count)
         listed: Any = select(column("value")).select_from(func.json_each(bindparam(None, json.dumps([int(i) for i in ids]))))
         return col.in_(listed.scalar_subquery())
-
 
     def delete_user(self, user_id: str) -> dict[str, int]:
         """As :meth:`SQLStore.delete_user`; then the WAL is checkpointed and truncated (best effort:

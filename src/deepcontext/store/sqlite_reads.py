@@ -68,7 +68,7 @@ _RANK_FIELDS_SQL = (
     "SELECT m.id, m.importance, m.confidence, coalesce(m.said_at, m.created_at), m.access_count, m.status, m.pinned, "
     "m.valid_to, json_extract(m.metadata, '$.standing'), json_extract(m.metadata, '$.slots'), "
     "m.conversation_id, m.occurred_at, "
-    "(SELECT min(s.turn_id) FROM memory_sources AS s WHERE s.memory_id = m.id AND s.user_id = ?2) "
+    "(SELECT min(s.turn_id) FROM memory_sources AS s WHERE s.memory_id = m.id) "
     "FROM memories AS m WHERE m.id IN (SELECT value FROM json_each(?1)) AND +m.user_id = ?2"
 )
 
