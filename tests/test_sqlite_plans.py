@@ -1,7 +1,8 @@
-"""SQLite's plans for what every add runs: a lookup of rows by id goes through the primary key,
-never through a user_id index (that reads all of the user's rows), and the user's name comes from
-the partial index of named turns. Checked with EXPLAIN QUERY
-PLAN on the statements the store ran, on a database without statistics (as a new one is)."""
+"""SQLite's plans for what every add and search runs: a lookup of rows by id goes through the
+primary key, never through a user_id index (that reads all of the user's rows), the user's name
+comes from the partial index of named turns, and a result's best links from the links' similarity
+index. Checked with EXPLAIN QUERY PLAN on the statements the store ran, on a database without
+statistics (as a new one is)."""
 
 from __future__ import annotations
 
@@ -96,3 +97,21 @@ def test_the_users_name_comes_from_the_named_turns_index(traced: tuple[Store, li
     named = [(s, p) for s, p in plans(store, list(seen)) if "FROM turns" in s]
     assert named and all("ix_turns_user_named" in p for _, p in named), named
     assert store.user_name("nobody") is None
+
+
+def test_a_results_links_are_read_best_first_from_their_index(traced: tuple[Store, list[tuple[str, Any]]]) -> None:
+    store, seen = traced
+    from tests.store_helpers import axis
+
+    hub = store.apply_add(plan("u", memories=[memory("the garden hub", vec=axis(0))])).memory_ids[0]
+    # many links to one memory: reading them all and sorting is what the index spares
+    store.apply_add(
+        plan("u", now=later(1), memories=[memory(f"garden note {i}", vec=axis(0, tilt=1), links=[(hub, 0.5 + i / 100)]) for i in range(40)])
+    )
+    seen.clear()
+    links = store.memory_links("u", [hub], 5)
+    assert len(links[hub]) == 5
+    ((sql, params),) = [(s, p) for s, p in seen if "memory_links" in s]
+    with store.engine.connect() as conn:  # type: ignore[attr-defined]
+        plan_ = " | ".join(str(r[3]) for r in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, tuple(params)))
+    assert "ix_memory_links_best" in plan_ and "TEMP B-TREE" not in plan_, plan_

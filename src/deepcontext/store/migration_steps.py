@@ -61,6 +61,7 @@ class AddColumn(Step):
 class AddIndex(Step):
     table: str
     name: str
+    #: column names, each optionally followed by " DESC"
     columns: list[str]
     #: a partial index's condition (SQL both backends read alike)
     where: str | None = None
@@ -70,7 +71,12 @@ class AddIndex(Step):
         partial: dict[str, Any] = {}
         if self.where is not None:
             partial = {"sqlite_where": text(self.where), "postgresql_where": text(self.where)}
-        Index(self.name, *(table.c[c] for c in self.columns), **partial)
+
+        def column(spec: str) -> Any:
+            name, _, order = spec.partition(" ")
+            return table.c[name].desc() if order.upper() == "DESC" else table.c[name]
+
+        Index(self.name, *(column(c) for c in self.columns), **partial)
 
     def apply(self, conn: Connection, md: MetaData, dim: int) -> None:
         next(i for i in md.tables[self.table].indexes if i.name == self.name).create(conn)

@@ -521,6 +521,13 @@ MIGRATIONS: list[Migration] = [
         # that replaced them, and then dropped them (at 128k memories, 40 % of the rows)
         [RawSQL(sqlite=_v8_sqlite_fts_status)],
     ),
+    Migration(
+        9,
+        "a memory's links indexed by similarity",
+        # a search shows each result's most similar links: without this index every link of the
+        # memory (hundreds for a common one) was read and sorted to keep five
+        [AddIndex("memory_links", "ix_memory_links_best", ["memory_id", "similarity DESC", "other_id"])],
+    ),
 ]
 # versions need not be consecutive (a number may be left free), only increasing
 MIGRATIONS.sort(key=lambda m: m.version)
