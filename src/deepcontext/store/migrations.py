@@ -518,7 +518,7 @@ MIGRATIONS: list[Migration] = [
         8,
         "SQLite: the keyword index holds active memories, superseded ones in a table of their own",
         # a search ranked the merged and superseded memories' rows too, as high as the memories
-        # that replaced them, and then dropped them (at 128k memories, 40 % of the rows)
+        # that replaced them, and then dropped them
         [RawSQL(sqlite=_v8_sqlite_fts_status)],
     ),
     Migration(

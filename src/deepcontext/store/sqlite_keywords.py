@@ -78,11 +78,11 @@ class _FtsTable:
         )
 
 
-#: The keyword index holds active memories only, so a search ranks no row it must then drop (at
-#: 128k memories 40 % were merged or superseded, and they scored as high as the memories that
-#: replaced them: a search often ranked every match twice to find enough active ones). Superseded
-#: memories, which questions about the past still look for, have a table of their own; other
-#: inactive memories leave the index. A trigger on memories moves the rows (migration 8).
+#: The keyword index holds active memories only, so a search ranks no row it must then drop (an
+#: older version scores as high as the memory that replaced it, and a search ranked every match
+#: again to find enough active ones). Superseded memories, which questions about the past still
+#: look for, have a table of their own; other inactive memories leave the index. A trigger on
+#: memories moves the rows (migration 8).
 _TABLES: dict[MemoryStatus, _FtsTable] = {
     MemoryStatus.ACTIVE: _FtsTable("memory_fts", "memory_fts_vocab"),
     MemoryStatus.SUPERSEDED: _FtsTable("memory_fts_past", "memory_fts_past_vocab"),
