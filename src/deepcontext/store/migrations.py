@@ -258,13 +258,16 @@ def _v1_tables(md: MetaData, dim: int) -> None:
     )
 
 
+#: the keyword index's FTS5 tables (memory_fts, memory_fts_past): columns and tokenizer
+_SQLITE_FTS_COLUMNS = "body, uid, tokenize = 'porter unicode61 remove_diacritics 2'"
+
+
 def _v1_sqlite_fts(dim: int) -> list[str]:
     # keyword index: rowid = memories.id, body = deepcontext.text.search_text(memory text),
     # uid = a token naming the user (deepcontext.store.sqlite.user_token), so a query ANDs it and
     # FTS5 ranks one user's rows on its own; memory_fts_vocab gives document frequencies of terms
     return [
-        "CREATE VIRTUAL TABLE memory_fts USING fts5("
-        "body, uid, tokenize = 'porter unicode61 remove_diacritics 2')",
+        f"CREATE VIRTUAL TABLE memory_fts USING fts5({_SQLITE_FTS_COLUMNS})",
         "CREATE VIRTUAL TABLE memory_fts_vocab USING fts5vocab(memory_fts, 'row')",
     ]
 
@@ -457,7 +460,7 @@ def _v8_sqlite_fts_status(dim: int) -> list[str]:
     trigger on memories moves a memory's row when its status changes, on every write path."""
     active, past = MemoryStatus.ACTIVE.value, MemoryStatus.SUPERSEDED.value
     return [
-        "CREATE VIRTUAL TABLE memory_fts_past USING fts5(body, uid, tokenize = 'porter unicode61 remove_diacritics 2')",
+        f"CREATE VIRTUAL TABLE memory_fts_past USING fts5({_SQLITE_FTS_COLUMNS})",
         "CREATE VIRTUAL TABLE memory_fts_past_vocab USING fts5vocab(memory_fts_past, 'row')",
         "INSERT INTO memory_fts_past(rowid, body, uid) SELECT f.rowid, f.body, f.uid FROM memory_fts AS f "
         f"JOIN memories AS m ON m.id = f.rowid WHERE m.status = '{past}'",
