@@ -194,6 +194,9 @@ def test_each_neighbour_once_by_its_strongest_relation(store: Store) -> None:
     assert [(h["entity"], h["depth"]) for h in capped] == [("Ana", 0), ("Bob", 1), ("Dan", 2)]
     assert [h["entity"] for h in store.entity_neighbourhood("u", [e["dan"]], 1)] == ["Dan", "Bob", "Carla"]
     assert [h["entity"] for h in store.entity_neighbourhood("u", [e["ana"]], 2, max_per_level=0)] == ["Ana"]
+    # no second hop once the first has listed enough entities
+    assert [h["entity"] for h in store.entity_neighbourhood("u", [e["ana"]], 2, enough=3)] == ["Ana", "Bob", "Carla"]
+    assert len(store.entity_neighbourhood("u", [e["ana"]], 2, enough=4)) == 6
     if isinstance(store, SQLStore):
         with store.connection() as conn:
             frontier, known = [e["bob"], e["carla"]], [e["ana"], e["bob"], e["carla"]]

@@ -81,26 +81,20 @@ def graph_leg(
     if not start:
         return []
     # hubs are neither scored nor expanded: the store does not follow their relations at all (the
-    # user's own entity is related to hundreds of others)
-    expand = int(HUB_SHARE * n_mem) if n_mem >= 50 else None
-
-    def weigh(hood: list[dict[str, Any]]) -> dict[int, float]:
-        weight: dict[int, float] = {}
-        for item in hood:
-            mentions = max(1, int(item.get("mention_count") or 1))
-            if hub(mentions) or (item["depth"] and item.get("via") not in weight):
-                continue  # no hubs, and no expansion through a skipped entity
-            w = (1.0 / (1 + item["depth"])) * (min(item["strength"], 2.0) if item["depth"] else 1.0)
-            weight[item["id"]] = w * math.log(1 + n_mem / mentions)
-        return weight
-
-    # a farther hop weighs less (1 / (1 + hops)): once the first hop fills the leg's entities, the
-    # next is not read (a well-connected entity's second hop is hundreds of relations)
-    hood = store.entity_neighbourhood(user_id, start, min(depth, 1), max_per_level=MAX_GRAPH_ENTITIES, max_expand_mentions=expand)
-    weight = weigh(hood)
-    if depth > 1 and len(weight) < MAX_GRAPH_ENTITIES:
-        hood = store.entity_neighbourhood(user_id, start, depth, max_per_level=MAX_GRAPH_ENTITIES, max_expand_mentions=expand)
-        weight = weigh(hood)
+    # user's own entity is related to hundreds of others). A farther hop weighs less (1 / (1 + hops)):
+    # once the entities found fill the leg, the next hop is not read (a well-connected entity's
+    # second hop is hundreds of relations)
+    hood = store.entity_neighbourhood(
+        user_id, start, depth, max_per_level=MAX_GRAPH_ENTITIES, max_expand_mentions=int(HUB_SHARE * n_mem) if n_mem >= 50 else None,
+        enough=MAX_GRAPH_ENTITIES,
+    )  # fmt: skip
+    weight: dict[int, float] = {}
+    for item in hood:
+        mentions = max(1, int(item.get("mention_count") or 1))
+        if hub(mentions) or (item["depth"] and item.get("via") not in weight):
+            continue  # no hubs, and no expansion through a skipped entity
+        w = (1.0 / (1 + item["depth"])) * (min(item["strength"], 2.0) if item["depth"] else 1.0)
+        weight[item["id"]] = w * math.log(1 + n_mem / mentions)
     top = sorted(weight, key=lambda e: -weight[e])[:MAX_GRAPH_ENTITIES]
     # the entities the query names: their 3k most recent memories; neighbours (weighing half or
     # less): their k most recent (reading 150 memories for each of 11 neighbours cost 30 ms on

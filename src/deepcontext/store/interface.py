@@ -265,13 +265,15 @@ class Store(ABC):
         *,
         max_per_level: int | None = None,
         max_expand_mentions: int | None = None,
+        enough: int | None = None,
     ) -> list[dict[str, Any]]:
         """Entities reachable within ``depth`` hops (both directions), breadth first. Each item:
         {id, entity, entity_type, relation, depth, strength, via, direction, mention_count}; direction
         is "out" when the relation runs from ``via`` to the entity, "in" when it runs from the entity
         to ``via``. Start entities come first with depth 0. ``max_per_level`` keeps only the strongest new entities of each hop.
         ``max_expand_mentions``: an entity mentioned more often than this (a hub, such as the user
-        themself) is listed but its relations are not followed."""
+        themself) is listed but its relations are not followed. ``enough``: no hop past the first
+        once at least this many of the entities listed are not hubs."""
 
     @abstractmethod
     def memories_for_entities(

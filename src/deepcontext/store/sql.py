@@ -459,8 +459,8 @@ class SQLStore(Store):
     def match_entities(self, user_id: str, norm_names: Sequence[str]) -> dict[str, tuple[int, int]]:
         return self.graph.match_entities(user_id, norm_names)
 
-    def entity_neighbourhood(self, user_id: str, entity_ids: Sequence[int], depth: int, *, max_per_level: int | None=None, max_expand_mentions: int | None=None) -> list[dict[str, Any]]:
-        return self.graph.entity_neighbourhood(user_id, entity_ids, depth, max_per_level=max_per_level, max_expand_mentions=max_expand_mentions)
+    def entity_neighbourhood(self, user_id: str, entity_ids: Sequence[int], depth: int, *, max_per_level: int | None=None, max_expand_mentions: int | None=None, enough: int | None=None) -> list[dict[str, Any]]:
+        return self.graph.entity_neighbourhood(user_id, entity_ids, depth, max_per_level=max_per_level, max_expand_mentions=max_expand_mentions, enough=enough)
 
     def memories_for_entities(self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int | Sequence[int]) -> list[tuple[int, int]]:
         return self.graph.memories_for_entities(user_id, entity_ids, filters, now, limit)

@@ -106,6 +106,7 @@ class GraphReads:
         *,
         max_per_level: int | None = None,
         max_expand_mentions: int | None = None,
+        enough: int | None = None,
     ) -> list[dict[str, Any]]:
         start = list(dict.fromkeys(int(i) for i in entity_ids))
         if not start:
@@ -132,7 +133,7 @@ class GraphReads:
             frontier = [i for i in order if expands(i)]
             cap = NO_LIMIT if max_per_level is None else max(int(max_per_level), 0)
             for d in range(1, depth + 1):
-                if not frontier or not cap:
+                if not frontier or not cap or (d > 1 and enough is not None and sum(map(expands, order)) >= enough):
                     break
                 # each new entity once, by its strongest relation to the frontier (strength, then
                 # relation id): the database picks it per chunk of the frontier, the best of the
