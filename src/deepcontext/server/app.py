@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi_offline import FastAPIOffline
 
 import deepcontext
 from deepcontext.core import DeepContext
@@ -79,7 +80,9 @@ def create_app(config: DeepContextSettings | DeepContext | None = None) -> FastA
             if given is None:
                 await ctx.close()
 
-    app = FastAPI(
+    # /docs (Swagger UI) and /redoc with their scripts served from a package, never a CDN
+    app = FastAPIOffline(
+        static_url="/docs-assets",
         title="DeepContext API",
         description=DESCRIPTION,
         version=deepcontext.__version__,
