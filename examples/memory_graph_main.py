@@ -7,9 +7,9 @@ final state of the graph and of the memory store is printed.
 
 The program is the seed's, with the import line changed (``modules`` becomes
 ``deepcontext.compat.memory_graph``) and an offline agent used when no API key is set, so that it
-runs without a network: the planner is deepcontext's offline one either way, summaries are
-extractive offline. MEMORY_GRAPH_API_URL and MEMORY_GRAPH_MODEL point it at any OpenAI-compatible
-server.
+runs without a network. With a key, the model plans each round and answers it, as in Memory Graph;
+offline, deepcontext's offline planner plans and summaries are extractive. MEMORY_GRAPH_API_URL
+and MEMORY_GRAPH_MODEL point it at any OpenAI-compatible server.
 """
 
 import asyncio
