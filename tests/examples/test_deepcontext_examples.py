@@ -24,6 +24,24 @@ def test_basic_usage_runs_offline(run: Run) -> None:
     assert lines[-1].startswith("Decayed: ")
 
 
+LLM_ENV = {"DEEPCONTEXT_LLM_API_KEY": "sk-test-0123456789", "DEEPCONTEXT_LLM_MODEL": "fake-model", "DEEPCONTEXT_LLM_MAX_RETRIES": "0"}
+
+
+def test_basic_usage_extracts_with_the_configured_llm(run: Run, fake_openai: FakeOpenAI) -> None:
+    Brain(fake_openai).learn(
+        "Acme Corp",
+        "The user is a Python developer at Acme Corp.",
+        entities=[("User", "person"), ("Acme Corp", "organization")],
+        relations=[("User", "works_at", "Acme Corp")],
+    )
+    p = run(["examples/deepcontext_basic_usage.py"], env={**LLM_ENV, "DEEPCONTEXT_LLM_BASE_URL": fake_openai.url})
+    assert p.returncode == 0, p.stderr
+    assert "found ['User', 'Acme Corp'] entities" in p.stdout  # the model's entities, not the rules'
+    assert "Acme Corp" in p.stdout.split("\n", 1)[1].split("-->", 1)[0]  # the search finds it
+    assert "  User --works_at--> (depth 1)" in p.stdout
+    assert any("I'm a Python developer working at Acme Corp" in r.last_user_message for r in fake_openai.chat_requests)
+
+
 async def test_the_01_engine_class_keeps_01s_entity_graph(tmp_path: Any) -> None:
     from deepcontext.compat.deepcontext01 import DeepContext, MemoryEngine
 
@@ -70,12 +88,7 @@ def test_chat_demo_answers_with_the_configured_llm(run: Run, fake_openai: FakeOp
         return extract(body)
 
     fake_openai.responder = respond
-    env = {
-        "DEEPCONTEXT_LLM_BASE_URL": fake_openai.url,
-        "DEEPCONTEXT_LLM_API_KEY": "sk-test-0123456789",
-        "DEEPCONTEXT_LLM_MODEL": "fake-model",
-        "DEEPCONTEXT_LLM_MAX_RETRIES": "0",
-    }
+    env = {**LLM_ENV, "DEEPCONTEXT_LLM_BASE_URL": fake_openai.url}
     p = run(["examples/chat_demo.py"], input=CHAT, env=env)
     assert p.returncode == 0, p.stderr
     out = p.stdout
