@@ -4,8 +4,14 @@ refuse with one message saying what to do instead."""
 
 from __future__ import annotations
 
+import io
 import shutil
 from pathlib import Path
+
+import pytest
+from alembic import command
+from alembic.config import Config
+from alembic.util import CommandError
 
 from deepcontext import SyncDeepContext
 from deepcontext.store.migrations import latest_version
@@ -78,3 +84,15 @@ def test_a_deepcontext_01_database_is_refused_naming_the_import_command(run: Run
         assert code != 0
         assert f"deepcontext import-0.1 {db}" in out
     assert db.read_bytes() == before  # not migrated, not touched
+
+
+def test_the_commands_called_from_python_behave_the_same(tmp_path: Path) -> None:
+    out = io.StringIO()
+    cfg = Config(str(ROOT / "alembic.ini"), stdout=out)
+    cfg.set_main_option("sqlalchemy.url", f"sqlite:///{tmp_path}/api.db")
+    command.upgrade(cfg, "head")
+    command.current(cfg)
+    assert f"upgraded from version 0 to {HEAD} (head)" in out.getvalue()
+    assert f"schema version {HEAD} (head)" in out.getvalue()
+    with pytest.raises(CommandError, match="only go forward"):
+        command.downgrade(cfg, "-1")
