@@ -75,6 +75,11 @@ class EmbedderKind(str, Enum):
     HASH = "hash"  # deterministic feature hashing: for tests and tiny installs, not for quality
 
 
+#: names of the local embedder's model, the default of ``embedding_model`` first
+_LOCAL_MODELS: tuple[str, ...] = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
+_LOCAL_DIMENSIONS = 384
+
+
 def _default_data_dir() -> Path:
     return Path("~/.deepcontext").expanduser()
 
@@ -156,10 +161,10 @@ class DeepContextSettings(BaseSettings):
     embedder: EmbedderKind = EmbedderKind.LOCAL
     embedding_model: str = Field(
         default="all-MiniLM-L6-v2",
-        description="Model name; for embedder=openai, e.g. text-embedding-3-small",
+        description="Model name; for embedder=openai, e.g. text-embedding-3-small (the local embedder is all-MiniLM-L6-v2 only)",
     )
     embedding_dimensions: int | None = Field(
-        default=None, ge=8, le=8192, description="Vector size; default: the embedder's native size"
+        default=None, ge=8, le=8192, description="Vector size; default: the embedder's native size (local: 384 only)"
     )
     embedding_base_url: str | None = None
     embedding_api_key: SecretStr | None = None
@@ -169,6 +174,31 @@ class DeepContextSettings(BaseSettings):
         le=2048,
         description="Texts per model batch (local) or per request (openai); default: the embedder's (16 / 256)",
     )
+
+    @model_validator(mode="after")
+    def _check_embedding_model(self) -> DeepContextSettings:
+        # DeepContext 0.1 configs set these for OpenAI; an embedder that cannot honour them refuses
+        # rather than embedding with another model or size than the one asked for
+        model, dims = self.embedding_model, self.embedding_dimensions
+        if self.embedder is EmbedderKind.LOCAL:
+            if model not in _LOCAL_MODELS:
+                raise ValueError(
+                    f"embedding_model={model!r} is not available to the local embedder, which is "
+                    f"{_LOCAL_MODELS[0]} only: set embedder='openai' (DEEPCONTEXT_EMBEDDER=openai) "
+                    "to embed with it, or remove embedding_model"
+                )
+            if dims is not None and dims != _LOCAL_DIMENSIONS:
+                raise ValueError(
+                    f"embedding_dimensions={dims} is not available to the local embedder "
+                    f"({_LOCAL_MODELS[0]} has {_LOCAL_DIMENSIONS}): set embedder='openai' "
+                    "for another size, or remove embedding_dimensions"
+                )
+        elif self.embedder is EmbedderKind.HASH and model not in _LOCAL_MODELS:
+            raise ValueError(
+                f"embedding_model={model!r} is not used by embedder='hash' (feature hashing has no model): "
+                "set embedder='openai' to embed with it, or remove embedding_model"
+            )
+        return self
 
     # --- memory tuning (seed names and defaults) -------------------------------------------------
     consolidation_threshold: int = Field(default=20, ge=2)

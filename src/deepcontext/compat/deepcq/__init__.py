@@ -1,9 +1,11 @@
 """deepcq 0.3.0's module layout over :mod:`deepcontext.query`: code written for deepcq runs with
-``import deepcontext.compat.deepcq as deepcq`` (or this package registered as ``deepcq``), module by
-module (``deepcq.schema``, ``deepcq.decay``, ``deepcq.vocabulary``, ``deepcq.tokens``,
-``deepcq.phrases``, ``deepcq.memory.session``, ``deepcq.locate``, ``deepcq.intent``,
-``deepcq.calibration``, ``deepcq.anchors``). Every name is deepcontext's own implementation; the
-deliberate differences from deepcq are listed in the README ("For deepcq users")."""
+``import deepcontext.compat.deepcq as deepcq`` (or ``from deepcontext.compat.deepcq.core import
+DeepCQ``), module by module: ``core``, ``schema``, ``result``, ``regex_gen``, ``intent``, ``tokens``,
+``phrases``, ``anchors``, ``decay``, ``vocabulary``, ``calibration``, ``locate``, ``memory``
+(``memory.state``, ``memory.session``, ``memory.store``) and ``integrations.ternary``. Every name is
+deepcontext's own implementation; the deliberate differences from deepcq are listed on the docs page
+"From deepcq". What deepcontext does not do (download prompt files) raises an error saying so.
+"""
 
 from __future__ import annotations
 

@@ -1,0 +1,5 @@
+"""``deepcq.core``."""
+
+from deepcontext.query.core import DeepCQ
+
+__all__ = ["DeepCQ"]

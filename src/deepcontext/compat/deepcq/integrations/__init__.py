@@ -1,0 +1,1 @@
+"""``deepcq.integrations``."""
