@@ -1,4 +1,4 @@
-"""``deepcontext.__all__`` is complete and every name in it resolves: the names the README shows
+"""``deepcontext.__all__`` is complete and every name in it resolves: the names the docs show
 imported from ``deepcontext`` (or written ``deepcontext.Name``), the result types and the whole
 error tree."""
 
@@ -17,7 +17,8 @@ import deepcontext.errors
 import deepcontext.types
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+#: the README and the docs site's pages
+README = "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))])
 
 
 def readme_names() -> set[str]:
