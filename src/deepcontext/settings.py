@@ -85,7 +85,7 @@ def _default_data_dir() -> Path:
 
 
 class DeepContextSettings(BaseSettings):
-    """Every knob of deepcontext. See the README's configuration table."""
+    """Every knob of deepcontext. Each one is described in docs/configuration.md."""
 
     model_config = SettingsConfigDict(
         env_prefix="DEEPCONTEXT_",

@@ -35,7 +35,7 @@ OFFLINE_NOTICE = (
     "No LLM is configured, so the chat cannot answer: answers need an LLM. To configure one, set for example "
     "DEEPCONTEXT_LLM_BASE_URL=http://localhost:11434/v1 and DEEPCONTEXT_LLM_MODEL=qwen3:8b (Ollama, vLLM, "
     "LM Studio), or DEEPCONTEXT_OPENAI_API_KEY=sk-... (OpenAI; DEEPCONTEXT_LLM_PROVIDER=openrouter with "
-    "DEEPCONTEXT_OPENROUTER_API_KEY for OpenRouter); see the README's LLMs section. Meanwhile every message is "
+    "DEEPCONTEXT_OPENROUTER_API_KEY for OpenRouter); see docs/llms.md. Meanwhile every message is "
     "stored and remembered, and each turn shows the memories it stored and the context an LLM would have received."
 )
 

@@ -1,7 +1,7 @@
 """Intent-aware memory querying: deepcq's public API over deepcontext's own implementation.
 
 ``from deepcontext.query import DeepCQ, MemorySchema, locate`` works where deepcq code said
-``from deepcq import ...``; the README ("For deepcq users") lists where behaviour differs.
+``from deepcq import ...``; docs/migration/deepcq.md lists where behaviour differs.
 Names are imported lazily: importing this package is cheap.
 """
 
