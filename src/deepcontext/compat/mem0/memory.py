@@ -329,8 +329,7 @@ class AsyncMemory:
         mem = store.get_memories(user, [mid], details=True)[0]
         content = v.turn_content(store, user, mem)
         turn = store.get_turns(user, [mem.sources[0].turn_id])[0] if content is not None else None
-        role = turn.role if turn is not None else mem.metadata.get("role")
-        view = v.View(mem, mem.text, role=role if isinstance(role, str) else None, actor_id=turn.name if turn else None)
+        view = v.View(mem, mem.text, role=turn.role if turn else None, actor_id=turn.name if turn else None)
         shown = (HistoryEvent.ADD, HistoryEvent.UPDATE, HistoryEvent.REPLACE, HistoryEvent.DELETE)
         return [v.history_item(h, view, content) for h in store.history(user, mid) if h.event in shown]
 

@@ -66,9 +66,10 @@ class View:
 
     memory: StoredMemory
     text: str
-    role: str | None = None
+    role: str | None = None  # the message's role, for a message kept as given
     actor_id: str | None = None
     is_turn: bool = False
+    attributed_to: str | None = None  # whom an extracted memory is about ("user" / "assistant")
 
     @property
     def id(self) -> int:
@@ -119,6 +120,8 @@ def item(v: View) -> dict[str, Any]:
         out["actor_id"] = v.actor_id
     if v.role is not None:
         out["role"] = v.role
+    if v.attributed_to is not None:
+        out["attributed_to"] = v.attributed_to
     if m.metadata.get(EXPIRATION_KEY) is not None:
         out[EXPIRATION_KEY] = m.metadata[EXPIRATION_KEY]
     return out
@@ -169,7 +172,7 @@ def views_of(
     for m in memories:
         tid = turns.get(m.id)
         if tid is None:
-            out.append(View(m, m.text, role=_role(m)))
+            out.append(View(m, m.text, attributed_to=_role(m)))
             continue
         turn = contents.get(tid)
         if tid in covered or turn is None or (turn.role != "user" and m.conversation_id != RAW_CONVERSATION):
@@ -183,13 +186,15 @@ def views_of(
         ids = [i for i in store.rank_fields_citing(user_id, sorted(set(hidden.values())), scope, now) if i not in turns]
         facts = [m for m in store.get_memories(user_id, ids, details=True) if m.source != "turn"]
         for mid, tid in hidden.items():
-            standing_in[mid] = [View(f, f.text, role=_role(f)) for f in facts if any(p.turn_id == tid for p in f.sources)]
+            standing_in[mid] = [View(f, f.text, attributed_to=_role(f)) for f in facts if any(p.turn_id == tid for p in f.sources)]
     return out, standing_in
 
 
 def _role(m: StoredMemory) -> str | None:
-    role = m.metadata.get("role")
-    return role if isinstance(role, str) else None
+    """Whom an extracted memory is about, as mem0's ``attributed_to``: the role of the message it
+    was derived from."""
+    role = m.sources[0].role if m.sources else m.metadata.get("role")
+    return role if role in ("user", "assistant") else None
 
 
 def turn_content(store: Any, user_id: str, m: StoredMemory) -> str | None:
