@@ -163,3 +163,14 @@ def test_chat_int_user_ids_and_no_engine_metadata(m: Any) -> None:
     assert m.get_all(filters={"user_id": 42}) == {"results": []}
     with pytest.raises(ValueError, match="user_id"):
         m.add("I like tea", user_id="two words")
+
+
+def test_a_revised_fact_is_an_update_and_a_duplicate_adds_nothing(m: Any) -> None:
+    first = m.add("I work at Acme as a nurse", user_id="alice")["results"]
+    assert [x["event"] for x in first] == ["ADD"]
+    revised = m.add("I work at Globex as a nurse now", user_id="alice")["results"]
+    assert [x["event"] for x in revised] == ["UPDATE"] and "Globex" in revised[0]["memory"]
+    assert m.add("I work at Globex as a nurse now", user_id="alice") == {"results": []}
+    assert [x["memory"] for x in m.get_all(filters={"user_id": "alice"})["results"]] == [revised[0]["memory"]]
+    assert m.add("I like tea", user_id="alice", infer=False)["results"]
+    assert m.add("I like tea", user_id="alice", infer=False) == {"results": []}

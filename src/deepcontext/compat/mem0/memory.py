@@ -131,11 +131,13 @@ class AsyncMemory:
             metadata=meta or None,
             infer=infer,
         )
-        views, firsts = await asyncio.to_thread(self._added, user, res.memory_ids)
+        views, lasts = await asyncio.to_thread(self._added, user, res.memory_ids)
         results = []
         for view in views:
-            first = firsts.get(view.id)
-            event = "ADD" if first is None or first is HistoryEvent.ADD else "UPDATE"
+            last = lasts.get(view.id)
+            if last is HistoryEvent.NOOP:
+                continue  # a duplicate of a memory it had: mem0 adds nothing either
+            event = "UPDATE" if last in (HistoryEvent.UPDATE, HistoryEvent.REPLACE, HistoryEvent.MERGE) else "ADD"
             out: dict[str, Any] = {"id": str(view.id), "memory": view.text, "event": event}
             if not infer:
                 out["actor_id"] = view.actor_id
@@ -146,9 +148,11 @@ class AsyncMemory:
     def _added(self, user: str, ids: list[int]) -> tuple[list[v.View], dict[int, HistoryEvent]]:
         store, now = self._ctx.store, self._ctx.clock.now()
         mems = store.get_memories(user, ids, details=True)
-        shown = [x for x in v.views_of(store, user, mems, now)[0] if x is not None]
-        firsts = {x.id: h[0].event for x in shown if (h := store.history(user, x.id))}
-        return shown, firsts
+        live = [m for m in mems if m.status is MemoryStatus.ACTIVE]
+        shown = [x for x in v.views_of(store, user, live, now)[0] if x is not None]
+        # what this add did to each memory is its latest history entry
+        lasts = {x.id: h[-1].event for x in shown if (h := store.history(user, x.id))}
+        return shown, lasts
 
     async def search(
         self,
