@@ -6,7 +6,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 from deepcontext.compat.mem0 import views as v
 from deepcontext.core import DeepContext
@@ -72,7 +72,7 @@ class AsyncMemory:
         if self._owns:
             await self._ctx.close()
 
-    async def __aenter__(self) -> AsyncMemory:
+    async def __aenter__(self) -> Self:
         await self._engine()
         return self
 
@@ -191,7 +191,7 @@ class AsyncMemory:
         if not show_expired:
             meta = v.unexpired(meta, ctx.clock.now().date())
         res = await ctx.search(
-            query.strip(), user, limit=_SEARCH_POOL if n * 2 + 10 > _SEARCH_POOL else n * 2 + 10,
+            query.strip(), user, limit=min(n * 2 + 10, _SEARCH_POOL),
             agent_id=agents, run_id=runs, metadata=meta, min_score=v.relevance_from_score(floor) if floor > 0 else None,
         )  # fmt: skip
         hits = {r.memory_id: r for r in res.results}
@@ -442,7 +442,7 @@ class Memory:
         if self._owns:
             self._sync.close()
 
-    def __enter__(self) -> Memory:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

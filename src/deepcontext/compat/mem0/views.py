@@ -15,7 +15,8 @@ from typing import Any
 from deepcontext.errors import ValidationError
 from deepcontext.retrieve.calibration import FEATURES, default_calibration
 from deepcontext.store.records import MemoryFilters
-from deepcontext.types import HistoryEntry, HistoryEvent, Memory as StoredMemory, MemoryStatus
+from deepcontext.types import HistoryEntry, HistoryEvent, MemoryStatus
+from deepcontext.types import Memory as StoredMemory
 
 __all__ = ["View", "relevance_from_score", "score_from_relevance"]
 
@@ -106,7 +107,7 @@ def item(v: View) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": str(m.id),
         "memory": v.text,
-        "hash": hashlib.md5(v.text.encode()).hexdigest(),  # noqa: S324 - mem0's content hash, not security
+        "hash": hashlib.md5(v.text.encode()).hexdigest(),
         "metadata": visible_metadata(m.metadata),
         "created_at": _iso(m.created_at),
         "updated_at": _iso(m.updated_at),
