@@ -10,6 +10,7 @@ connection is refused while it runs.
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import os
 import re
@@ -59,6 +60,19 @@ def server(fake_openai: FakeOpenAI) -> FakeOpenAI:  # noqa: F811
     return fake_openai
 
 
+def _mem0_config(server: FakeOpenAI, folder: Path) -> dict[str, Any]:
+    openai = {"api_key": "sk-test", "openai_base_url": server.url}
+    return {
+        "vector_store": {
+            "provider": "qdrant",
+            "config": {"path": str(folder / "qdrant"), "collection_name": "t", "embedding_model_dims": DIMS},
+        },
+        "embedder": {"provider": "openai", "config": {**openai, "embedding_dims": DIMS}},
+        "llm": {"provider": "openai", "config": {**openai, "model": "fake-model"}},
+        "history_db_path": str(folder / "history.db"),
+    }
+
+
 @pytest.fixture
 def mem0_memory(server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     # read by mem0 when it is first imported: no telemetry, its home folder in the test's
@@ -71,18 +85,7 @@ def mem0_memory(server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPa
         from mem0.memory import telemetry
 
         assert not telemetry.MEM0_TELEMETRY, "mem0 was imported with its telemetry on"
-        openai = {"api_key": "sk-test", "openai_base_url": server.url}
-        m = Memory.from_config(
-            {
-                "vector_store": {
-                    "provider": "qdrant",
-                    "config": {"path": str(tmp_path / "qdrant"), "collection_name": "t", "embedding_model_dims": DIMS},
-                },
-                "embedder": {"provider": "openai", "config": {**openai, "embedding_dims": DIMS}},
-                "llm": {"provider": "openai", "config": {**openai, "model": "fake-model"}},
-                "history_db_path": str(tmp_path / "history.db"),
-            }
-        )
+        m = Memory.from_config(_mem0_config(server, tmp_path / "sync"))
         try:
             yield m
         finally:
@@ -215,16 +218,62 @@ def script(m: Any) -> dict[str, Any]:
     return seen
 
 
-def test_a_mem0_script_sees_the_same_on_both(mem0_memory: Any, our_memory: Any) -> None:
-    from deepcontext.bench.mem0_peer import network_guard
+class _Blocking:
+    """An ``AsyncMemory``'s methods run to completion on one event loop, for the same script."""
 
-    with network_guard():
-        theirs = script(mem0_memory)
-    ours = script(our_memory)
+    def __init__(self, memory: Any, loop: asyncio.AbstractEventLoop) -> None:
+        self._memory, self._loop = memory, loop
 
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._memory, name)
+        return lambda *args, **kwargs: self._loop.run_until_complete(method(*args, **kwargs))
+
+
+def _compare(theirs: dict[str, Any], ours: dict[str, Any]) -> None:
     # what the script relies on holds on mem0 (the reference is what it is said to be) ...
     assert theirs["raw add"][0] == {"actor_id": None, "event": "ADD", "memory": LISBON, "role": "user"}
     assert theirs["inferred add"] and theirs["search unrelated"] == {"results": []}
     # ... and deepcontext shows the same, item by item
     for key in theirs:
         assert ours[key] == theirs[key], key
+
+
+def test_a_mem0_script_sees_the_same_on_both(mem0_memory: Any, our_memory: Any) -> None:
+    from deepcontext.bench.mem0_peer import network_guard
+
+    with network_guard():
+        theirs = script(mem0_memory)
+    _compare(theirs, script(our_memory))
+
+
+def test_the_async_interfaces_too(
+    server: FakeOpenAI, mem0_memory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mem0 import AsyncMemory as Mem0AsyncMemory
+
+    from deepcontext.bench.mem0_peer import network_guard
+    from deepcontext.compat.mem0 import AsyncMemory
+
+    for key in list(os.environ):
+        if key.startswith("DEEPCONTEXT_"):
+            monkeypatch.delenv(key)
+    loop = asyncio.new_event_loop()
+    theirs_async = Mem0AsyncMemory.from_config(_mem0_config(server, tmp_path / "async"))
+    ours_async = AsyncMemory(
+        database_url=f"sqlite:///{tmp_path / 'dc-async.db'}",
+        embedder="openai",
+        embedding_base_url=server.url,
+        embedding_api_key="sk-test",
+        embedding_dimensions=DIMS,
+        llm_base_url=server.url,
+        llm_model="fake-model",
+        llm_max_retries=0,
+    )
+    try:
+        with network_guard():
+            theirs = script(_Blocking(theirs_async, loop))
+        _compare(theirs, script(_Blocking(ours_async, loop)))
+    finally:
+        theirs_async.close()
+        loop.run_until_complete(ours_async.close())
+        loop.close()
