@@ -234,8 +234,8 @@ def _compare(theirs: dict[str, Any], ours: dict[str, Any]) -> None:
     assert theirs["raw add"][0] == {"actor_id": None, "event": "ADD", "memory": LISBON, "role": "user"}
     assert theirs["inferred add"] and theirs["search unrelated"] == {"results": []}
     # ... and deepcontext shows the same, item by item
-    for key in theirs:
-        assert ours[key] == theirs[key], key
+    for key, value in theirs.items():
+        assert ours[key] == value, key
 
 
 def test_a_mem0_script_sees_the_same_on_both(mem0_memory: Any, our_memory: Any) -> None:

@@ -69,7 +69,6 @@ class View:
     text: str
     role: str | None = None  # the message's role, for a message kept as given
     actor_id: str | None = None
-    is_turn: bool = False
     attributed_to: str | None = None  # whom an extracted memory is about ("user" / "assistant")
 
     @property
@@ -181,7 +180,7 @@ def views_of(
             if tid in covered:
                 hidden[m.id] = tid
             continue
-        out.append(View(m, shown_text(m.text, turn.content), role=turn.role, actor_id=turn.name, is_turn=True))
+        out.append(View(m, shown_text(m.text, turn.content), role=turn.role, actor_id=turn.name))
     standing_in: dict[int, list[View]] = {}
     if scope is not None and hidden:
         ids = [i for i in store.rank_fields_citing(user_id, sorted(set(hidden.values())), scope, now) if i not in turns]
