@@ -53,7 +53,9 @@ def _environment(ex: Example, tmp_path: Path, request: pytest.FixtureRequest) ->
                 OPENAI_API_KEY="sk-test",
             )
         if "server" in ex.flags:
-            server = stack.enter_context(serve(["serve", "--no-auth"], env=env))
+            # with API keys when the example makes one (the server reads keys at each request)
+            keyed = any("keys create" in b.code for b in ex.blocks)
+            server = stack.enter_context(serve(["serve"] if keyed else ["serve", "--no-auth"], env=env))
             for url in SERVER_URLS:
                 subs[url] = server.url
         yield env, subs
@@ -78,7 +80,9 @@ def test_example_runs(ex: Example, tmp_path: Path, request: pytest.FixtureReques
         else:
             lines = [_apply(c, subs) for b in ex.blocks for c in commands(b.code, server="server" in ex.flags)]
             assert lines, f"{ex.where}: a bash block with nothing to run needs `<!-- test: skip (why) -->`"
-            _run(["bash", "-euo", "pipefail", "-c", "\n".join(lines)], env, tmp_path, ex)
+            # an HTTP error answer fails the example, as a non-zero exit does
+            script = "curl() { command curl --fail-with-body \"$@\"; }\n" + "\n".join(lines)
+            _run(["bash", "-euo", "pipefail", "-c", script], env, tmp_path, ex)
 
 
 def _run(argv: list[str], env: dict[str, str], cwd: Path, ex: Example) -> None:
