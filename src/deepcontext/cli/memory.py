@@ -114,7 +114,7 @@ def add(
                 progress.advance(task, len(todo) if isinstance(todo, list) else 1)
         return out, skip, total, time.perf_counter() - t0
 
-    results, skipped, total, seconds = run(body)
+    results, skipped, total, seconds = run(body, create=True)
     if json_out:
         print_json([r.model_dump(mode="json") for r in results])
         return
@@ -309,7 +309,7 @@ def set_user(
     name: str = typer.Option(..., "--name", help="Display name used in memories instead of 'User'"),
 ) -> None:
     """Set a user's display name (the user's entity keeps one node under the new name)."""
-    run(lambda ctx: ctx.set_user(user, name=name))
+    run(lambda ctx: ctx.set_user(user, name=name), create=True)
     console().print(f"user {user!r} is now called {name!r} in memories")
 
 
