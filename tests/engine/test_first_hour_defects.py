@@ -133,3 +133,128 @@ async def test_the_llm_error_names_the_configured_url(fake_openai: FakeOpenAI) -
     with pytest.raises(LLMError) as err:
         await router.chat([{"role": "user", "content": "hi"}])
     assert fake_openai.url.rstrip("/") in str(err.value), str(err.value)
+
+
+# --- 2. a database that does not exist --------------------------------------------------------
+
+
+def test_a_read_command_on_a_missing_database_names_it_and_creates_nothing(tmp_path: Path) -> None:
+    typo = tmp_path / "memroy.db"
+    for args in (("search", "where", "-u", "ana"), ("users",), ("list", "-u", "ana"), ("export", "-u", "ana")):
+        p = cli(tmp_path, "--db", str(typo), *args)
+        assert p.returncode == 1 and "Traceback" not in p.stderr, p.stderr
+        assert f"no database at {typo}" in p.stderr and "no memories" not in p.stdout, p.stderr
+        assert not typo.exists()
+
+
+def test_the_default_database_is_not_created_by_a_read_command(tmp_path: Path) -> None:
+    p = cli(tmp_path, "search", "where", "-u", "ana")
+    default = tmp_path / ".deepcontext" / "memory.db"
+    assert p.returncode == 1 and f"no database at {default}" in p.stderr, p.stderr
+    assert not default.exists()
+
+
+def test_the_first_add_says_it_created_the_database(tmp_path: Path) -> None:
+    db = tmp_path / "new.db"
+    msg = json.dumps([{"role": "user", "content": "I live in Lisbon."}])
+    p = cli(tmp_path, "--db", str(db), "add", "-", "-u", "ana", stdin=msg)
+    assert p.returncode == 0 and f"created the database at {db}" in p.stderr, p.stderr
+    p = cli(tmp_path, "--db", str(db), "add", "-", "-u", "ana", stdin=msg)  # only the first time
+    assert p.returncode == 0 and "created" not in p.stderr, p.stderr
+    p = cli(tmp_path, "--db", str(db), "search", "where does ana live", "-u", "ana")
+    assert p.returncode == 0 and "Lisbon" in p.stdout, p.stderr
+
+
+# --- 3. exporting an unknown user ------------------------------------------------------------
+
+
+def test_exporting_an_unknown_user_is_an_error_and_writes_nothing(tmp_path: Path) -> None:
+    db = str(tmp_path / "m.db")
+    assert cli(tmp_path, "--db", db, "add", "-", "-u", "ana", stdin=json.dumps([{"role": "user", "content": "Hi, I'm Ana."}])).returncode == 0
+    out = tmp_path / "anna.jsonl"
+    p = cli(tmp_path, "--db", db, "export", "-u", "anna", "-o", str(out))
+    assert p.returncode == 1 and "'anna' not found" in p.stderr, p.stderr
+    assert not out.exists()
+    p = cli(tmp_path, "--db", db, "export", "-u", "anna")
+    assert p.returncode == 1 and p.stdout == "", p.stdout
+    p = cli(tmp_path, "--db", db, "export", "-u", "ana", "-o", str(out))
+    assert p.returncode == 0 and len(out.read_text().splitlines()) > 1, p.stderr
+
+
+# --- 7. the search time is the search's own ---------------------------------------------------
+
+
+def test_search_shows_its_own_time_and_the_model_load_apart(tmp_path: Path) -> None:
+    db = str(tmp_path / "local.db")
+    local = {"DEEPCONTEXT_EMBEDDER": "local"}
+    p = cli(tmp_path, "--db", db, "add", "-", "-u", "ana", stdin=json.dumps([{"role": "user", "content": "I live in Lisbon."}]), **local)
+    assert p.returncode == 0, p.stderr
+    p = cli(tmp_path, "--db", db, "search", "where do I live", "-u", "ana", **local)
+    assert p.returncode == 0, p.stderr
+    loads = re.findall(r"loaded the embedding model in ([\d.]+) s", p.stderr)
+    assert len(loads) == 1, p.stderr
+    took = float(re.search(r"\(([\d.]+) ms\)", p.stdout).group(1))  # type: ignore[union-attr]
+    assert took < float(loads[0]) * 1000, (took, loads)  # the load is not counted in the search
+    p = cli(tmp_path, "--db", db, "search", "where do I live", "-u", "ana", "--json", **local)
+    assert p.returncode == 0 and "loaded" not in p.stderr and json.loads(p.stdout)["results"], p.stderr
+
+
+# --- 9. Ctrl-C during add -------------------------------------------------------------------
+
+
+def _stored_turns(db: Path) -> int:
+    import sqlite3
+
+    if not db.exists():
+        return 0
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30) as conn:
+        try:
+            return int(conn.execute("SELECT count(*) FROM turns").fetchone()[0])
+        except sqlite3.OperationalError:  # the schema is still being created
+            return 0
+
+
+def test_ctrl_c_during_a_bulk_add_says_what_is_stored_and_how_to_resume(tmp_path: Path) -> None:
+    n = 3000
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(json.dumps({"role": "user", "content": f"Entry {i}: parcel {i * 7} left depot {i % 13}."}) + "\n" for i in range(n)))
+    db = tmp_path / "bulk.db"
+    args = [sys.executable, "-m", "deepcontext", "--db", str(db), "add", str(path), "-u", "ana"]
+    proc = subprocess.Popen(args, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and proc.poll() is None and _stored_turns(db) < 200:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the add finished before it could be interrupted"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    stored = _stored_turns(db)
+    assert 0 < stored < n
+    assert f"{stored} of {n} messages are stored" in err and "run the same command again" in err, err
+    assert "Traceback" not in err
+    p = subprocess.run(args, env=_env(tmp_path), capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert p.returncode == 0 and f"resuming: {stored} of {n}" in p.stderr, p.stderr
+    assert _stored_turns(db) == n
+
+
+def test_ctrl_c_during_a_single_add_says_whether_it_was_stored(tmp_path: Path) -> None:
+    # one transaction: the message says it was stored whole or not at all, as the database holds it
+    msgs = [{"role": "user", "content": f"Note {i}: the kettle in room {i} is blue."} for i in range(90)]
+    db = tmp_path / "one.db"
+    path = tmp_path / "notes.json"
+    path.write_text(json.dumps(msgs))
+    args = [sys.executable, "-m", "deepcontext", "--db", str(db), "add", str(path), "-u", "ana"]
+    proc = subprocess.Popen(args, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None and not db.exists():
+        time.sleep(0.02)
+    time.sleep(0.3)
+    if proc.poll() is not None:
+        pytest.skip("the add finished before it could be interrupted")
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130 and "interrupted" in err and "Traceback" not in err, err
+    if _stored_turns(db):
+        assert "were stored" in err, err
+    else:
+        assert "nothing was stored" in err or "before anything was stored" in err, err
