@@ -143,11 +143,10 @@ def lifecycle(
 
 
 def _print_policy(json_out: bool) -> None:
-    from deepcontext.cli.common import settings_kwargs
+    from deepcontext.cli.serve import server_settings
     from deepcontext.lifecycle.decay import DecayPolicy
-    from deepcontext.settings import DeepContextSettings
 
-    s = DeepContextSettings(**{k: v for k, v in settings_kwargs().items() if k != "embedder"})
+    s = server_settings()  # invalid settings: one line, as for every command
     rows = DecayPolicy.from_settings(s).table()
     if json_out:
         print_json(rows)
