@@ -6,7 +6,6 @@ explained, and SyncDeepContext's real signatures."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -226,7 +225,7 @@ def test_ctrl_c_during_a_bulk_add_says_what_is_stored_and_how_to_resume(tmp_path
         time.sleep(0.05)
     assert proc.poll() is None, "the add finished before it could be interrupted"
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     stored = _stored_turns(db)
     assert 0 < stored < n

@@ -28,8 +28,10 @@ OFFLINE_ARGS = (
     "--metrics-recording-only",
     "--dns-prefetch-disable",
     "--safebrowsing-disable-auto-update",
-    "--disable-features=OptimizationHints,OptimizationGuideModelDownloading,MediaRouter,Translate,"
-    "AutofillServerCommunication,CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions",
+    (
+        "--disable-features=OptimizationHints,OptimizationGuideModelDownloading,MediaRouter,Translate,"
+        "AutofillServerCommunication,CertificateTransparencyComponentUpdater,InterestFeedContentSuggestions"
+    ),
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
 )
 

@@ -67,7 +67,7 @@ def _loopback_alias() -> str | None:
 @pytest.fixture
 def loopback_page() -> Iterator[str]:
     class Page(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 - the http.server API
+        def do_GET(self) -> None:  # the http.server API names it
             body = b"<title>loopback</title>ok"
             self.send_response(200)
             self.send_header("Content-Type", "text/html")
