@@ -172,7 +172,7 @@ def _message(error: Any) -> str:
     """pydantic's message, except for a pattern mismatch: what the value must not contain, rather
     than the internal regex."""
     if error.get("type") == "string_pattern_mismatch":
-        pattern = (error.get("ctx") or {}).get("pattern")
+        pattern = str((error.get("ctx") or {}).get("pattern"))
         return PATTERN_HINTS.get(pattern, "contains characters that are not allowed")
     return str(error.get("msg", ""))
 
