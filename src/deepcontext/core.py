@@ -36,7 +36,7 @@ from deepcontext.services.components import Components, build_components
 from deepcontext.services.memories import MemoryService
 from deepcontext.services.memory_search import SearchService
 from deepcontext.services.validation import check_id, check_json, check_scope, expiry, parse_messages, parse_time
-from deepcontext.settings import DeepContextSettings
+from deepcontext.settings import DeepContextSettings, explain_settings_error
 from deepcontext.store.interface import Store
 from deepcontext.types import AddResponse, HistoryEntry, Memory, MemoryPage, SearchResponse, Turn
 
@@ -114,8 +114,10 @@ class DeepContext:
         except Exception as exc:  # pydantic's error, re-raised under our root with the same text
             from pydantic import ValidationError as PydanticValidationError
 
-            if isinstance(exc, PydanticValidationError):
-                raise ConfigurationError(f"invalid settings: {exc}") from exc
+            from pydantic_settings import SettingsError
+
+            if isinstance(exc, PydanticValidationError | SettingsError):
+                raise ConfigurationError(explain_settings_error(exc)) from exc
             raise
         self.clock: Clock = clock or SystemClock()
         self._embedder = embedder

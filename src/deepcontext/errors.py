@@ -66,10 +66,27 @@ class NotFoundError(DeepContextError, LookupError):
 
 
 class MemoryNotFoundError(NotFoundError, ValueError):
-    def __init__(self, memory_id: Any, user_id: str) -> None:
-        super().__init__(f"memory {memory_id!r} not found for user {user_id!r}")
+    """No active memory of this id for this user. ``status`` is set when the memory exists but is
+    no longer active (``"deleted"``, ``"merged"``...), so the message can say so."""
+
+    def __init__(self, memory_id: Any, user_id: str, *, status: str | None = None) -> None:
+        super().__init__(
+            f"memory {memory_id!r} not found for user {user_id!r}"
+            if status is None
+            else f"memory {memory_id!r} of user {user_id!r} {self.state(status)}"
+        )
         self.memory_id = memory_id
         self.user_id = user_id
+        self.status = status
+
+    @staticmethod
+    def state(status: str | None) -> str:
+        """What the message says of the memory: not found, already deleted, or its status."""
+        if status is None:
+            return "not found"
+        if status == "deleted":
+            return "is already deleted"
+        return f"is {status}, no longer active"
 
 
 class EntityNotFoundError(NotFoundError):

@@ -17,7 +17,15 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-__all__ = ["KEYWORD_CONTEXT_TURNS", "DeepContextSettings", "EmbedderKind", "JSONMode", "LLMBackendConfig", "LLMProvider"]
+__all__ = [
+    "KEYWORD_CONTEXT_TURNS",
+    "DeepContextSettings",
+    "EmbedderKind",
+    "JSONMode",
+    "LLMBackendConfig",
+    "LLMProvider",
+    "explain_settings_error",
+]
 
 #: earlier turns indexed for keyword search with each message's memory (fitted on LoCoMo dev by
 #: leave-one-conversation-out cross-validation over 0, 1 and 2)
@@ -425,3 +433,38 @@ def _split_list(v: Any) -> Any:
             return json.loads(text)
         return [part.strip() for part in text.split(",") if part.strip()]
     return v
+
+
+def explain_settings_error(exc: Exception) -> str:
+    """One line for a pydantic error of :class:`DeepContextSettings`: each bad setting with its
+    environment variable, what it must be and the value given (secrets left out), instead of
+    pydantic's multi-line report with its documentation links."""
+    import re
+
+    parse = re.search(r'parsing value for field "(\w+)"', str(exc))
+    if parse:  # pydantic-settings' SettingsError: a JSON value in the environment that does not parse
+        name = parse.group(1)
+        cause = f" ({exc.__cause__})" if exc.__cause__ else ""
+        return f"invalid settings: {name} (DEEPCONTEXT_{name.upper()}): not valid JSON{cause}"
+    errors = exc.errors() if hasattr(exc, "errors") else []
+    if not errors:
+        return "invalid settings: " + " ".join(str(exc).split())
+    parts = []
+    for e in errors:
+        loc = [str(p) for p in e.get("loc", ())]
+        name = loc[0] if loc else ""
+        msg = str(e.get("msg", "invalid value"))
+        for prefix in ("Value error, ", "Assertion failed, "):
+            msg = msg.removeprefix(prefix)
+        msg = msg[:1].lower() + msg[1:]
+        where = ".".join(loc)
+        if name in DeepContextSettings.model_fields:
+            where = f"{where} (DEEPCONTEXT_{name.upper()})"
+        given = ""
+        value = e.get("input")
+        secret = "key" in name or "secret" in name or "password" in name
+        if not secret and isinstance(value, str | int | float | bool) and name:
+            shown = repr(value)
+            given = f", got {shown if len(shown) <= 60 else shown[:57] + '...'}"
+        parts.append(f"{where}: {msg}{given}" if where else f"{msg}{given}")
+    return "invalid settings: " + "; ".join(" ".join(p.split()) for p in parts)

@@ -87,6 +87,7 @@ class HistoryEvent(str, Enum):
     NOOP = "NOOP"  # a duplicate was seen again: its turn was linked as extra provenance
     DECAY = "DECAY"
     MERGE = "MERGE"
+    PROMOTE = "PROMOTE"  # a short-term memory moved to long-term alone, text unchanged
     EXPIRE = "EXPIRE"
     RESTORE = "RESTORE"
     IMPORT = "IMPORT"

@@ -44,6 +44,7 @@ def test_text_with_brackets_prints_as_written(tmp_path: Path) -> None:
 
 
 def test_error_messages_keep_their_brackets(tmp_path: Path) -> None:
+    _add(tmp_path, "Hello.", user="u")
     p = cli(tmp_path, "graph", "[server]", "--user", "u")
     assert p.returncode != 0 and "[server]" in p.stderr, p.stderr
 
@@ -79,13 +80,14 @@ def test_a_db_in_a_missing_folder_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_default_database_folder_is_still_created(tmp_path: Path) -> None:
-    p = _run(tmp_path, "users")
+    p = _run(tmp_path, "add", "-", "--user", "ana", stdin=json.dumps([{"role": "user", "content": "Hello."}]))
     assert p.returncode == 0, p.stderr
     assert (tmp_path / ".deepcontext" / "memory.db").is_file()
 
 
 def test_any_database_in_the_default_folder_creates_it(tmp_path: Path) -> None:
-    p = _run(tmp_path, "--db", str(tmp_path / ".deepcontext" / "other.db"), "users")  # as the demo's demo.db
+    p = _run(tmp_path, "--db", str(tmp_path / ".deepcontext" / "other.db"), "add", "-", "--user", "ana",
+             stdin=json.dumps([{"role": "user", "content": "Hello."}]))  # as the demo's demo.db
     assert p.returncode == 0, p.stderr
     assert (tmp_path / ".deepcontext" / "other.db").is_file()
 
@@ -105,6 +107,8 @@ def test_a_file_longer_than_one_add_goes_in_chunks(tmp_path: Path) -> None:
 
 
 def test_empty_answers_say_so(tmp_path: Path) -> None:
+    _add(tmp_path, "Hello.", user="gone")  # a database with no users left
+    assert cli(tmp_path, "delete-user", "gone", "--yes").returncode == 0
     p = cli(tmp_path, "users")
     assert p.returncode == 0 and p.stdout == "" and "no users" in p.stderr
     p = cli(tmp_path, "search", "anything", "--user", "nobody")

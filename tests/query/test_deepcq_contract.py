@@ -1,6 +1,7 @@
 """deepcq's own test suite as our contract: the deepcq 0.3.0 source distribution (from the package
-index, with pip) is unpacked in a temporary folder and its tests run against
-``deepcontext.compat.deepcq`` registered as ``deepcq``. None of its code is kept in this repository.
+index, with pip, once: it is kept in a cache folder between runs) is unpacked in a temporary folder
+and its tests run against ``deepcontext.compat.deepcq`` registered as ``deepcq``. None of its code
+is kept in this repository.
 
 Every test passes except the deliberate changes listed in DELIBERATE (each also in the README,
 "Coming from deepcq"); a test that starts passing, or a new failure, fails this test.
@@ -8,9 +9,11 @@ Every test passes except the deliberate changes listed in DELIBERATE (each also 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tarfile
+import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -58,16 +61,32 @@ for sub in ("", ".schema", ".decay", ".vocabulary", ".tokens", ".phrases", ".anc
 '''
 
 
-def _fetch_sdist(into: Path) -> Path:
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-q", "-d", str(into), SDIST]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        p = None
-    found = sorted(into.glob("deepcq-*.tar.gz"))
-    if p is None or p.returncode != 0 or not found:
-        pytest.skip(f"deepcq's test suite not run: the package index is unreachable (pip download {SDIST} failed)")
-    return found[0]
+def cache_dir() -> Path:
+    """Where the sdist is kept between runs: $XDG_CACHE_HOME (or ~/.cache)/deepcontext-tests."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "deepcontext-tests"
+
+
+def fetch_sdist() -> Path:
+    """deepcq's sdist from the cache, downloaded (once) with pip when it is not there yet; the test
+    skips cleanly when the package index cannot be reached."""
+    cache = cache_dir()
+    name = f"deepcq-{SDIST.split('==')[1]}.tar.gz"
+    if (cache / name).is_file():
+        return cache / name
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:  # a partial download never looks cached
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-q",
+               "--retries", "1", "--timeout", "20", "-d", tmp, SDIST]  # fmt: skip
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:
+            p = None
+        found = sorted(Path(tmp).glob("deepcq-*.tar.gz"))
+        if p is None or p.returncode != 0 or not found:
+            pytest.skip(f"deepcq's test suite not run: the package index is unreachable (pip download {SDIST} failed)")
+        os.replace(found[0], cache / name)
+    return cache / name
 
 
 def _unpack_tests(sdist: Path, into: Path) -> Path:
@@ -86,7 +105,7 @@ def _unpack_tests(sdist: Path, into: Path) -> Path:
 
 
 def test_deepcq_suite_passes_against_the_shim(tmp_path: Path) -> None:
-    sdist = _fetch_sdist(tmp_path / "dl")
+    sdist = fetch_sdist()
     run = tmp_path / "run"
     run.mkdir()
     _unpack_tests(sdist, run)

@@ -23,10 +23,9 @@ import pytest
 
 from deepcontext import DeepContext
 from deepcontext.store.apikeys import create_key
+from tests.server.browser import CHROMEDRIVER, CHROMIUM, start_chromium
 from tests.server.helpers import ROOT, cli_env, serve
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 REQUIRED = os.environ.get("DEEPCONTEXT_REQUIRE_BROWSER", "") == "1"
 SHOTS = ROOT / "tests" / "screenshots"
 PWNED = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
@@ -101,15 +100,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 @pytest.fixture(scope="module")
 def driver() -> Iterator[Any]:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    opts.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1360,900",
-                "--disable-extensions", "--no-first-run", "--disable-background-networking"):  # fmt: skip
-        opts.add_argument(arg)
-    drv = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=opts)
+    drv = start_chromium()
     drv.set_page_load_timeout(60)
     SHOTS.mkdir(parents=True, exist_ok=True)
     try:
@@ -222,7 +213,7 @@ def test_memory_and_its_source_turn(driver: Any, site: Site) -> None:
     assert "Lisbon" in by(driver, "#memory-text").text
     assert "I moved to Lisbon in 2021" in by(driver, "pre.verbatim").text
     events = {li.text.split()[0] for li in all_by(driver, "#history li")}
-    assert events and events <= {"ADD", "MERGE", "UPDATE", "NOOP"}  # consolidation may have merged it already
+    assert events and events <= {"ADD", "MERGE", "PROMOTE", "UPDATE", "NOOP"}  # consolidation may have merged it already
     assert by(driver, "#write-controls")  # a writing key
     shot(driver, "memory")
     go(driver, by(driver, "a.turn-link"))

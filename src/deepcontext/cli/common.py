@@ -63,24 +63,56 @@ def esc(text: object) -> str:
 
 
 def fail(message: str, code: int = 1) -> None:
-    console(stderr=True).print(f"[bold red]error:[/] {esc(message)}", markup=True, highlight=False)
+    # one line whatever the terminal's width: an error is read, grepped and quoted whole
+    console(stderr=True).print(f"[bold red]error:[/] {esc(message)}", markup=True, highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
-def run(body: Callable[[DeepContext], Awaitable[T]], *, db: str | None = None) -> T:
+def sqlite_file(url: str) -> Path | None:
+    """The file of a SQLite database URL (None for another backend or an in-memory database)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        parsed = make_url(url)
+    except Exception:  # noqa: BLE001 - the engine reports a malformed URL itself
+        return None
+    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
+        return None
+    return Path(parsed.database).expanduser()
+
+
+def run(body: Callable[[DeepContext], Awaitable[T]], *, db: str | None = None, create: bool = False) -> T:
     """Open a DeepContext from the global options, run ``body``, close it; errors become one line
-    on stderr and a non-zero exit code."""
-    from deepcontext.errors import DeepContextError
+    on stderr and a non-zero exit code.
+
+    A SQLite file that does not exist is created only by a command that writes (``create``), which
+    says so; any other command refuses it, so a mistyped --db is not read as an empty memory."""
+    from deepcontext.errors import ConfigurationError, DeepContextError
+
+    created: list[Path] = []
 
     async def go() -> T:
         from deepcontext.core import DeepContext
 
         ctx = DeepContext(**settings_kwargs(db))
+        path = sqlite_file(ctx.settings.resolved_database_url)
+        # a missing folder of a path given explicitly: the store says so (the default folder,
+        # which the engine would create, counts as there)
+        there = path is not None and (path.parent.is_dir() or path.parent == ctx.settings.data_dir.expanduser())
+        if path is not None and not path.exists() and (there or not ctx.settings.database_url):
+            if not create:
+                raise ConfigurationError(
+                    f"no database at {path}: check --db (or DEEPCONTEXT_DATABASE_URL); "
+                    "`deepcontext add` creates one"
+                )
+            created.append(path)
         await ctx.init()
         try:
             return await body(ctx)
         finally:
             await ctx.close()
+            if created and created[0].exists():
+                console(stderr=True).print(f"created the database at {created[0]}", markup=False, soft_wrap=True)
 
     try:
         return asyncio.run(go())

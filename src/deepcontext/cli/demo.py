@@ -58,4 +58,4 @@ def demo(
         stats = await ctx.stats(user)
         out.print(f"stored: {stats['turns']} turns, {stats['memories']} memories, {stats['entities']} entities, {stats['relations']} relations")
 
-    run(body, db=target)
+    run(body, db=target, create=True)

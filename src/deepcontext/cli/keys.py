@@ -31,7 +31,7 @@ def create(
     async def body(ctx: Any) -> Any:
         return create_key(ctx.store, tenant, now=ctx.clock.now(), user_ids=user or None, read_only=read_only, name=name)
 
-    key, text = run(body)
+    key, text = run(body, create=True)
     if json_out:
         print_json({"key": text, **key.as_dict()})
         return

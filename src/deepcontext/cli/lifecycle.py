@@ -12,11 +12,13 @@ from deepcontext.cli.common import console, esc, fail, print_json, run
 
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 #: (header, report key): decayed = importance lowered, faded = deactivated (under 0.05), merged =
-#: moved to long-term, new LT = long-term memories written, cleaned = faded ones soft-deleted
+#: merged into new long-term memories, promoted = moved to long-term alone, new LT = long-term
+#: memories written by merges, cleaned = faded ones soft-deleted
 _COLUMNS = (
     ("decayed", "memories_decayed"),
     ("faded", "memories_deactivated"),
-    ("merged", "memories_consolidated"),
+    ("merged", "memories_merged"),
+    ("promoted", "memories_promoted"),
     ("groups", "groups"),
     ("new LT", "long_term_created"),
     ("cleaned", "memories_cleaned"),
@@ -56,6 +58,8 @@ def _table(reports: list[dict[str, Any]], title: str) -> Any:
         if r.get("error"):
             table.add_row(esc(r["user_id"]), f"[yellow]{esc(r['error'])}[/]", *[""] * (len(_COLUMNS) - 1))
             continue
+        # the report counts promotions among the consolidated; the table shows them apart
+        r = {**r, "memories_merged": r["memories_consolidated"] - r["memories_promoted"]}
         table.add_row(esc(r["user_id"]), *[_cell(r[key]) for _, key in _COLUMNS])
         for _, key in _COLUMNS:
             totals[key] += r[key]
@@ -139,11 +143,10 @@ def lifecycle(
 
 
 def _print_policy(json_out: bool) -> None:
-    from deepcontext.cli.common import settings_kwargs
+    from deepcontext.cli.serve import server_settings
     from deepcontext.lifecycle.decay import DecayPolicy
-    from deepcontext.settings import DeepContextSettings
 
-    s = DeepContextSettings(**{k: v for k, v in settings_kwargs().items() if k != "embedder"})
+    s = server_settings()  # invalid settings: one line, as for every command
     rows = DecayPolicy.from_settings(s).table()
     if json_out:
         print_json(rows)

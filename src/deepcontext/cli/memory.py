@@ -54,6 +54,8 @@ def add(
     stored in batches of 100 (one transaction each) with a progress bar; run again after an
     interruption, it continues after the last stored batch."""
     batches = read_batches(path, conversation, timestamp)
+    #: what an interruption report needs: the input's key and size, its conversations, turns before
+    where: dict[str, Any] = {}
 
     async def body(ctx: Any) -> tuple[list[Any], int, int, float]:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
@@ -73,9 +75,13 @@ def add(
         total = sum(len(c) if isinstance(c, list) else 1 for _, c in chunks)
         # a bulk input is resumable: its turns record their place in it
         source = source_key(path, batches) if len(chunks) > 1 else None
+        convs = list(dict.fromkeys(str(b["conversation_id"]) for b, _ in chunks))
+        where.update(source=source, total=total, conversations=convs)
+        if source is None:  # one transaction: stored whole or not at all, told by the turn count
+            where["turns"] = (await ctx.stats(user))["turns"]
         skip = 0
         if source is not None and not restart:
-            skip = await committed_count(ctx, user, list(dict.fromkeys(str(b["conversation_id"]) for b, _ in chunks)), source)
+            skip = await committed_count(ctx, user, convs, source)
             if skip and not json_out:
                 console(stderr=True).print(f"resuming: {skip} of {total} messages were stored by an earlier run", markup=False)
         out = []
@@ -114,7 +120,11 @@ def add(
                 progress.advance(task, len(todo) if isinstance(todo, list) else 1)
         return out, skip, total, time.perf_counter() - t0
 
-    results, skipped, total, seconds = run(body)
+    try:
+        results, skipped, total, seconds = run(body, create=True)
+    except KeyboardInterrupt:
+        _report_interrupted(user, where)
+        raise
     if json_out:
         print_json([r.model_dump(mode="json") for r in results])
         return
@@ -128,6 +138,40 @@ def add(
         f"stored {turns} turn(s){resumed}{rate}; {added} new memories, {same} already known; entities: {', '.join(ents) or '-'}",
         markup=False,
     )
+
+
+def _report_interrupted(user: str, where: dict[str, Any]) -> None:
+    """After Ctrl-C in ``add`` (every write finished or rolled back by then): say what is stored
+    and how to go on."""
+    err = console(stderr=True)
+    if "total" not in where:
+        err.print("interrupted before anything was stored", markup=False)
+        return
+
+    async def count(ctx: Any) -> int:
+        if where["source"] is not None:
+            return await committed_count(ctx, user, where["conversations"], where["source"])
+        return int((await ctx.stats(user))["turns"]) - int(where["turns"])
+
+    try:
+        done = run(count)
+    except (KeyboardInterrupt, SystemExit, typer.Exit):
+        err.print("interrupted; run the same command again to continue", markup=False)
+        return
+    total = where["total"]
+    if where["source"] is not None:
+        err.print(
+            f"interrupted: {done} of {total} messages are stored (batches of {ADD_CHUNK}, one transaction each); "
+            "run the same command again to store the rest (it continues after them; --restart starts over)",
+            markup=False, soft_wrap=True,
+        )  # fmt: skip
+    elif done > 0:
+        err.print(f"interrupted after the {total} message(s) were stored; nothing is left to do", markup=False, soft_wrap=True)
+    else:
+        err.print(
+            f"interrupted: nothing was stored (the {total} message(s) are one transaction); run the same command again",
+            markup=False, soft_wrap=True,
+        )  # fmt: skip
 
 
 @app.command()
@@ -153,6 +197,7 @@ def search(
     """Hybrid search (vector + keyword + graph) over a user's memories; scores are calibrated relevance (0-1)."""
 
     async def body(ctx: Any) -> tuple[Any, int]:
+        await load_model(ctx, query, quiet=json_out)
         res = await ctx.search(
             query,
             user,
@@ -182,6 +227,18 @@ def search(
         console().print(f"no results for {query!r}: {why}", markup=False)
         return
     print_results(res)
+
+
+async def load_model(ctx: Any, text: str, *, quiet: bool = False) -> None:
+    """Load a local embedding model before a search and say how long that took, so the search's
+    own time is not a cold start's. ``text`` is embedded on the way (the search finds it cached)."""
+    if getattr(ctx.embedder, "loaded", True):  # nothing to load (hash, an API), or loaded already
+        return
+    t0 = time.perf_counter()
+    with contextlib.suppress(Exception):  # a model that fails to load fails the search itself, clearly
+        await asyncio.to_thread(ctx.embedder.embed, [text])
+    if not quiet:
+        console(stderr=True).print(f"loaded the embedding model in {time.perf_counter() - t0:.1f} s", markup=False)
 
 
 def print_results(res: Any) -> None:
@@ -309,7 +366,7 @@ def set_user(
     name: str = typer.Option(..., "--name", help="Display name used in memories instead of 'User'"),
 ) -> None:
     """Set a user's display name (the user's entity keeps one node under the new name)."""
-    run(lambda ctx: ctx.set_user(user, name=name))
+    run(lambda ctx: ctx.set_user(user, name=name), create=True)
     console().print(f"user {user!r} is now called {name!r} in memories")
 
 

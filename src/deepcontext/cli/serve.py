@@ -15,7 +15,7 @@ def server_settings(**overrides: Any) -> Any:
     """Settings from the global options, the environment and ``overrides`` (None values skipped);
     a clean CLI error when they do not validate."""
     from deepcontext.errors import ConfigurationError
-    from deepcontext.settings import DeepContextSettings
+    from deepcontext.settings import DeepContextSettings, explain_settings_error
 
     kw = {**settings_kwargs(), **{k: v for k, v in overrides.items() if v is not None}}
     try:
@@ -23,7 +23,11 @@ def server_settings(**overrides: Any) -> Any:
     except Exception as exc:
         from pydantic import ValidationError as PydanticValidationError
 
-        if isinstance(exc, (PydanticValidationError, ConfigurationError)):
+        from pydantic_settings import SettingsError
+
+        if isinstance(exc, PydanticValidationError | SettingsError):
+            fail(explain_settings_error(exc))
+        if isinstance(exc, ConfigurationError):
             fail(f"invalid settings: {exc}")
         raise
 

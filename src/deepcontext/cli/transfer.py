@@ -26,6 +26,11 @@ def export(
     """Export everything of a user as JSONL (turns, graph, memories with provenance and history)."""
 
     async def body(ctx: Any) -> list[dict[str, Any]]:
+        from deepcontext.errors import NotFoundError
+
+        # a misspelt user would export as a header alone, which imports as nothing
+        if not any((await ctx.stats(user)).values()):
+            raise NotFoundError(f"user {user!r} not found in this database (`deepcontext users` lists them); nothing written")
         return [r async for r in ctx.export(user)]
 
     records = run(body)
@@ -76,7 +81,7 @@ def import_cmd(
                 return
             progress.update(task, completed=done - resumed)
 
-        counts = run(lambda ctx: ctx.import_records(records, user, part_size=batch, progress=moved))
+        counts = run(lambda ctx: ctx.import_records(records, user, part_size=batch, progress=moved), create=True)
     seconds = time.perf_counter() - t0
     shown = {k: v for k, v in counts.items() if v and k not in ("resumed_parts", "already_imported")}
     # a resumed run may have only memories left to write: the rate counts this run's records too
@@ -114,7 +119,7 @@ def import_v01(
                 Path(f"{source}{suffix}").rename(f"{backup}{suffix}")
         console(stderr=True).print(f"moved the 0.1 database to {backup}", markup=False)
         source = backup
-    counts = run(lambda ctx: ctx.import_v01(source))
+    counts = run(lambda ctx: ctx.import_v01(source), create=True)
     for user, c in counts.items():
         console().print(f"{user}: " + ", ".join(f"{v} {k}" for k, v in c.items() if v), markup=False)
     if not counts:

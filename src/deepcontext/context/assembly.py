@@ -132,7 +132,7 @@ class ContextService:
 
         started = time.perf_counter()
         user_id = check_id(user_id, "user_id")
-        query = check_text(query, "query", self.settings.max_query_chars)
+        query = check_text(query, "query", self.settings.max_query_chars, "max_query_chars")
         if conversation_id is not None:
             conversation_id = check_id(conversation_id, "conversation_id")
         budget = _check_int(budget_tokens, "budget_tokens", 1, MAX_BUDGET_TOKENS)

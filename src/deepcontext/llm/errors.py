@@ -14,7 +14,7 @@ from typing import Any
 from deepcontext.errors import LLMBackendError, LLMError, LLMRateLimitError, LLMTimeoutError
 from deepcontext.llm.structured import shorten
 
-__all__ = ["from_sdk_error", "parse_retry_after", "scrub"]
+__all__ = ["describe", "from_sdk_error", "parse_retry_after", "scrub"]
 
 
 #: things shaped like API keys or bearer tokens, masked in every error message whoever they belong to
@@ -67,45 +67,55 @@ def _status_message(body: Any, fallback: str) -> str:
     return fallback
 
 
-def from_sdk_error(exc: BaseException, *, backend: str, secrets: Iterable[str | None] = ()) -> LLMError:
+def describe(backend: str, base_url: str | None = None) -> str:
+    """How messages name a backend: with its URL when it has one, since a backend named after its
+    provider ('openai') may be a local server (Ollama, vLLM) the user knows by its address."""
+    return f"backend {backend!r} at {base_url}" if base_url else f"backend {backend!r}"
+
+
+def from_sdk_error(
+    exc: BaseException, *, backend: str, secrets: Iterable[str | None] = (), base_url: str | None = None
+) -> LLMError:
     """Translate an exception of the openai SDK (LiteLLM's derive from it), of httpx or of asyncio into
-    an :class:`LLMError` subclass. Keys are masked; the original is never chained into the message."""
+    an :class:`LLMError` subclass. Keys are masked; the original is never chained into the message.
+    ``base_url``: the backend's URL, named in the message."""
     keys = list(secrets)
+    who = describe(backend, base_url)
     if isinstance(exc, LLMError):
         return exc
     if isinstance(exc, TimeoutError):
-        return LLMTimeoutError(f"backend {backend!r} did not answer in time", backend=backend)
+        return LLMTimeoutError(f"{who} did not answer in time", backend=backend)
     try:
         import openai
     except ImportError:  # pragma: no cover - openai is installed with the llm extra
         openai = None  # type: ignore[assignment]
     if openai is not None:
         if isinstance(exc, openai.APITimeoutError):
-            return LLMTimeoutError(f"backend {backend!r} did not answer in time", backend=backend)
+            return LLMTimeoutError(f"{who} did not answer in time", backend=backend)
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
             detail = scrub(shorten(_status_message(exc.body, str(exc)), 300) or "", keys)
             if status == 429:
                 headers = getattr(exc.response, "headers", None)
                 return LLMRateLimitError(
-                    f"backend {backend!r} is rate limiting (HTTP 429): {detail}",
+                    f"{who} is rate limiting (HTTP 429): {detail}",
                     backend=backend,
                     retry_after=parse_retry_after(headers),
                 )
             retryable = status >= 500 or status in (408, 409)
             return LLMBackendError(
-                f"backend {backend!r} returned HTTP {status}: {detail}",
+                f"{who} returned HTTP {status}: {detail}",
                 backend=backend,
                 status_code=status,
                 retryable=retryable,
             )
         if isinstance(exc, openai.APIConnectionError):
             return LLMBackendError(
-                f"backend {backend!r} could not be reached: {scrub(str(exc), keys)}", backend=backend, retryable=True
+                f"{who} could not be reached: {scrub(str(exc), keys)}", backend=backend, retryable=True
             )
         if isinstance(exc, openai.APIError):
             return LLMBackendError(
-                f"backend {backend!r} failed: {scrub(shorten(str(exc), 300) or '', keys)}",
+                f"{who} failed: {scrub(shorten(str(exc), 300) or '', keys)}",
                 backend=backend,
                 retryable=True,
             )
@@ -113,14 +123,14 @@ def from_sdk_error(exc: BaseException, *, backend: str, secrets: Iterable[str | 
     module = kind.__module__ or ""
     if module.startswith(("httpx", "httpcore", "h11", "aiohttp")) or isinstance(exc, (ConnectionError, OSError)):
         if "Timeout" in kind.__name__:
-            return LLMTimeoutError(f"backend {backend!r} did not answer in time", backend=backend)
+            return LLMTimeoutError(f"{who} did not answer in time", backend=backend)
         return LLMBackendError(
-            f"backend {backend!r} connection failed ({kind.__name__}): {scrub(shorten(str(exc), 200) or '', keys)}",
+            f"{who} connection failed ({kind.__name__}): {scrub(shorten(str(exc), 200) or '', keys)}",
             backend=backend,
             retryable=True,
         )
     return LLMBackendError(
-        f"backend {backend!r} failed ({kind.__name__}): {scrub(shorten(str(exc), 200) or '', keys)}",
+        f"{who} failed ({kind.__name__}): {scrub(shorten(str(exc), 200) or '', keys)}",
         backend=backend,
         retryable=False,
     )

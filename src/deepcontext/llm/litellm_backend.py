@@ -80,7 +80,7 @@ class LiteLLMBackend(LLM):
         return params
 
     def _error(self, exc: BaseException) -> Exception:
-        err = from_sdk_error(exc, backend=self.name, secrets=[self._api_key])
+        err = from_sdk_error(exc, backend=self.name, secrets=[self._api_key], base_url=self.base_url)
         if isinstance(err, LLMRateLimitError) and err.retry_after is None:
             headers = getattr(exc, "litellm_response_headers", None)
             if headers is not None:

@@ -130,7 +130,7 @@ class OpenAICompatibleLLM(LLM):
                     response = await client.chat.completions.create(**self._params(request), timeout=timeout)
                 break
             except Exception as exc:  # noqa: BLE001 - every SDK/transport error is translated
-                err = from_sdk_error(exc, backend=self.name, secrets=self._secrets())
+                err = from_sdk_error(exc, backend=self.name, secrets=self._secrets(), base_url=self.base_url)
                 if isinstance(err, LLMBackendError) and self._downgrade(err, request):
                     continue
                 raise err from None
@@ -150,12 +150,12 @@ class OpenAICompatibleLLM(LLM):
                 async with asyncio.timeout(timeout):
                     stream = await client.chat.completions.create(**self._params(request), stream=True, timeout=timeout)
             except Exception as exc:  # noqa: BLE001
-                err = from_sdk_error(exc, backend=self.name, secrets=self._secrets())
+                err = from_sdk_error(exc, backend=self.name, secrets=self._secrets(), base_url=self.base_url)
                 if isinstance(err, LLMBackendError) and self._downgrade(err, request):
                     continue
                 raise err from None
         try:
-            translate = partial(from_sdk_error, backend=self.name, secrets=self._secrets())
+            translate = partial(from_sdk_error, backend=self.name, secrets=self._secrets(), base_url=self.base_url)
             async for delta in stream_deltas(stream, backend=self.name, timeout=timeout, translate=translate):
                 yield delta
         finally:

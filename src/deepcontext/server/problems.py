@@ -36,6 +36,7 @@ from deepcontext.errors import (
     TurnNotFoundError,
     ValidationError,
 )
+from deepcontext.server.schemas import PATTERN_HINTS
 
 __all__ = [
     "PROBLEM_JSON",
@@ -117,7 +118,7 @@ def classify(exc: DeepContextError) -> tuple[int, str, str]:
     if isinstance(exc, AuthError):
         return exc.status_code, "unauthorized" if exc.status_code == 401 else "forbidden", str(exc)
     if isinstance(exc, MemoryNotFoundError):
-        return 404, "not-found", f"memory {exc.memory_id} not found"
+        return 404, "not-found", f"memory {exc.memory_id} {MemoryNotFoundError.state(getattr(exc, 'status', None))}"
     if isinstance(exc, EntityNotFoundError):
         return 404, "not-found", f"entity {exc.entity_name!r} not found"
     if isinstance(exc, TurnNotFoundError):
@@ -159,12 +160,21 @@ async def _deepcontext_error(request: Request, exc: Exception) -> JSONResponse:
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errors = [
-        {"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+        {"loc": [str(p) for p in e.get("loc", ())], "msg": _message(e), "type": str(e.get("type", ""))}
         for e in exc.errors()
     ]
     first = errors[0] if errors else None
     detail = f"{'.'.join(first['loc'])}: {first['msg']}" if first else "invalid request"
     return problem_response(422, detail, kind="invalid-request", request_id=request_id_of(request), errors=errors)
+
+
+def _message(error: Any) -> str:
+    """pydantic's message, except for a pattern mismatch: what the value must not contain, rather
+    than the internal regex."""
+    if error.get("type") == "string_pattern_mismatch":
+        pattern = str((error.get("ctx") or {}).get("pattern"))
+        return PATTERN_HINTS.get(pattern, "contains characters that are not allowed")
+    return str(error.get("msg", ""))
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:

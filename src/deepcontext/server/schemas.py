@@ -95,20 +95,28 @@ def _metadata(value: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: id patterns, and what an error says of a value that does not match one (not the regex)
+USER_ID_PATTERN = r"^[^/\x00-\x1f\x7f]+$"
+ID_PATTERN = r"^[^\x00-\x1f\x7f]+$"
+PATTERN_HINTS = {
+    USER_ID_PATTERN: "must not contain '/' or control characters",
+    ID_PATTERN: "must not contain control characters",
+}
+
 #: a string without NUL or lone surrogates
 SafeStr = Annotated[str, AfterValidator(_clean)]
 UserId = Annotated[
     str,
-    Field(min_length=1, max_length=MAX_EXTERNAL_USER_CHARS, pattern=r"^[^/\x00-\x1f\x7f]+$", description="The user (no '/')"),
+    Field(min_length=1, max_length=MAX_EXTERNAL_USER_CHARS, pattern=USER_ID_PATTERN, description="The user (no '/')"),
     AfterValidator(_clean),
 ]
 ConversationId = Annotated[
-    str, Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f]+$", description="A conversation id"), AfterValidator(_clean)
+    str, Field(min_length=1, max_length=255, pattern=ID_PATTERN, description="A conversation id"), AfterValidator(_clean)
 ]
 #: an agent or run id: scopes a memory inside its user
 ScopeId = Annotated[
     str,
-    Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f]+$", description="An agent or run id"),
+    Field(min_length=1, max_length=255, pattern=ID_PATTERN, description="An agent or run id"),
     AfterValidator(_clean),
 ]
 Timestamp = Annotated[datetime, AfterValidator(_instant)]
@@ -128,7 +136,7 @@ class MessageBody(_Body):
 
     role: Literal["user", "assistant", "system", "tool"]
     content: Text
-    name: Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[^\x00-\x1f\x7f]+$"), AfterValidator(_clean)] | None = (
+    name: Annotated[str, Field(min_length=1, max_length=255, pattern=ID_PATTERN), AfterValidator(_clean)] | None = (
         Field(default=None, description="The speaker's name")
     )
     timestamp: Timestamp | None = Field(default=None, description="When it was said")

@@ -78,7 +78,7 @@ class MemoryService:
         replace its metadata."""
         user_id = check_id(user_id, "user_id")
         mid = check_memory_id(memory_id)
-        text = check_text(text, "text", self.settings.max_message_chars).strip()
+        text = check_text(text, "text", self.settings.max_message_chars, "max_message_chars").strip()
         if metadata is not None and not isinstance(metadata, Mapping):
             raise ValidationError("metadata must be an object", field="metadata")
         check_json(metadata, "metadata")

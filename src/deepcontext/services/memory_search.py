@@ -85,7 +85,7 @@ class SearchService:
         results below it (of the ``limit`` best)."""
         started = time.perf_counter()
         user_id = check_id(user_id, "user_id")
-        query = check_text(query, "query", self.settings.max_query_chars)
+        query = check_text(query, "query", self.settings.max_query_chars, "max_query_chars")
         limit = check_limit(limit)
         floor = check_fraction(min_score, "min_score") if min_score is not None else 0.0
         filters = parse_filters(

@@ -52,17 +52,17 @@ def check_user_name(value: Any) -> str:
     return name
 
 
-def check_text(value: Any, field: str, max_chars: int) -> str:
+def check_text(value: Any, field: str, max_chars: int, setting: str | None = None) -> str:
+    """A non-empty, storable string of at most ``max_chars``; ``setting`` names the setting that
+    sets the limit, so the error says which one to raise."""
     if not isinstance(value, str):
         raise ValidationError(f"{field} must be a string, got {type(value).__name__}", field=field)
     if not value.strip():
         raise ValidationError(f"{field} must not be empty", field=field)
     _check_encodable(value, field)
     if len(value) > max_chars:
-        raise ValidationError(
-            f"{field} has {len(value)} characters; the limit is {max_chars} (setting max_message_chars)",
-            field=field,
-        )
+        where = f" (setting {setting})" if setting else ""
+        raise ValidationError(f"{field} has {len(value)} characters; the limit is {max_chars}{where}", field=field)
     return value
 
 
@@ -158,7 +158,7 @@ def parse_messages(
         role = m.get("role")
         if not isinstance(role, str) or role.lower() not in ROLES:
             raise ValidationError(f"{f}.role must be one of {', '.join(ROLES)}; got {role!r}", field=f"{f}.role")
-        content = check_text(m.get("content"), f"{f}.content", max_chars)
+        content = check_text(m.get("content"), f"{f}.content", max_chars, "max_message_chars")
         name = m.get("name")
         if name is not None:
             name = check_id(name.strip() if isinstance(name, str) else name, f"{f}.name")

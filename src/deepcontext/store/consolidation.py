@@ -253,7 +253,7 @@ def _write_group(
         if f.promote is not None:
             details["promoted"] = True
             store.writer.history(
-                conn, user_id, fid, HistoryEvent.MERGE, now,
+                conn, user_id, fid, HistoryEvent.PROMOTE, now,
                 old_text=f.text, new_text=f.text, actor=ACTOR,
                 reason=f"{group.reason}; kept as a long-term memory of its own", details=details,
             )  # fmt: skip

@@ -73,8 +73,10 @@ class MemoryWriter:
     def active_memory(self, conn: Connection, user_id: str, memory_id: int) -> Any:
         mt = self.s.t.memories
         row = conn.execute(select(mt).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == memory_id)).first()
-        if row is None or row.status != MemoryStatus.ACTIVE.value:
+        if row is None:
             raise MemoryNotFoundError(memory_id, user_id)
+        if row.status != MemoryStatus.ACTIVE.value:
+            raise MemoryNotFoundError(memory_id, user_id, status=str(row.status))
         return row
 
     def insert(
