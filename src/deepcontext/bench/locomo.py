@@ -32,8 +32,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from deepcontext.bench.baselines import BM25, cosine_rank, rrf_merge
 from deepcontext.bench.calibration import CalibrationData, calibration_report
 from deepcontext.bench.locomo_data import CATEGORIES, Conversation, load
