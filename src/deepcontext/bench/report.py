@@ -27,6 +27,8 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
+        # latency on a shared machine follows its load: recorded so runs can be told apart
+        "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None,
         "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
     }
 

@@ -106,21 +106,27 @@ def scale(
 @bench.command("plot")
 def plot(
     results: list[Path] = typer.Argument(..., help="Results JSON files of `bench scale` (one user) and `bench speed` (with --peer mem0)"),
-    output: Path = typer.Option(Path("docs/latency-vs-size.png"), "--output", "-o", help="PNG to write"),
+    output: Path = typer.Option(Path("docs/images/latency-vs-size.png"), "--output", "-o", help="PNG to write"),
     percentile: str = typer.Option("p95", "--percentile", help="p50, p95 or p99"),
 ) -> None:
-    """One plot of search latency against memories of one user, a line per backend and per peer."""
+    """One plot of search latency against memories of one user: a line per run (per backend, and per
+    peer of a `bench speed` run), so a line joins only stages measured in the same run. The plotted
+    points are printed as a table."""
     import json
 
-    from deepcontext.bench.report import save_plot
+    from deepcontext.bench.report import markdown_table, save_plot
 
     if percentile not in ("p50", "p95", "p99"):
         fail("--percentile must be p50, p95 or p99")
     series: dict[str, tuple[list[float], list[float]]] = {}
 
     def put(label: str, xs: list[float], ys: list[float]) -> None:
-        old = series.get(label, ([], []))
-        pts = sorted(zip([*old[0], *xs], [*old[1], *ys], strict=True))
+        # runs are never joined into one line: two runs met different loads (and builds), so a
+        # line through both would show the machine's load, not growth
+        n, base = 2, label
+        while label in series:
+            label, n = f"{base} #{n}", n + 1
+        pts = sorted(zip(xs, ys, strict=True))
         series[label] = ([p[0] for p in pts], [p[1] for p in pts])
 
     names = {"sqlite": "SQLite", "postgresql": "PostgreSQL"}
@@ -130,16 +136,17 @@ def plot(
         except (OSError, ValueError) as exc:
             fail(f"{path}: {exc}")
         backend = names.get(data.get("backend"), str(data.get("backend")))
+        when = str((data.get("machine") or {}).get("when", ""))[:16].replace("T", " ") or path.stem
         if data.get("benchmark") == "scale" and data.get("shape") == "one user":
             st = data["stages"]
             st = [s for s in st if "search_ms" in s]  # --build-only stages measured nothing
-            put(f"deepcontext, {backend} (bench scale)", [s["memories_total"] for s in st], [s["search_ms"][percentile] for s in st])
+            put(f"deepcontext, {backend} (bench scale, {when})", [s["memories_total"] for s in st], [s["search_ms"][percentile] for s in st])
         elif data.get("benchmark") == "speed":
             st = data["stages"]
-            put(f"deepcontext, {backend} (bench speed)", [s["memories"] for s in st], [s["search_ms"][percentile] for s in st])
+            put(f"deepcontext, {backend} (bench speed, {when})", [s["memories"] for s in st], [s["search_ms"][percentile] for s in st])
             if data.get("peer"):
                 ps = data["peer"]["stages"]
-                put(f"{data['peer']['name']} (bench speed)", [s["memories"] for s in ps], [s["search_ms"][percentile] for s in ps])
+                put(f"{data['peer']['name']} (bench speed, {when})", [s["memories"] for s in ps], [s["search_ms"][percentile] for s in ps])
         else:
             fail(f"{path}: not a `bench scale` (one user) or `bench speed` result")
     out = save_plot(
@@ -148,4 +155,7 @@ def plot(
     )  # fmt: skip
     if out is None:
         fail("matplotlib is not installed (pip install -e '.[bench]')")
+    console().print(
+        markdown_table(["line", "memories", f"search {percentile} ms"], [[label, x, y] for label, (xs, ys) in series.items() for x, y in zip(xs, ys, strict=True)])
+    )
     console().print(f"plot: {out}")
