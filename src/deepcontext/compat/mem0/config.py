@@ -232,7 +232,7 @@ def _read_llm(section: tuple[str, Mapping[str, Any]], out: dict[str, Any]) -> st
     model = conf.get("model")
     if model is not None and (not isinstance(model, str) or not model.strip()):
         raise ValidationError("llm.config.model must be a model name", field="llm.config.model")
-    key = conf.get("api_key") or None
+    api_key = conf.get("api_key") or None
     if provider in ("openai", "openai_structured"):
         if provider == "openai" and os.environ.get("OPENROUTER_API_KEY"):
             # as mem0's openai llm: with this variable set, it goes to OpenRouter with that key
@@ -241,31 +241,31 @@ def _read_llm(section: tuple[str, Mapping[str, Any]], out: dict[str, Any]) -> st
         else:
             out["llm_provider"] = LLMProvider.OPENAI.value
             out["llm_base_url"] = conf.get("openai_base_url") or None
-            if key is not None:
-                out["llm_api_key" if out["llm_base_url"] else "openai_api_key"] = key
+            if api_key is not None:
+                out["llm_api_key" if out["llm_base_url"] else "openai_api_key"] = api_key
         if model:
             out["llm_model"] = model
     elif provider == "litellm":
         out["llm_provider"] = LLMProvider.LITELLM.value
         if model:
             out["llm_model"] = model
-        if key is not None:
-            out["llm_api_key"] = key
+        if api_key is not None:
+            out["llm_api_key"] = api_key
     else:
         url_key, default_url, url_env, key_env, default_model = _SERVERS[provider]
         url = str(conf.get(url_key) or (os.environ.get(url_env) if url_env else None) or default_url).rstrip("/")
         if provider == "ollama" and not url.endswith("/v1"):
             url += "/v1"  # Ollama's OpenAI-compatible API
-        key = key or (os.environ.get(key_env) if key_env else None)
-        if provider == "deepseek" and not key:
+        api_key = api_key or (os.environ.get(key_env) if key_env else None)
+        if provider == "deepseek" and not api_key:
             raise ValidationError(
                 "llm.config.api_key: the config's llm (deepseek) has no API key: set llm.config.api_key "
                 "or DEEPSEEK_API_KEY in the environment",
                 field="llm.config.api_key",
             )
         out.update(llm_provider=LLMProvider.OPENAI.value, llm_base_url=url, llm_model=model or default_model)
-        if key:
-            out["llm_api_key"] = key
+        if api_key:
+            out["llm_api_key"] = api_key
     return provider
 
 
@@ -284,15 +284,15 @@ def _read_embedder(section: tuple[str, Mapping[str, Any]], out: dict[str, Any]) 
             "environment instead (the OpenAI client reads them)",
             field="embedder.config.http_client_proxies",
         )
-    model, key, dims = conf.get("model") or None, conf.get("api_key") or None, conf.get("embedding_dims")
+    model, api_key, dims = conf.get("model") or None, conf.get("api_key") or None, conf.get("embedding_dims")
     if model is not None and not isinstance(model, str):
         raise ValidationError("embedder.config.model must be a model name", field="embedder.config.model")
     if provider == "openai":
         url = conf.get("openai_base_url") or None
         out.update(embedder=EmbedderKind.OPENAI.value, embedding_model=model or "text-embedding-3-small")
         out["embedding_base_url"] = url
-        if key is not None:
-            out["embedding_api_key"] = key
+        if api_key is not None:
+            out["embedding_api_key"] = api_key
         if dims is not None:
             out["embedding_dimensions"] = dims
         return url is None
@@ -341,8 +341,8 @@ def _read_embedder(section: tuple[str, Mapping[str, Any]], out: dict[str, Any]) 
     if provider == "ollama" and not url.endswith("/v1"):
         url += "/v1"  # Ollama's OpenAI-compatible API
     out.update(embedder=EmbedderKind.OPENAI.value, embedding_base_url=url, embedding_model=model or default_model)
-    if key is not None:
-        out["embedding_api_key"] = key
+    if api_key is not None:
+        out["embedding_api_key"] = api_key
     return False
 
 
