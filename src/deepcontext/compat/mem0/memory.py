@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Self
 
 from deepcontext.compat.mem0 import views as v
+from deepcontext.compat.mem0.config import read_config
 from deepcontext.core import DeepContext
 from deepcontext.errors import MemoryNotFoundError, ValidationError
 from deepcontext.services.validation import parse_filters
@@ -17,7 +17,6 @@ from deepcontext.types import HistoryEvent, MemoryStatus
 
 __all__ = ["AsyncMemory", "Memory"]
 
-log = logging.getLogger("deepcontext")
 
 _UNSET: Any = object()
 #: what mem0 2.x raises for its platform-only temporal parameters
@@ -31,10 +30,12 @@ class AsyncMemory:
     ``delete_all``, ``history``, ``reset``, ``chat``, results as ``{"results": [...]}``.
 
     Args:
-        config: mem0's configuration; accepted for compatibility and not used.
+        config: mem0's configuration dict (or ``MemoryConfig``): its ``llm``, ``embedder`` and
+            ``vector_store`` become deepcontext settings (see :func:`~deepcontext.compat.mem0.config.read_config`);
+            what deepcontext cannot do raises :class:`~deepcontext.errors.ValidationError`.
         context: a :class:`DeepContext` to work on (the caller keeps ownership). Without it one is
-            built from ``settings`` (keyword arguments of :class:`DeepContext`) and closed by
-            :meth:`close`.
+            built from ``config`` and ``settings`` (keyword arguments of :class:`DeepContext`, which
+            win over the config's) and closed by :meth:`close`.
         default_user_id: the user of memories added or looked for without a ``user_id``.
     """
 
@@ -46,12 +47,14 @@ class AsyncMemory:
         default_user_id: str = "default",
         **settings: Any,
     ) -> None:
-        if config:
-            log.warning("deepcontext.compat.mem0: mem0's provider configuration is not used; configure deepcontext instead")
         if context is not None and settings:
             raise ValidationError("give a context or settings, not both", field="context")
+        asked = read_config(config, settings)
+        if context is not None:
+            _no_settings_for(asked.settings)
         self._owns = context is None
-        self._ctx = context if context is not None else DeepContext(**settings)
+        self._ctx = context if context is not None else DeepContext(**{**asked.settings, **settings})
+        asked.check(self._ctx.settings)  # nothing is opened before init(): nothing to close on failure
         self.default_user_id = default_user_id
 
     @classmethod
@@ -400,6 +403,16 @@ class AsyncMemory:
         return found
 
 
+def _no_settings_for(asked: Mapping[str, Any]) -> None:
+    """A given engine is configured already: a config asking for settings cannot apply to it."""
+    if asked:
+        raise ValidationError(
+            f"the config asks for {', '.join(sorted(asked))}, but context= is an engine configured already: "
+            "configure that engine instead, or give the config without context=",
+            field="config",
+        )
+
+
 # --- blocking shell ---------------------------------------------------------------------------------
 def _blocking(name: str) -> Any:
     method = getattr(AsyncMemory, name)
@@ -420,9 +433,17 @@ class Memory:
 
         if context is not None and settings:
             raise ValidationError("give a context or settings, not both", field="context")
+        asked = read_config(config, settings)
+        if context is not None:
+            _no_settings_for(asked.settings)
         self._owns = context is None
-        self._sync: SyncDeepContext = context if context is not None else SyncDeepContext(**settings)
-        self._async = AsyncMemory(config, context=self._sync.async_context, default_user_id=default_user_id)
+        self._sync: SyncDeepContext = context if context is not None else SyncDeepContext(**{**asked.settings, **settings})
+        try:
+            asked.check(self._sync.settings)
+        except BaseException:
+            self.close()  # the engine's event loop thread
+            raise
+        self._async = AsyncMemory(context=self._sync.async_context, default_user_id=default_user_id)
 
     @classmethod
     def from_config(cls, config_dict: Mapping[str, Any] | None = None, **kwargs: Any) -> Memory:
