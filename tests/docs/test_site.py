@@ -32,7 +32,7 @@ def test_mkdocs_build_strict(tmp_path: Path) -> None:
     # the generated references hold every command, endpoint and public method
     assert "deepcontext search" in cli and "deepcontext keys create" in cli
     assert "/v1/search" in rest and "/v1/memories/{memory_id}" in rest
-    assert "run_lifecycle" in python and "SyncDeepContext" in python
+    assert "run_lifecycle" in python and "deepcontext.SyncDeepContext.search" in python
 
 
 def test_readme_is_a_front_page() -> None:
