@@ -1,5 +1,6 @@
 """What a new user meets in the first hour of the CLI: their text printed as written, edges drawn
-the way they run, a mistyped --db refused, long files added in chunks, empty answers explained."""
+the way they run, a mistyped --db refused, long files added in chunks, empty answers explained.
+The command runs in process; the README's Python example runs as a script."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -19,10 +22,7 @@ def _env(tmp_path: Path) -> dict[str, str]:
 def _run(
     tmp_path: Path, *args: str, stdin: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "deepcontext", *args], input=stdin, capture_output=True, text=True,
-        env=_env(tmp_path) | (env or {}), timeout=300, cwd=cwd,
-    )  # fmt: skip
+    return run_cli(args, stdin=stdin, env={"HOME": str(tmp_path), "DEEPCONTEXT_EMBEDDER": "hash"} | (env or {}), cwd=cwd)
 
 
 def cli(tmp_path: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
