@@ -1,4 +1,4 @@
-"""`deepcontext bench scale` and `bench plot` as a user runs them (real processes, real databases, the
+"""`deepcontext bench scale` and `bench plot` as a user runs them (in process, real databases, the
 hash embedder to keep it short): stages grow one user through the import path, `--reuse` tops up
 without importing again, many users on PostgreSQL, and the plot from the results JSON."""
 
@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from tests.bench.test_speed_cli import rows
+from tests.support.cli import run_cli
 
 
 def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash", "COLUMNS": "250"}
-    return subprocess.run(
-        [sys.executable, "-m", "deepcontext", "bench", *args], capture_output=True, text=True, env=env, timeout=300
-    )
+    env = {"HOME": str(tmp_path), "DEEPCONTEXT_EMBEDDER": "hash", "COLUMNS": "250"}
+    return run_cli(["bench", *args], env=env)
 
 
 def scale(tmp_path: Path, db: str, *args: str) -> subprocess.CompletedProcess[str]:
