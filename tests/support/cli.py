@@ -32,12 +32,15 @@ def run_cli(
     stdin: str | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | Path | None = None,
+    timeout: float | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``deepcontext *args`` in process; the result reads like ``subprocess.run``'s.
 
     ``env`` is added to the environment for the call only, after the variables the command reads
     are cleared (as a fresh process given only ``env`` would see them). An exception the command
-    lets out becomes a traceback on stderr and exit code 1, as in a process.
+    lets out becomes a traceback on stderr and exit code 1, as in a process. With ``timeout`` the
+    command runs in a thread and a call still running after it fails the test (a server that
+    should have refused to start would otherwise hold the test run).
     """
     overlay: dict[str, str | None] = {
         k: None for k in os.environ if k.startswith(_CLEARED_PREFIXES) or k in _CLEARED
@@ -47,13 +50,17 @@ def run_cli(
     box: list[subprocess.CompletedProcess[str]] = []
 
     def invoke() -> None:
-        old_cwd = os.getcwd()
+        old_cwd, old_environ = os.getcwd(), dict(os.environ)
         if cwd is not None:
             os.chdir(cwd)
         try:
             result = CliRunner().invoke(app, list(args), input=stdin, env=overlay, catch_exceptions=True)
         finally:
             os.chdir(old_cwd)
+            # a command may set variables for its own workers (serve does): none outlives the call
+            for name in set(os.environ) - set(old_environ):
+                del os.environ[name]
+            os.environ.update(old_environ)
         stderr = result.stderr
         code = result.exit_code
         if result.exception is not None and not isinstance(result.exception, SystemExit):
@@ -63,10 +70,16 @@ def run_cli(
 
     try:
         asyncio.get_running_loop()
+        in_loop = True
     except RuntimeError:
+        in_loop = False
+    if timeout is None and not in_loop:
         invoke()
-    else:  # called from an async test: the command's asyncio.run needs a thread without a loop
-        worker = threading.Thread(target=invoke)
-        worker.start()
-        worker.join()
+        return box[0]
+    # from an async test the command's asyncio.run needs a thread without a loop
+    worker = threading.Thread(target=invoke, daemon=True)
+    worker.start()
+    worker.join(timeout)
+    if worker.is_alive():
+        raise AssertionError(f"deepcontext {' '.join(args)} still running after {timeout} s")
     return box[0]
