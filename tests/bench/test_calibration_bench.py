@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from deepcontext.bench.calibration import write_constants
 from deepcontext.bench.locomo import run_locomo
 from deepcontext.retrieve.calibration import CONSTANTS_PATH, FEATURES, Calibration
@@ -58,6 +60,7 @@ async def test_report_bins_cross_validation_and_constants(tmp_path: Path) -> Non
     assert model.weights == tuple(cal["constants"]["weights"][f] for f in FEATURES)
 
 
+@pytest.mark.slow  # a LoCoMo run end to end
 def test_cli_prints_the_calibration_curve(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path), "DEEPCONTEXT_EMBEDDER": "hash", "COLUMNS": "250"}
     before = CONSTANTS_PATH.read_bytes()

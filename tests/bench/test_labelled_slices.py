@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from deepcontext import DeepContext
 from deepcontext.bench.needs import DEFAULT_NEEDS, DIRECT_REQUESTS, holdout_sets, load_needs, run_need
 from deepcontext.bench.updates import DEFAULT_UPDATES, load_cases, run_case
@@ -52,6 +54,7 @@ def test_the_direct_requests_and_the_training_sentences_are_well_formed() -> Non
         assert len(set(texts)) == len(texts)
 
 
+@pytest.mark.slow  # every held-out set, end to end
 def test_bench_needs_reports_the_held_out_sets(tmp_path: Path) -> None:
     data = tmp_path / "two.jsonl"
     data.write_text("\n".join(DEFAULT_NEEDS.read_text(encoding="utf-8").splitlines()[:2]) + "\n", encoding="utf-8")

@@ -8,6 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.bench.test_speed_cli import rows
 from tests.support.cli import run_cli
 
@@ -22,6 +24,7 @@ def scale(tmp_path: Path, db: str, *args: str) -> subprocess.CompletedProcess[st
                  "--out", str(tmp_path / "out"), *args)  # fmt: skip
 
 
+@pytest.mark.slow  # four scale runs and a plot, end to end
 def test_one_user_grows_resumes_and_plots(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 's.db'}"
     p = scale(tmp_path, db, "--sizes", "40,90")
@@ -57,6 +60,7 @@ def test_one_user_grows_resumes_and_plots(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow  # a scale run end to end
 def test_many_users_on_postgres(tmp_path: Path, pg_url: str) -> None:
     p = scale(tmp_path, pg_url, "--users", "4", "--sizes", "15")
     assert p.returncode == 0, p.stderr

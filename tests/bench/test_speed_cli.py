@@ -8,6 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.support.cli import run_cli
 
 
@@ -24,6 +26,7 @@ def rows(stdout: str) -> list[list[str]]:
     return [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in body]
 
 
+@pytest.mark.slow  # two speed runs end to end
 def test_two_databases_side_by_side(tmp_path: Path, pg_url: str) -> None:
     p = bench(tmp_path, "--db", f"sqlite:///{tmp_path / 'a.db'}", "--db", pg_url)
     assert p.returncode == 0, p.stderr
