@@ -38,6 +38,7 @@ def test_guard_refuses_the_network_even_when_the_caller_swallows_the_error() -> 
     assert socket.socket.connect.__qualname__ == "socket.connect"
 
 
+@pytest.mark.slow  # both systems end to end
 async def test_locomo_runs_mem0_on_the_same_questions(tmp_path: Path) -> None:
     result = await run_locomo(DATA, db_url=f"sqlite:///{tmp_path}/mini.db", settings={"embedder": "hash"}, baselines=False, peer="mem0")
     theirs = result["systems"][result["peer"]]
