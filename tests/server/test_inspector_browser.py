@@ -25,10 +25,10 @@ from deepcontext import DeepContext
 from deepcontext.store.apikeys import create_key
 from tests.server.helpers import ROOT, cli_env, serve
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
 pytestmark = pytest.mark.slow  # a real browser against a real server process
 
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
 REQUIRED = os.environ.get("DEEPCONTEXT_REQUIRE_BROWSER", "") == "1"
 SHOTS = ROOT / "tests" / "screenshots"
 PWNED = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
