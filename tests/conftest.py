@@ -129,4 +129,17 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     return request.getfixturevalue("pg_database")()
 
 
+_PG_FIXTURES = {"postgres_server", "pg_database", "pg_url", "pg"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that needs PostgreSQL ``postgres`` (its fixtures, or a "postgres" parameter
+    such as db_url's), so ``-m "not postgres"`` leaves them out of a quick SQLite-only run."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params.values() if callspec is not None else ()
+        if _PG_FIXTURES & set(getattr(item, "fixturenames", ())) or "postgres" in params:
+            item.add_marker(pytest.mark.postgres)
+
+
 # ==================================== end of the database section ====================================

@@ -255,6 +255,7 @@ def test_build_embedder_gives_minilm_by_default(tmp_path: Path) -> None:
     assert not emb.loaded
 
 
+@pytest.mark.slow  # a fresh process
 def test_the_model_folder_is_found_without_importing_the_package() -> None:
     code = (
         "import sys; from deepcontext.embed.minilm import find_model_dir; "
@@ -265,6 +266,7 @@ def test_the_model_folder_is_found_without_importing_the_package() -> None:
     assert find_model_dir().name == "model"
 
 
+@pytest.mark.slow  # a fresh process loading the model
 def test_no_torch_is_imported_at_run_time() -> None:
     code = (
         "import deepcontext, deepcontext.embed; from deepcontext.embed.minilm import MiniLMEmbedder; "

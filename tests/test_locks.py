@@ -73,6 +73,7 @@ def test_bad_arguments(store: Store) -> None:
         pass
 
 
+@pytest.mark.slow  # several processes on one database
 def test_processes_serialise_on_the_lock(db_url: str) -> None:
     open_test_store(db_url).close()
     run_processes(locked_increment_worker, [(db_url, DIM, 10)] * 3)

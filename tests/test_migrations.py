@@ -101,6 +101,7 @@ def test_schema_matches_for_large_vectors(db_url: str) -> None:
         store.close()
 
 
+@pytest.mark.slow  # several processes on one database
 def test_processes_migrating_at_once(db_url: str) -> None:
     versions = run_processes(migrate_worker, [(db_url, DIM)] * 3)
     assert versions == [latest_version()] * 3

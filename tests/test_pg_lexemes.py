@@ -4,6 +4,7 @@ updates, deletes, concurrent processes, a deleted user, and the migration's own 
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import text
 
 from deepcontext.store import MemoryFilters
@@ -57,6 +58,7 @@ def test_frequencies_follow_every_write(pg: PostgresStore) -> None:
     assert kept(pg)[("v", "porto")] == 1
 
 
+@pytest.mark.slow  # several processes on one database
 def test_concurrent_adds_from_processes_keep_exact_counts(pg_url: str, pg: PostgresStore) -> None:
     # four processes writing one shared user (same lexemes, concurrently) and one user each
     run_processes(add_worker, [(pg_url, DIM, w, 6) for w in range(4)])

@@ -141,6 +141,7 @@ def test_selective_filters_still_return_k(pg: PostgresStore) -> None:
     np.testing.assert_allclose([s for _, s in got], sorted(rare_vecs @ q, reverse=True)[:10], atol=1e-5)
 
 
+@pytest.mark.slow  # several processes on one database
 def test_concurrent_adds_from_processes_lose_nothing(pg_url: str) -> None:
     open_test_store(pg_url).close()
     workers, n = 4, 12
@@ -167,6 +168,7 @@ def test_concurrent_adds_from_processes_lose_nothing(pg_url: str) -> None:
         store.close()
 
 
+@pytest.mark.slow  # a lock holder process killed
 def test_advisory_lock_is_released_when_the_holder_dies(pg_url: str) -> None:
     open_test_store(pg_url).close()
     barrier = SPAWN.Barrier(2)

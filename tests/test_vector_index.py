@@ -202,6 +202,7 @@ def test_sqlite_store_uses_the_graph_past_the_setting(tmp_path: Path) -> None:
         exact.close()
 
 
+@pytest.mark.slow  # a fresh process exiting mid-build
 def test_a_process_exiting_mid_build_exits_cleanly(tmp_path: Path) -> None:
     """A build thread still inside the native library at interpreter exit would abort the process;
     the build is cancelled and joined at exit instead."""

@@ -1,19 +1,17 @@
-"""`deepcontext bench extraction` as a user runs it (a real process): the shipped labelled set, and a
+"""`deepcontext bench extraction` as a user runs it (in process): the shipped labelled set, and a
 set of one's own given with --data (scores that follow from its facts), errors on a bad file."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.cli import run_cli
 
 
 def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "COLUMNS": "250", "PYTHONPATH": os.environ.get("PYTHONPATH", "")}
-    return subprocess.run([sys.executable, "-m", "deepcontext", "bench", "extraction", *args],
-                          capture_output=True, text=True, env=env, timeout=300)
+    return run_cli(["bench", "extraction", *args], env={"HOME": str(tmp_path), "COLUMNS": "250"})
 
 
 def test_the_shipped_set(tmp_path: Path) -> None:

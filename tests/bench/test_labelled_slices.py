@@ -6,15 +6,15 @@ needs`), not these tests'."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+import pytest
 
 from deepcontext import DeepContext
 from deepcontext.bench.needs import DEFAULT_NEEDS, DIRECT_REQUESTS, holdout_sets, load_needs, run_need
 from deepcontext.bench.updates import DEFAULT_UPDATES, load_cases, run_case
 from deepcontext.embed import HashEmbedder
+from tests.support.cli import run_cli
 
 
 def test_the_labelled_sets_have_their_size() -> None:
@@ -54,14 +54,12 @@ def test_the_direct_requests_and_the_training_sentences_are_well_formed() -> Non
         assert len(set(texts)) == len(texts)
 
 
+@pytest.mark.slow  # every held-out set, end to end
 def test_bench_needs_reports_the_held_out_sets(tmp_path: Path) -> None:
     data = tmp_path / "two.jsonl"
     data.write_text("\n".join(DEFAULT_NEEDS.read_text(encoding="utf-8").splitlines()[:2]) + "\n", encoding="utf-8")
-    p = subprocess.run(
-        [sys.executable, "-m", "deepcontext", "bench", "needs", "--data", str(data), "--holdout", "--filler", "100",
-         "--set", "embedder=hash"],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "COLUMNS": "200"},
-    )  # fmt: skip
+    p = run_cli(["bench", "needs", "--data", str(data), "--holdout", "--filler", "100", "--set", "embedder=hash"],
+                env={"COLUMNS": "200"})
     assert p.returncode == 0, p.stderr
     assert "2 cases: top 1" in p.stdout
     for path in holdout_sets():

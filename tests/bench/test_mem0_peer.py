@@ -4,16 +4,14 @@ Skipped, with one message, where mem0 is not installed (it is in the bench extra
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from deepcontext.bench.locomo import KS, run_locomo
 from deepcontext.bench.mem0_peer import NetworkBlockedError, mem0_version, network_guard
+from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.skipif(mem0_version() is None, reason="mem0 is not installed (pip install -e '.[bench]'): the mem0 comparison is not tested")
 
@@ -21,8 +19,7 @@ DATA = Path(__file__).parent / "mini_locomo.json"
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash", "COLUMNS": "250"}
-    return env | ({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {})
+    return {"HOME": str(tmp_path), "DEEPCONTEXT_EMBEDDER": "hash", "COLUMNS": "250"}
 
 
 def test_guard_refuses_the_network_even_when_the_caller_swallows_the_error() -> None:
@@ -41,6 +38,7 @@ def test_guard_refuses_the_network_even_when_the_caller_swallows_the_error() -> 
     assert socket.socket.connect.__qualname__ == "socket.connect"
 
 
+@pytest.mark.slow  # both systems end to end
 async def test_locomo_runs_mem0_on_the_same_questions(tmp_path: Path) -> None:
     result = await run_locomo(DATA, db_url=f"sqlite:///{tmp_path}/mini.db", settings={"embedder": "hash"}, baselines=False, peer="mem0")
     theirs = result["systems"][result["peer"]]
@@ -56,14 +54,10 @@ async def test_locomo_runs_mem0_on_the_same_questions(tmp_path: Path) -> None:
     assert all(v is not None and v > 0 for v in ratios.values()), ratios
 
 
+@pytest.mark.slow  # both systems end to end
 def test_speed_cli_reports_mem0_on_the_same_turns(tmp_path: Path) -> None:
-    p = subprocess.run(
-        [sys.executable, "-m", "deepcontext", "bench", "speed", "--peer", "mem0", "--sizes", "40", "--queries", "10", "--out", str(tmp_path / "out")],
-        capture_output=True,
-        text=True,
-        env=_env(tmp_path),
-        timeout=300,
-    )
+    p = run_cli(["bench", "speed", "--peer", "mem0", "--sizes", "40", "--queries", "10", "--out", str(tmp_path / "out")],
+                env=_env(tmp_path))
     assert p.returncode == 0, p.stderr
     assert f"deepcontext / mem0 {mem0_version()}" in p.stdout
     result = json.loads((tmp_path / "out" / "speed-sqlite-latest.json").read_text())
@@ -73,8 +67,5 @@ def test_speed_cli_reports_mem0_on_the_same_turns(tmp_path: Path) -> None:
 
 
 def test_an_unknown_peer_is_refused(tmp_path: Path) -> None:
-    p = subprocess.run(
-        [sys.executable, "-m", "deepcontext", "bench", "speed", "--peer", "zep", "--sizes", "40"],
-        capture_output=True, text=True, env=_env(tmp_path), timeout=120,
-    )  # fmt: skip
+    p = run_cli(["bench", "speed", "--peer", "zep", "--sizes", "40"], env=_env(tmp_path))
     assert p.returncode != 0 and "unknown peer 'zep'" in p.stdout + p.stderr

@@ -1,4 +1,4 @@
-"""`deepcontext bench scale` and `bench plot` as a user runs them (real processes, real databases, the
+"""`deepcontext bench scale` and `bench plot` as a user runs them (in process, real databases, the
 hash embedder to keep it short): stages grow one user through the import path, `--reuse` tops up
 without importing again, many users on PostgreSQL, and the plot from the results JSON."""
 
@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
+import pytest
+
 from tests.bench.test_speed_cli import rows
+from tests.support.cli import run_cli
 
 
 def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash", "COLUMNS": "250"}
-    return subprocess.run(
-        [sys.executable, "-m", "deepcontext", "bench", *args], capture_output=True, text=True, env=env, timeout=300
-    )
+    env = {"HOME": str(tmp_path), "DEEPCONTEXT_EMBEDDER": "hash", "COLUMNS": "250"}
+    return run_cli(["bench", *args], env=env)
 
 
 def scale(tmp_path: Path, db: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -24,6 +24,7 @@ def scale(tmp_path: Path, db: str, *args: str) -> subprocess.CompletedProcess[st
                  "--out", str(tmp_path / "out"), *args)  # fmt: skip
 
 
+@pytest.mark.slow  # four scale runs and a plot, end to end
 def test_one_user_grows_resumes_and_plots(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 's.db'}"
     p = scale(tmp_path, db, "--sizes", "40,90")
@@ -59,6 +60,7 @@ def test_one_user_grows_resumes_and_plots(tmp_path: Path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+@pytest.mark.slow  # a scale run end to end
 def test_many_users_on_postgres(tmp_path: Path, pg_url: str) -> None:
     p = scale(tmp_path, pg_url, "--users", "4", "--sizes", "15")
     assert p.returncode == 0, p.stderr

@@ -1,4 +1,4 @@
-"""`deepcontext bench speed` as a user runs it (a real process, real databases, the hash embedder to
+"""`deepcontext bench speed` as a user runs it (in process, real databases, the hash embedder to
 keep it short): one database, and two side by side (SQLite and PostgreSQL) in one table, one JSON and
 one plot."""
 
@@ -6,20 +6,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+import pytest
+
+from tests.support.cli import run_cli
 
 
 def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     # a wide console: rich wraps at the terminal's width (80 columns without one)
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash", "COLUMNS": "250"}
-    return subprocess.run(
-        [sys.executable, "-m", "deepcontext", "bench", "speed", "--sizes", "40", "--queries", "10", "--out", str(tmp_path / "out"), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
-    )
+    env = {"HOME": str(tmp_path), "DEEPCONTEXT_EMBEDDER": "hash", "COLUMNS": "250"}
+    return run_cli(["bench", "speed", "--sizes", "40", "--queries", "10", "--out", str(tmp_path / "out"), *args], env=env)
 
 
 def rows(stdout: str) -> list[list[str]]:
@@ -29,6 +26,7 @@ def rows(stdout: str) -> list[list[str]]:
     return [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in body]
 
 
+@pytest.mark.slow  # two speed runs end to end
 def test_two_databases_side_by_side(tmp_path: Path, pg_url: str) -> None:
     p = bench(tmp_path, "--db", f"sqlite:///{tmp_path / 'a.db'}", "--db", pg_url)
     assert p.returncode == 0, p.stderr

@@ -94,6 +94,7 @@ def prompts(screen: str) -> int:
     return len(re.findall(r"^you › ", screen, re.MULTILINE))
 
 
+@pytest.mark.slow  # a real terminal (tmux) and a chat process
 def test_chat_in_a_terminal(tmp_path: Path, fake_openai: FakeOpenAI, brain: Brain, pane: Pane) -> None:
     db = tmp_path / "chat.db"
     answer = "Porto is a lovely city on the Douro river."

@@ -1,19 +1,17 @@
-"""`deepcontext context` as a user runs it: a real process, a real database file."""
+"""`deepcontext context` as a user runs it: the command in process, a real database file."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.cli import run_cli
 
 
 def cli(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash", "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "deepcontext", "--db", str(tmp_path / "cli.db"), *args],
-        input=stdin, capture_output=True, text=True, env=env, timeout=180, check=False,
-    )  # fmt: skip
+    env = {"HOME": str(tmp_path), "DEEPCONTEXT_EMBEDDER": "hash", "COLUMNS": "200"}
+    return run_cli(["--db", str(tmp_path / "cli.db"), *args], stdin=stdin, env=env)
 
 
 def test_context_command(tmp_path: Path) -> None:

@@ -1,28 +1,18 @@
-"""``deepcontext dialogue show | export | compress`` as a user runs them: a real process, a real file."""
+"""``deepcontext dialogue show | export | compress`` as a user runs them: in process, a real file."""
 
 from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 from deepcontext import DeepContext
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.cli import run_cli
 
 
 def cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash", "COLUMNS": "200"}
-    return subprocess.run(
-        [sys.executable, "-m", "deepcontext", "--db", str(tmp_path / "cli.db"), *args],
-        capture_output=True,
-        check=False,
-        text=True,
-        env=env,
-        timeout=180,
-        cwd=tmp_path,
-    )
+    env = {"HOME": str(tmp_path), "DEEPCONTEXT_EMBEDDER": "hash", "COLUMNS": "200"}
+    return run_cli(["--db", str(tmp_path / "cli.db"), *args], env=env, cwd=tmp_path)
 
 
 async def _conversation(tmp_path: Path) -> dict[str, int]:

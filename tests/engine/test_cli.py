@@ -1,31 +1,22 @@
-"""The CLI as a user runs it: a real process, a real database file."""
+"""The CLI as a user runs it: the command in process, a real database file."""
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def cli(tmp_path: Path, *args: str, stdin: str | None = None, **extra_env: str) -> subprocess.CompletedProcess[str]:
-    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash", **extra_env}
-    if "PYTHONPATH" in os.environ:  # the source under test, not another installed copy
-        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    return subprocess.run(
-        [sys.executable, "-m", "deepcontext", "--db", str(tmp_path / "cli.db"), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=180,
-    )
+    env = {"HOME": str(tmp_path), "DEEPCONTEXT_EMBEDDER": "hash", **extra_env}
+    return run_cli(["--db", str(tmp_path / "cli.db"), *args], stdin=stdin, env=env)
 
 
 def _commands() -> list[str]:

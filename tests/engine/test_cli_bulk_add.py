@@ -13,6 +13,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
+
+from tests.support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 N = 3000
@@ -49,6 +52,7 @@ def _turns(tmp_path: Path) -> list[tuple[str, str]]:
             return []
 
 
+@pytest.mark.slow  # SIGKILL of a real process
 def test_a_killed_add_resumes_without_duplicates_or_gaps(tmp_path: Path) -> None:
     path = _history(tmp_path)
     args = ("add", str(path), "--user", "ana", "--conversation", "archive")
@@ -92,6 +96,7 @@ def test_a_killed_add_resumes_without_duplicates_or_gaps(tmp_path: Path) -> None
     assert f"stored {N} turn(s)" in fourth.stdout and len(_turns(tmp_path)) == 2 * N
 
 
+@pytest.mark.slow  # SIGKILL of a real process
 def test_a_killed_import_stores_nothing_and_a_rerun_stores_everything_once(tmp_path: Path) -> None:
     path = _history(tmp_path)
     assert subprocess.run(_cmd(tmp_path, "add", str(path), "--user", "bo"), env=_env(tmp_path), capture_output=True, timeout=600).returncode == 0
@@ -111,6 +116,7 @@ def test_a_killed_import_stores_nothing_and_a_rerun_stores_everything_once(tmp_p
     assert [c for c, _ in _turns(tmp_path)] == [json.loads(line)["content"] for line in path.read_text().splitlines()]
 
 
+@pytest.mark.slow  # the real model embeds every message twice
 async def test_pipelined_vectors_are_each_texts_own(tmp_path: Path) -> None:
     """The bulk add embeds the next batch while it writes this one: every stored vector is still
     what the model gives for its text alone."""
@@ -125,8 +131,8 @@ async def test_pipelined_vectors_are_each_texts_own(tmp_path: Path) -> None:
     ]  # fmt: skip
     path = tmp_path / "chat.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    env = {k: v for k, v in _env(tmp_path).items() if k != "DEEPCONTEXT_EMBEDDER"}  # the real model
-    p = subprocess.run(_cmd(tmp_path, "add", str(path), "--user", "ana"), env=env, capture_output=True, text=True, timeout=600)
+    # the real model (no DEEPCONTEXT_EMBEDDER); the command in process
+    p = run_cli(["--db", str(tmp_path / "bulk.db"), "add", str(path), "--user", "ana"], env={"HOME": str(tmp_path), "COLUMNS": "200"})
     assert p.returncode == 0, p.stderr
     ctx = DeepContext(database_url=f"sqlite:///{tmp_path / 'bulk.db'}")
     await ctx.init()

@@ -1,28 +1,25 @@
 """What a new user meets in the first hour of the CLI: their text printed as written, edges drawn
-the way they run, a mistyped --db refused, long files added in chunks, empty answers explained."""
+the way they run, a mistyped --db refused, long files added in chunks, empty answers explained.
+The command and the README's Python example run in process."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
-import sys
 from pathlib import Path
 
+import pytest
+
+from tests.support.cli import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _env(tmp_path: Path) -> dict[str, str]:
-    # the source under test, also when another copy of deepcontext is installed
-    return {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash", "PYTHONPATH": str(ROOT / "src")}
 
 
 def _run(
     tmp_path: Path, *args: str, stdin: str | None = None, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "deepcontext", *args], input=stdin, capture_output=True, text=True,
-        env=_env(tmp_path) | (env or {}), timeout=300, cwd=cwd,
-    )  # fmt: skip
+    return run_cli(args, stdin=stdin, env={"HOME": str(tmp_path), "DEEPCONTEXT_EMBEDDER": "hash"} | (env or {}), cwd=cwd)
 
 
 def cli(tmp_path: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -60,15 +57,24 @@ def test_graph_draws_each_edge_the_way_it_runs(tmp_path: Path) -> None:
     assert "--lives_in--> Lisbon" in p.stdout, p.stdout
 
 
-def test_readme_python_example_prints_real_edges(tmp_path: Path) -> None:
+def test_readme_python_example_prints_real_edges(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     readme = (ROOT / "README.md").read_text()
     section = readme.split("## Using it from Python", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
-    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=_env(tmp_path), timeout=180, cwd=tmp_path)
-    assert p.returncode == 0, p.stderr
-    edges = [ln for ln in p.stdout.splitlines() if "--" in ln]
-    assert edges and all("None" not in ln for ln in edges), p.stdout
-    assert any(ln.startswith("Acme Corp ") for ln in edges), p.stdout
+    # the example as a script in this process: its default database under a fresh HOME
+    for name in [k for k in os.environ if k.startswith("DEEPCONTEXT_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("DEEPCONTEXT_EMBEDDER", "hash")
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
+    out = capsys.readouterr().out
+    edges = [ln for ln in out.splitlines() if "--" in ln]
+    assert edges and all("None" not in ln for ln in edges), out
+    assert any(ln.startswith("Acme Corp ") for ln in edges), out
+    assert (tmp_path / ".deepcontext" / "memory.db").is_file()
 
 
 def test_a_db_in_a_missing_folder_is_refused(tmp_path: Path) -> None:

@@ -6,12 +6,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from deepcontext import DeepContext
 from deepcontext.embed import HashEmbedder
 
 WORKER = Path(__file__).with_name("_concurrent_worker.py")
 
 
+@pytest.mark.slow  # two worker processes on one database
 async def test_two_processes_lose_nothing(db_url: str) -> None:
     n = 25
     procs = [

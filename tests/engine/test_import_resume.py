@@ -72,6 +72,7 @@ async def _shape(db: Path, user: str) -> list[tuple[Any, ...]]:
         await ctx.close()
 
 
+@pytest.mark.slow  # SIGKILL of a real process
 async def test_killed_import_resumes_without_duplicates(tmp_path: Path) -> None:
     path, records = await _export(tmp_path)
     assert len(records) > 400

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import deepcontext
 
 
@@ -14,6 +16,7 @@ def _run(code: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     return subprocess.run([sys.executable, *code.split("\0")], capture_output=True, text=True, env=env, timeout=120)
 
 
+@pytest.mark.slow  # a fresh process
 def test_import_does_not_load_torch_or_heavy_backends() -> None:
     p = _run("-X\0importtime\0-c\0import deepcontext; deepcontext.DeepContext")
     assert p.returncode == 0, p.stderr
@@ -22,6 +25,7 @@ def test_import_does_not_load_torch_or_heavy_backends() -> None:
         assert not any(m == heavy or m.startswith(heavy + ".") for m in modules), heavy
 
 
+@pytest.mark.slow  # a fresh process (the entry point)
 def test_cli_help_imports_nothing_heavy() -> None:
     p = _run("-X\0importtime\0-m\0deepcontext\0--help")
     assert p.returncode == 0, p.stderr
@@ -31,6 +35,7 @@ def test_cli_help_imports_nothing_heavy() -> None:
         assert not any(m == heavy or m.startswith(heavy + ".") for m in modules), heavy
 
 
+@pytest.mark.slow  # a fresh process
 def test_import_creates_no_files_and_reads_no_environment(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(tmp_path), "DEEPCONTEXT_EMBEDDER": "nonsense"}
     p = _run("-c\0import deepcontext, deepcontext.core, deepcontext.settings", env=env)

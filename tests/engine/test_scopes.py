@@ -4,25 +4,18 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from deepcontext import DeepContext
 from deepcontext.errors import MemoryNotFoundError, ValidationError
-from tests.server.helpers import cli_env
+from tests.support.cli import run_cli
 
 
 def cli(tmp_path: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "deepcontext", "--db", str(tmp_path / "cli.db"), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=cli_env(HOME=str(tmp_path), DEEPCONTEXT_EMBEDDER="hash"),
-        timeout=180,
-    )
+    env = {"HOME": str(tmp_path), "DEEPCONTEXT_EMBEDDER": "hash"}
+    return run_cli(["--db", str(tmp_path / "cli.db"), *args], stdin=stdin, env=env)
 
 
 def said(text: str) -> list[dict[str, str]]:

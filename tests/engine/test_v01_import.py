@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from deepcontext import DeepContext, LegacyDatabaseError, MemoryEngine, MigrationError
 from deepcontext.embed import HashEmbedder
 from deepcontext.types import HistoryEvent, MemoryStatus
+from tests.support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 V01 = ROOT / "tests" / "fixtures" / "deepcontext-0.1.db"
@@ -87,8 +87,7 @@ async def test_import_moves_memories_entities_relations_and_summaries(tmp_path: 
 
 
 def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"HOME": str(home), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash", "PYTHONPATH": str(ROOT / "src")}
-    return subprocess.run([sys.executable, "-m", "deepcontext", *args], capture_output=True, text=True, env=env, timeout=300)
+    return run_cli(args, env={"HOME": str(home), "DEEPCONTEXT_EMBEDDER": "hash"})
 
 
 def test_cli_imports_a_v01_database_at_the_default_path(tmp_path: Path) -> None:

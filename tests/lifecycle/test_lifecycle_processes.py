@@ -12,11 +12,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from deepcontext import MemoryStatus, MemoryTier, SystemClock
 from deepcontext.types import HistoryEvent
 from tests.lifecycle._lifecycle_worker import TRICKS
 from tests.lifecycle.helpers import say
 from tests.support.fake_openai import FakeOpenAI, Reply
+
+pytestmark = pytest.mark.slow  # lifecycle runs in several processes on one database
 
 WORKER = Path(__file__).with_name("_lifecycle_worker.py")
 

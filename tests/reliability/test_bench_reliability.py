@@ -10,6 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # processes killed with SIGKILL, a REST server, a minute or more
+
 
 def bench(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], list[dict]]:  # type: ignore[type-arg]
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "COLUMNS": "250"}

@@ -18,6 +18,7 @@ from tests.store_helpers import DIM, open_test_store
 from tests.store_workers import SPAWN, _wrap, die_holding_lock_worker
 
 
+@pytest.mark.slow  # a lock holder process killed
 def test_lease_of_a_killed_process_is_taken_over_at_once(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path}/locks.db"
     store = open_test_store(url)

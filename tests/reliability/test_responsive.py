@@ -7,11 +7,13 @@ import asyncio
 import time
 
 import httpx
+import pytest
 
 from deepcontext.settings import DeepContextSettings
 from tests.server.helpers import serve
 
 
+@pytest.mark.slow  # a uvicorn process under a maximal add
 def test_health_answers_during_a_maximal_add(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/m.db"
     n = DeepContextSettings().max_messages_per_add

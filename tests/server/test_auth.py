@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
@@ -17,7 +16,8 @@ from deepcontext.embed import HashEmbedder
 from deepcontext.server import create_app
 from deepcontext.server.auth import _writer, authenticate
 from deepcontext.store.apikeys import create_key, list_keys, revoke_key
-from tests.server.helpers import ROOT, Api, cli_env, flat_routes, running
+from tests.server.helpers import ROOT, Api, flat_routes, running
+from tests.support.cli import run_cli
 
 #: the only routes served without a key
 PUBLIC = {("GET", "/health"), ("GET", "/v1/health"), ("GET", "/v1/ready")}
@@ -159,10 +159,7 @@ async def test_keys_are_stored_hashed_and_track_use(api: Api) -> None:
 
 
 def _cli(db: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "deepcontext", "--db", str(db), "--embedder", "hash", *args],
-        capture_output=True, text=True, env=cli_env(), cwd=str(ROOT), timeout=120,
-    )
+    return run_cli(["--db", str(db), "--embedder", "hash", *args], cwd=ROOT)
 
 
 async def test_keys_cli_create_list_revoke(tmp_path: Path) -> None:

@@ -402,6 +402,7 @@ def test_force_layout_is_deterministic_and_inside_the_square(n: int) -> None:
     assert near < far / 2  # neighbours end up closer than strangers
 
 
+@pytest.mark.slow
 def test_deepcontext_ui_prints_its_address_and_serves_this_machine(tmp_path) -> None:
     env = cli_env(DEEPCONTEXT_DATABASE_URL=f"sqlite:///{tmp_path}/ui.db", DEEPCONTEXT_EMBEDDER="hash")
     proc = subprocess.Popen([sys.executable, "-m", "deepcontext", "ui"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

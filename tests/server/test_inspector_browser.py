@@ -26,6 +26,8 @@ from deepcontext.store.apikeys import create_key
 from tests.server.browser import CHROMEDRIVER, CHROMIUM, start_chromium
 from tests.server.helpers import ROOT, cli_env, serve
 
+pytestmark = pytest.mark.slow  # a real browser against a real server process
+
 REQUIRED = os.environ.get("DEEPCONTEXT_REQUIRE_BROWSER", "") == "1"
 SHOTS = ROOT / "tests" / "screenshots"
 PWNED = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"

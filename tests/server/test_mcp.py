@@ -1,5 +1,6 @@
 """The MCP server through the official SDK's own client: `deepcontext mcp` as a stdio subprocess and
-`deepcontext mcp --http` (streamable HTTP, API keys) as a real server."""
+`deepcontext mcp --http` (streamable HTTP, API keys) as a real server; its refusal to serve without
+keys off loopback runs the command in process."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import httpx
 import httpx2
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
@@ -16,6 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 from deepcontext import DeepContext
 from deepcontext.store.apikeys import create_key
 from tests.server.helpers import ROOT, cli_env, serve
+from tests.support.cli import run_cli
 
 TOOLS = {"add_memories", "search_memories", "get_context", "list_memories", "delete_memory", "graph_neighbours"}
 
@@ -32,6 +35,7 @@ def error_text(result: Any) -> str:
     return result.content[0].text
 
 
+@pytest.mark.slow
 async def test_stdio(db_url: str) -> None:
     params = StdioServerParameters(
         command=sys.executable,
@@ -104,6 +108,7 @@ async def test_stdio(db_url: str) -> None:
         assert (await ctx.get(mid, "ana")).status.value == "deleted"
 
 
+@pytest.mark.slow
 async def test_stdio_without_default_user(tmp_path) -> None:
     params = StdioServerParameters(
         command=sys.executable,
@@ -134,6 +139,7 @@ def _client(url: str, key: str) -> Client:
     return Client(streamable_http_client(url, http_client=http))
 
 
+@pytest.mark.slow
 async def test_streamable_http_with_keys(db_url: str) -> None:
     keys = await _keys(db_url)
     with serve(["--db", db_url, "--embedder", "hash", "mcp", "--http", "--user", "ana"], health="/mcp") as server:
@@ -166,14 +172,16 @@ async def test_streamable_http_with_keys(db_url: str) -> None:
         assert (await ctx.get(mid, "acme/ana")).status.value == "active"
 
 
-async def test_http_without_keys_only_on_loopback(tmp_path) -> None:
-    import subprocess
-
+def test_http_without_keys_is_refused_off_loopback(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/na.db"
-    p = subprocess.run([sys.executable, "-m", "deepcontext", "--db", url, "--embedder", "hash", "mcp", "--http",
-                        "--host", "0.0.0.0", "--no-auth", "--port", "1"],
-                       capture_output=True, text=True, env=cli_env(), cwd=str(ROOT), timeout=120)
+    p = run_cli(["--db", url, "--embedder", "hash", "mcp", "--http", "--host", "0.0.0.0", "--no-auth", "--port", "1"],
+                cwd=ROOT, timeout=120)
     assert p.returncode == 2 and "refusing to serve without authentication" in p.stderr
+
+
+@pytest.mark.slow
+async def test_http_without_keys_on_loopback(tmp_path) -> None:
+    url = f"sqlite:///{tmp_path}/na.db"
     with serve(["--db", url, "--embedder", "hash", "mcp", "--http", "--no-auth"], health="/absent") as server:
         async with Client(server.url + "/mcp") as c:
             data(await c.call_tool("add_memories", {"messages": "I like tea.", "user_id": "me"}))

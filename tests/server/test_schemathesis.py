@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis.errors import Unsatisfiable
@@ -27,6 +28,7 @@ def _make_key(url: str) -> str:
     return asyncio.run(go())
 
 
+@pytest.mark.slow  # hundreds of generated requests per backend
 def test_no_server_errors(db_url: str) -> None:
     key = _make_key(db_url)
     app = create_app(DeepContextSettings(database_url=db_url, embedder="hash"))

@@ -6,6 +6,7 @@ import json
 import sys
 from typing import Any
 
+import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -59,6 +60,7 @@ async def test_rest_scopes_and_filter_operators(api: Api) -> None:
         assert page["total"] == 1 and page["memories"][0]["user_id"] == "bo"
 
 
+@pytest.mark.slow  # a stdio server process
 async def test_mcp_tools_take_scopes_and_filters(tmp_path) -> None:
     params = StdioServerParameters(
         command=sys.executable,

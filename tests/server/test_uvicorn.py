@@ -1,5 +1,6 @@
 """`deepcontext serve` as a real uvicorn process on a free port: two workers over one database lose
-nothing, the README's curl examples work as written, no-auth is loopback-only."""
+nothing, the README's curl examples work as written, no-auth is loopback-only (its refusal runs the
+command in process: nothing is served)."""
 
 from __future__ import annotations
 
@@ -8,14 +9,15 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from deepcontext import DeepContext
 from deepcontext.store.apikeys import create_key
 from tests.server.helpers import ROOT, cli_env, serve
+from tests.support.cli import run_cli
 
 
 def _key(url: str, tenant: str = "acme") -> str:
@@ -39,6 +41,7 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+@pytest.mark.slow
 def test_two_workers_lose_nothing(db_url: str) -> None:
     key = _key(db_url)
     users, per_user = ["ana", "bob", "cy"], 16
@@ -84,11 +87,12 @@ def _readme_curls() -> list[str]:
     return commands
 
 
+@pytest.mark.slow
 def test_readme_curl_examples_work_as_written(tmp_path: Path) -> None:
     db = tmp_path / "readme.db"
-    env = cli_env(DEEPCONTEXT_DATABASE_URL=f"sqlite:///{db}", DEEPCONTEXT_EMBEDDER="hash")
-    p = subprocess.run([sys.executable, "-m", "deepcontext", "keys", "create", "--tenant", "acme", "--name", "laptop"],
-                       capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=120)
+    settings = {"DEEPCONTEXT_DATABASE_URL": f"sqlite:///{db}", "DEEPCONTEXT_EMBEDDER": "hash"}
+    env = cli_env(**settings)
+    p = run_cli(["keys", "create", "--tenant", "acme", "--name", "laptop"], env=settings, cwd=ROOT)
     assert p.returncode == 0, p.stderr
     env["DEEPCONTEXT_KEY"] = p.stdout.strip()
     curls = _readme_curls()
@@ -109,16 +113,19 @@ def test_readme_curl_examples_work_as_written(tmp_path: Path) -> None:
     assert erased["user_id"] == "ana" and erased["deleted"]["turns"] == 1
 
 
-def test_no_auth_only_on_loopback(tmp_path: Path) -> None:
-    env = cli_env(DEEPCONTEXT_DATABASE_URL=f"sqlite:///{tmp_path}/na.db", DEEPCONTEXT_EMBEDDER="hash")
+def test_no_auth_is_refused_off_loopback(tmp_path: Path) -> None:
+    settings = {"DEEPCONTEXT_DATABASE_URL": f"sqlite:///{tmp_path}/na.db", "DEEPCONTEXT_EMBEDDER": "hash"}
     for host in ("0.0.0.0", "::"):
-        p = subprocess.run([sys.executable, "-m", "deepcontext", "serve", "--host", host, "--no-auth", "--port", "1"],
-                           capture_output=True, text=True, env=env, cwd=str(ROOT), timeout=120)
+        p = run_cli(["serve", "--host", host, "--no-auth", "--port", "1"], env=settings, cwd=ROOT, timeout=120)
         assert p.returncode == 2 and "refusing to serve without authentication" in p.stderr, p.stderr
-    env2 = {**env, "DEEPCONTEXT_REQUIRE_AUTH": "false", "DEEPCONTEXT_SERVER_HOST": "0.0.0.0"}
-    p = subprocess.run([sys.executable, "-m", "deepcontext", "serve"], capture_output=True, text=True, env=env2,
-                       cwd=str(ROOT), timeout=120)
+    env2 = {**settings, "DEEPCONTEXT_REQUIRE_AUTH": "false", "DEEPCONTEXT_SERVER_HOST": "0.0.0.0"}
+    p = run_cli(["serve"], env=env2, cwd=ROOT, timeout=120)
     assert p.returncode == 2 and "refusing" in p.stderr  # settings from the environment too
+
+
+@pytest.mark.slow
+def test_no_auth_serves_on_loopback(tmp_path: Path) -> None:
+    env = cli_env(DEEPCONTEXT_DATABASE_URL=f"sqlite:///{tmp_path}/na.db", DEEPCONTEXT_EMBEDDER="hash")
     with serve(["serve", "--no-auth"], env=env) as server:
         base = server.url
         r = httpx.post(base + "/v1/memories", json={"user_id": "ana", "messages": [{"role": "user", "content": "hello"}]})
