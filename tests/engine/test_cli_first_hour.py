@@ -1,6 +1,6 @@
 """What a new user meets in the first hour of the CLI: their text printed as written, edges drawn
 the way they run, a mistyped --db refused, long files added in chunks, empty answers explained.
-The command and the README's Python example run in process."""
+The command and the quick start's Python example run in process."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.docs.examples import blocks
 from tests.support.cli import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,19 +58,18 @@ def test_graph_draws_each_edge_the_way_it_runs(tmp_path: Path) -> None:
     assert "--lives_in--> Lisbon" in p.stdout, p.stdout
 
 
-def test_readme_python_example_prints_real_edges(
+def test_quickstart_python_example_prints_real_edges(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Using it from Python", 1)[1]
-    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    page = ROOT / "docs" / "quickstart.md"
+    code = next(b.code for b in blocks(page) if b.lang == "python" and "get_entity_graph" in b.code)
     # the example as a script in this process: its default database under a fresh HOME
     for name in [k for k in os.environ if k.startswith("DEEPCONTEXT_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("DEEPCONTEXT_EMBEDDER", "hash")
     monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
+    exec(compile(code, str(page), "exec"), {"__name__": "__main__"})
     out = capsys.readouterr().out
     edges = [ln for ln in out.splitlines() if "--" in ln]
     assert edges and all("None" not in ln for ln in edges), out

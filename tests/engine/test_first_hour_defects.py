@@ -18,6 +18,7 @@ import pytest
 from deepcontext import DeepContext
 from deepcontext.errors import ConfigurationError, LLMError, MemoryNotFoundError, ValidationError
 from deepcontext.settings import DeepContextSettings
+from tests.support.cli import run_cli
 from tests.support.fake_openai import FakeOpenAI, Reply
 from tests.support.fixtures import fake_openai, fake_openai_server  # noqa: F401
 
@@ -33,10 +34,9 @@ def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 
 def cli(tmp_path: Path, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "deepcontext", *args], input=stdin, capture_output=True, text=True,
-        env=_env(tmp_path, **env), timeout=300, cwd=tmp_path,
-    )  # fmt: skip
+    # in process; the Ctrl-C tests below start a real process
+    cli_env = {k: v for k, v in _env(tmp_path, **env).items() if k not in ("PATH", "PYTHONPATH")}
+    return run_cli(args, stdin=stdin, env=cli_env, cwd=tmp_path)
 
 
 def _one_line(p: subprocess.CompletedProcess[str]) -> str:
@@ -213,6 +213,7 @@ def _stored_turns(db: Path) -> int:
             return 0
 
 
+@pytest.mark.slow  # a real process, interrupted
 def test_ctrl_c_during_a_bulk_add_says_what_is_stored_and_how_to_resume(tmp_path: Path) -> None:
     n = 3000
     path = tmp_path / "history.jsonl"
@@ -236,6 +237,7 @@ def test_ctrl_c_during_a_bulk_add_says_what_is_stored_and_how_to_resume(tmp_path
     assert _stored_turns(db) == n
 
 
+@pytest.mark.slow  # a real process, interrupted
 def test_ctrl_c_during_a_single_add_says_whether_it_was_stored(tmp_path: Path) -> None:
     # one transaction: the message says it was stored whole or not at all, as the database holds it
     msgs = [{"role": "user", "content": f"Note {i}: the kettle in room {i} is blue."} for i in range(90)]

@@ -17,6 +17,8 @@ from deepcontext import SyncDeepContext
 from deepcontext.store.migrations import latest_version
 from tests.examples.conftest import ROOT, Run
 
+pytestmark = pytest.mark.slow  # example programs run as processes, as a user runs them
+
 HEAD = latest_version()
 
 

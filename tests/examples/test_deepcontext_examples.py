@@ -12,6 +12,8 @@ from tests.chat.helpers import Brain
 from tests.examples.conftest import Run
 from tests.support.fake_openai import FakeOpenAI, Reply
 
+pytestmark = pytest.mark.slow  # example programs run as processes, as a user runs them
+
 
 def test_basic_usage_runs_offline(run: Run) -> None:
     p = run(["examples/deepcontext_basic_usage.py"])

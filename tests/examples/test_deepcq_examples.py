@@ -11,6 +11,8 @@ import pytest
 from tests.examples.conftest import Run
 from tests.support.fake_openai import FakeOpenAI, Reply
 
+pytestmark = pytest.mark.slow  # example programs run as processes, as a user runs them
+
 
 def test_openai_agents_example_offline_prints_only_the_relevant_sections(run: Run) -> None:
     p = run(["examples/deepcq/openai_agents_sdk.py"])

@@ -13,6 +13,8 @@ from deepcontext.llm.prompts import PLAN_SYSTEM
 from tests.examples.conftest import ROOT, Run
 from tests.support.fake_openai import FakeOpenAI, Reply
 
+pytestmark = pytest.mark.slow  # example programs run as processes, as a user runs them
+
 
 def test_main_runs_offline_and_prints_the_final_state(run: Run) -> None:
     p = run(["examples/memory_graph_main.py"])

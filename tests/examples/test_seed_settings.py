@@ -9,6 +9,8 @@ from deepcontext import ConfigurationError, DeepContext
 from deepcontext.settings import DeepContextSettings
 from tests.examples.conftest import Run
 
+pytestmark = pytest.mark.slow  # example programs run as processes, as a user runs them
+
 
 @pytest.mark.parametrize(
     ("settings", "says"),

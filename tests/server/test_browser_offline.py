@@ -87,6 +87,7 @@ def loopback_page() -> Iterator[str]:
         server.server_close()
 
 
+@pytest.mark.slow  # a real browser
 def test_chromium_reaches_loopback_and_resolves_no_other_host(loopback_page: str) -> None:
     pytest.importorskip("selenium", reason="selenium is in the dev extra")
     if shutil.which(browser.CHROMIUM) is None or shutil.which(browser.CHROMEDRIVER) is None:

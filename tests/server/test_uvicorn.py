@@ -1,14 +1,11 @@
 """`deepcontext serve` as a real uvicorn process on a free port: two workers over one database lose
-nothing, the README's curl examples work as written, no-auth is loopback-only (its refusal runs the
-command in process: nothing is served)."""
+nothing, and no-auth is loopback-only (its refusal runs the command in process: nothing is served).
+The docs' curl examples run in tests/docs."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
-import re
-import subprocess
 from pathlib import Path
 
 import httpx
@@ -74,43 +71,6 @@ def test_two_workers_lose_nothing(db_url: str) -> None:
                     assert stats["turns"] == 2 * per_user
 
         asyncio.run(run())
-
-
-def _readme_curls() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    section = text.split("## REST API", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```bash\n(.*?)```", section, re.DOTALL)
-    commands = []
-    for block in blocks:
-        joined = block.replace("\\\n", " ")
-        commands += [line.strip() for line in joined.splitlines() if line.strip().startswith("curl ")]
-    return commands
-
-
-@pytest.mark.slow
-def test_readme_curl_examples_work_as_written(tmp_path: Path) -> None:
-    db = tmp_path / "readme.db"
-    settings = {"DEEPCONTEXT_DATABASE_URL": f"sqlite:///{db}", "DEEPCONTEXT_EMBEDDER": "hash"}
-    env = cli_env(**settings)
-    p = run_cli(["keys", "create", "--tenant", "acme", "--name", "laptop"], env=settings, cwd=ROOT)
-    assert p.returncode == 0, p.stderr
-    env["DEEPCONTEXT_KEY"] = p.stdout.strip()
-    curls = _readme_curls()
-    assert [c.split()[3] for c in curls] == ["POST", "POST", "DELETE", "DELETE"], curls
-    with serve(["serve"], env=env) as server:
-        base = server.url
-        outputs = []
-        for cmd in curls:
-            assert "http://127.0.0.1:8000/" in cmd
-            r = subprocess.run(["bash", "-c", cmd.replace("http://127.0.0.1:8000", base)], capture_output=True,
-                               text=True, env=env, timeout=60)
-            assert r.returncode == 0, r.stderr
-            outputs.append(json.loads(r.stdout))
-    added, found, deleted, erased = outputs
-    assert 1 in added["memory_ids"] and "Lisbon" in added["entities_found"]
-    assert found["user_id"] == "ana" and any("Lisbon" in x["text"] for x in found["results"])
-    assert deleted == {"memory_id": 1, "status": "deleted"}
-    assert erased["user_id"] == "ana" and erased["deleted"]["turns"] == 1
 
 
 def test_no_auth_is_refused_off_loopback(tmp_path: Path) -> None:
