@@ -9,8 +9,6 @@ from deepcontext import ConfigurationError, DeepContext
 from deepcontext.settings import DeepContextSettings
 from tests.examples.conftest import Run
 
-pytestmark = pytest.mark.slow  # example programs run as processes, as a user runs them
-
 
 @pytest.mark.parametrize(
     ("settings", "says"),
@@ -34,6 +32,7 @@ def test_settings_the_embedder_honours_are_accepted() -> None:
     assert (s.embedding_model, s.embedding_dimensions) == ("text-embedding-3-small", 512)
 
 
+@pytest.mark.slow  # the command as a process
 def test_a_01_environment_is_refused_by_the_cli_with_the_message(run: Run) -> None:
     p = run(["-m", "deepcontext", "users"], env={"DEEPCONTEXT_EMBEDDING_MODEL": "text-embedding-3-small"})
     assert p.returncode != 0
