@@ -32,7 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ from deepcontext.store.interface import AddPlan, EntityUpsert, NewMemory, NewTur
 from deepcontext.text import content_hash
 from deepcontext.types import EntityType, MemoryTier, MemoryType
 
-T0 = datetime(2025, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2025, 1, 1, tzinfo=UTC)
 WORDS = "river lantern copper violet harbor meadow quartz ember willow falcon orchard glacier".split()
 
 

@@ -71,7 +71,6 @@ def render() -> str:
     from deepcontext.core import DeepContext
     from deepcontext.sync import SyncDeepContext
 
-    own = {n for n, v in vars(SyncDeepContext).items() if inspect.isfunction(v) or isinstance(v, property)}
     lines: list[str] = []
     for name in sorted(dir(SyncDeepContext)):
         attr = inspect.getattr_static(SyncDeepContext, name)

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from deepcontext.errors import ValidationError
-from deepcontext.extract.interface import ExtractionContext, ExtractionResult, MessageIn
 from deepcontext.extract.entities import find_entities
 from deepcontext.extract.facts import importance_of, is_procedural, is_question
+from deepcontext.extract.interface import ExtractionContext, ExtractionResult, MessageIn
 from deepcontext.extract.relations import find_relations, gerund
 from deepcontext.extract.rewrite import (
     rewrite_first_person,

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 import pytest
 
 from deepcontext.bench.extraction import load_gold, run_extraction, states
-from deepcontext.extract.interface import ExtractionContext, ExtractionResult, MessageIn
 from deepcontext.extract.grammar import defects, unresolved
+from deepcontext.extract.interface import ExtractionContext, ExtractionResult, MessageIn
 from deepcontext.extract.rules import RuleExtractor
 
 SAID = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)  # a Monday

@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from deepcontext.store.keyword_policy import COMMON_TERM_SHARE, MAX_TERM_SHARE, RANK_CAP
-from deepcontext.store.keyword_policy import dominant_terms, fetch_sizes, informative_terms, is_common
+from deepcontext.store.keyword_policy import (
+    COMMON_TERM_SHARE,
+    MAX_TERM_SHARE,
+    RANK_CAP,
+    dominant_terms,
+    fetch_sizes,
+    informative_terms,
+    is_common,
+)
 
 
 def test_a_term_is_common_above_the_share_and_from_the_floor() -> None:

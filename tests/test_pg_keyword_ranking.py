@@ -13,8 +13,7 @@ import random
 from sqlalchemy import text
 
 from deepcontext.store import MemoryFilters
-from deepcontext.store.keyword_policy import RANK_CAP
-from deepcontext.store.keyword_policy import dominant_terms
+from deepcontext.store.keyword_policy import RANK_CAP, dominant_terms
 from deepcontext.store.postgres import PostgresStore
 from deepcontext.store.postgres_keywords import DF_CAP
 from deepcontext.types import MemoryTier

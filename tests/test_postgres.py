@@ -88,7 +88,7 @@ def bulk_memories(store: PostgresStore, user_id: str, vectors: np.ndarray, conve
             {"u": user_id},
         )
         ids = [r[0] for r in conn.execute(insert(mt).returning(mt.c.id, sort_by_parameter_order=True), rows)]
-        store.index_texts(conn, [(i, r["text"]) for i, r in zip(ids, rows)])
+        store.index_texts(conn, [(i, r["text"]) for i, r in zip(ids, rows, strict=True)])
         conn.execute(text("ANALYZE memories"))
     return ids
 

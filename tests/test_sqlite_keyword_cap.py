@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
 from sqlalchemy import update
 
 from deepcontext.store import Store

@@ -466,7 +466,7 @@ def test_failed_add_leaves_nothing(store: Store, db_url: str) -> None:
         # a new user whose add fails leaves no user row either
         plan("newbie", now=later(1), turns=[turn("hello")], memories=[memory("y", supersedes=theirs.memory_ids[0])]),
     ]
-    for p, exc in zip(bad_plans, (MemoryNotFoundError, TurnNotFoundError, MemoryNotFoundError, MemoryNotFoundError)):
+    for p, exc in zip(bad_plans, (MemoryNotFoundError, TurnNotFoundError, MemoryNotFoundError, MemoryNotFoundError), strict=True):
         with pytest.raises(exc):
             store.apply_add(p)
         assert rows_per_table(db_url) == before

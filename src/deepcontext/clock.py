@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Protocol, overload, runtime_checkable
 
 __all__ = ["Clock", "ManualClock", "SystemClock", "as_utc", "from_epoch", "to_epoch"]
@@ -18,14 +18,14 @@ class Clock(Protocol):
 
 class SystemClock:
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
 
 class ManualClock:
     """A clock for tests and simulations: it only moves when told to."""
 
     def __init__(self, start: datetime | None = None) -> None:
-        self._now = as_utc(start) if start else datetime(2025, 1, 1, tzinfo=timezone.utc)
+        self._now = as_utc(start) if start else datetime(2025, 1, 1, tzinfo=UTC)
         self._lock = threading.Lock()
 
     def now(self) -> datetime:
@@ -46,8 +46,8 @@ class ManualClock:
 def as_utc(dt: datetime) -> datetime:
     """Naive datetimes are taken as UTC; aware ones are converted to UTC."""
     if dt.tzinfo is None:
-        return dt.replace(tzinfo=timezone.utc)
-    return dt.astimezone(timezone.utc)
+        return dt.replace(tzinfo=UTC)
+    return dt.astimezone(UTC)
 
 
 def to_epoch(dt: datetime | None) -> float | None:
@@ -63,4 +63,4 @@ def from_epoch(ts: None) -> None: ...
 
 
 def from_epoch(ts: float | None) -> datetime | None:
-    return None if ts is None else datetime.fromtimestamp(ts, tz=timezone.utc)
+    return None if ts is None else datetime.fromtimestamp(ts, tz=UTC)

@@ -113,7 +113,6 @@ class DeepContext:
                 self.settings = settings
         except Exception as exc:  # pydantic's error, re-raised under our root with the same text
             from pydantic import ValidationError as PydanticValidationError
-
             from pydantic_settings import SettingsError
 
             if isinstance(exc, PydanticValidationError | SettingsError):

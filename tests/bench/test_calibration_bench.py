@@ -4,6 +4,7 @@ that round-trip, and returned scores that separate relevant from irrelevant resu
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -46,7 +47,7 @@ async def test_report_bins_cross_validation_and_constants(tmp_path: Path) -> Non
         assert rel["off_topic"]["relevant"] == 0 and rel["answerable"]["relevant"] == rel["relevant"]
         kept = rel["first_results_kept"]
         assert [k["min_score"] for k in kept] == sorted(k["min_score"] for k in kept)
-        assert all(a["answerable"] >= b["answerable"] and a["off_topic"] >= b["off_topic"] for a, b in zip(kept, kept[1:]))
+        assert all(a["answerable"] >= b["answerable"] and a["off_topic"] >= b["off_topic"] for a, b in itertools.pairwise(kept))
     # the committed constants separate relevant results from the rest (a floor: scores that ignore
     # the ranking, or features read wrong, would not)
     bins = cal["returned"]["bins"]

@@ -67,6 +67,7 @@ def llm(env: str, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> F
 def test_python_quickstart(llm: FakeOpenAI) -> None:
     # --- Initialize Mem0 ------------------------------------------------------------------------
     import os
+
     from deepcontext.compat.mem0 import Memory
 
     os.environ["OPENAI_API_KEY"] = "your-api-key"

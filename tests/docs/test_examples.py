@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.docs.examples import PG_URL, ROOT, SERVER_URLS, Example, all_examples, commands, markdown_files, blocks
+from tests.docs.examples import PG_URL, SERVER_URLS, Example, all_examples, blocks, commands, markdown_files
 from tests.server.helpers import cli_env, serve
 from tests.support.fake_openai import FakeOpenAI, Reply
 

@@ -4,14 +4,14 @@ root ``db_url`` fixture), the deterministic hash embedder and a manual clock."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
 from deepcontext import DeepContext, ManualClock
 from deepcontext.embed import HashEmbedder
 
-T0 = datetime(2025, 5, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -13,7 +13,7 @@ CHAT = [
     {"role": "assistant", "content": "Nice to meet you, Maya!"},
     {"role": "user", "name": "Maya", "content": "My sister Lena lives in Berlin and works as a nurse."},
 ]
-SAID = datetime(2024, 2, 3, 10, 30, tzinfo=timezone.utc)
+SAID = datetime(2024, 2, 3, 10, 30, tzinfo=UTC)
 
 
 async def test_add_then_search_finds_it_with_provenance(ctx: DeepContext) -> None:

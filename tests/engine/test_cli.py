@@ -20,18 +20,18 @@ def cli(tmp_path: Path, *args: str, stdin: str | None = None, **extra_env: str) 
 
 
 def _commands() -> list[str]:
-    from deepcontext.cli.main import app
-
     import typer.main
+
+    from deepcontext.cli.main import app
 
     group = typer.main.get_command(app)
     return sorted(group.commands)  # type: ignore[attr-defined]
 
 
 def test_every_command_has_help_and_is_in_the_docs() -> None:
-    from deepcontext.cli.main import app
-
     import typer.main
+
+    from deepcontext.cli.main import app
 
     group = typer.main.get_command(app)
     # the hand-written pages (the generated reference lists every command by construction)

@@ -5,6 +5,7 @@ replacement); a third run imports nothing."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -140,7 +141,7 @@ async def test_parts_add_up_to_one_import_on_both_backends(tmp_path: Path, db_ur
         assert shape(one) == shape(many)
         turns = await ctx.turns("parts", "chat", limit=500)
         assert [t.content for t in turns] == [t.content for t in await ctx.turns("one", "chat", limit=500)]
-        assert len(turns) == 240 and all(t.parent_ids == [p.id] for p, t in zip(turns, turns[1:]))
+        assert len(turns) == 240 and all(t.parent_ids == [p.id] for p, t in itertools.pairwise(turns))
     finally:
         await ctx.close()
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from deepcontext import DeepContext
-from deepcontext.errors import ConfigurationError
 from deepcontext.embed.hashing import HashEmbedder
+from deepcontext.errors import ConfigurationError
 
 QUESTION = {"role": "user", "content": "What did you research for the paperwork last month?"}
 REPLY = {"role": "assistant", "content": "Mostly adoption agencies, honestly."}

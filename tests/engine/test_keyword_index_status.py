@@ -11,8 +11,8 @@ from typing import Any
 from sqlalchemy import text
 
 from deepcontext import DeepContext, ManualClock
-from deepcontext.embed import HashEmbedder
 from deepcontext.bench.reliability_checks import check_index
+from deepcontext.embed import HashEmbedder
 from deepcontext.types import MemoryStatus
 from tests.engine.test_knowledge_updates import facts, say
 from tests.lifecycle.helpers import ScriptedExtractor

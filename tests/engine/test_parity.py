@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from datetime import UTC, datetime
 
 from deepcontext import DeepContext, ManualClock, SyncDeepContext
 from deepcontext.embed import HashEmbedder
 
-from datetime import datetime, timezone
-
-T0 = datetime(2025, 5, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
 
 SCENARIO = [
     {"role": "user", "name": "Ana", "content": "I live in Porto and I love surfing."},

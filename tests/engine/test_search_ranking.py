@@ -4,7 +4,7 @@ was said then."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -21,7 +21,7 @@ CHAT = [
     {"role": "user", "name": "Maya", "content": "My sister Lena lives in Berlin and works as a nurse."},
     {"role": "user", "name": "Maya", "content": "On weekends I climb at the gym near the river."},
 ]
-SAID = datetime(2024, 2, 3, 10, 30, tzinfo=timezone.utc)
+SAID = datetime(2024, 2, 3, 10, 30, tzinfo=UTC)
 
 
 async def test_being_returned_does_not_lift_rank(ctx: DeepContext) -> None:
@@ -78,25 +78,25 @@ async def test_spread_settings_in_a_search(ctx: DeepContext) -> None:
 
 
 def test_query_window_resolves_the_time_a_query_names() -> None:
-    now = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
     july = query_window("When did Maya go camping in July?", now)
     assert july is not None and july.month == 7
     # a month without a year: that month of any year
-    assert july.contains(datetime(2023, 7, 14, tzinfo=timezone.utc))
-    assert not july.contains(datetime(2023, 8, 1, tzinfo=timezone.utc), None)
+    assert july.contains(datetime(2023, 7, 14, tzinfo=UTC))
+    assert not july.contains(datetime(2023, 8, 1, tzinfo=UTC), None)
     may = query_window("What did she paint in May 2023?", now)
     assert may is not None and may.month is None
-    assert may.contains(datetime(2023, 5, 31, 23, tzinfo=timezone.utc))
-    assert not may.contains(datetime(2024, 5, 2, tzinfo=timezone.utc))
+    assert may.contains(datetime(2023, 5, 31, 23, tzinfo=UTC))
+    assert not may.contains(datetime(2024, 5, 2, tzinfo=UTC))
     week = query_window("What did I cook last week?", now)
-    assert week is not None and week.contains(datetime(2026, 11, 25, tzinfo=timezone.utc))
-    assert not week.contains(datetime(2026, 12, 1, tzinfo=timezone.utc))
+    assert week is not None and week.contains(datetime(2026, 11, 25, tzinfo=UTC))
+    assert not week.contains(datetime(2026, 12, 1, tzinfo=UTC))
     assert query_window("Where does Maya work?", now) is None
 
 
 async def test_a_named_month_lifts_what_was_said_then(ctx: DeepContext) -> None:
     for month, dish in ((3, "risotto"), (7, "paella"), (11, "curry")):
-        said = datetime(2024, month, 10, 19, tzinfo=timezone.utc)
+        said = datetime(2024, month, 10, 19, tzinfo=UTC)
         msg = {"role": "user", "name": "Maya", "content": f"I cooked a big {dish} for my friends tonight.", "timestamp": said}
         await ctx.add([msg], user_id="maya", conversation_id=f"m{month}", timestamp=said)
     question = "What did Maya cook for her friends in July?"

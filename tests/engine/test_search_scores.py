@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import AsyncIterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import numpy as np
 import pytest
@@ -21,7 +21,7 @@ from deepcontext.retrieve.calibration import (
     reliability,
 )
 
-SAID = datetime(2024, 2, 3, 10, 30, tzinfo=timezone.utc)
+SAID = datetime(2024, 2, 3, 10, 30, tzinfo=UTC)
 CHAT = [
     {"role": "user", "name": "Maya", "content": "I work as a data engineer at Northwind Labs in Lisbon."},
     {"role": "assistant", "content": "Nice to meet you, Maya!"},

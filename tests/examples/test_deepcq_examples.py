@@ -120,8 +120,7 @@ def test_regex_gen_matches_the_query_words_and_their_stems() -> None:
 
 def test_prompt_downloads_say_they_are_not_available(tmp_path: object) -> None:
     from deepcontext import ValidationError
-    from deepcontext.compat.deepcq.integrations.ternary import PromptLibrary, ToolContextProvider
-    from deepcontext.compat.deepcq.integrations.ternary import prompt_library
+    from deepcontext.compat.deepcq.integrations.ternary import PromptLibrary, ToolContextProvider, prompt_library
 
     with pytest.raises(AttributeError, match="never downloads at run time"):
         PromptLibrary.from_urls(PromptLibrary.DEFAULT_URLS)

@@ -4,7 +4,7 @@ root ``db_url`` fixture), the hash embedder, a manual clock, the scripted extrac
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -14,7 +14,7 @@ from deepcontext.embed import HashEmbedder
 from tests.lifecycle.helpers import ScriptedExtractor
 from tests.support.fixtures import fake_openai, fake_openai_server  # noqa: F401
 
-T0 = datetime(2025, 5, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2025, 5, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -18,7 +18,7 @@ from deepcontext.lifecycle.consolidate import (
     join_sentences,
 )
 
-T = datetime(2025, 1, 1, tzinfo=timezone.utc)
+T = datetime(2025, 1, 1, tzinfo=UTC)
 
 
 def unit(i: int, dim: int = 8, tilt: float = 0.0) -> np.ndarray:

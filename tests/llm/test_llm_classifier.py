@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -15,7 +15,7 @@ from deepcontext.types import MemoryType
 from tests.support.fake_openai import FakeOpenAI, Reply
 
 MakeRouter = Callable[..., Router]
-NOW = datetime(2024, 6, 1, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 CTX = ExtractionContext(user_id="u1", conversation_id="c1", now=NOW)
 
 
@@ -29,7 +29,7 @@ def mem(id: int, text: str, similarity: float) -> ExistingMemory:
         text=text,
         memory_type=MemoryType.SEMANTIC,
         similarity=similarity,
-        said_at=datetime(2024, 1, 5, tzinfo=timezone.utc),
+        said_at=datetime(2024, 1, 5, tzinfo=UTC),
     )
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -15,7 +15,7 @@ from deepcontext.types import EntityType, MemoryType
 from tests.support.fake_openai import FakeOpenAI, Reply
 
 MakeRouter = Callable[..., Router]
-SAID = datetime(2024, 5, 3, 14, 0, tzinfo=timezone.utc)  # a Friday
+SAID = datetime(2024, 5, 3, 14, 0, tzinfo=UTC)  # a Friday
 
 
 def msgs(*texts: str, role: str = "user", name: str | None = "Ana") -> list[MessageIn]:
@@ -91,7 +91,7 @@ async def test_extracts_typed_cited_facts_entities_and_relations(
     ]
     moved, job, howto = result.facts
     assert moved.memory_type is MemoryType.EPISODIC
-    assert moved.occurred_at == datetime(2024, 5, 2, tzinfo=timezone.utc)
+    assert moved.occurred_at == datetime(2024, 5, 2, tzinfo=UTC)
     assert moved.metadata["occurred_at_precision"] == "day"
     assert moved.source_indices == [0] and moved.entities == ["Ana", "Berlin"]
     assert (moved.importance, moved.confidence) == (0.8, 0.9)
@@ -208,11 +208,11 @@ async def test_no_messages_no_call(fake_openai: FakeOpenAI, make_router: MakeRou
 @pytest.mark.parametrize(
     ("raw", "expected", "precision"),
     [
-        ("2024-05-02", datetime(2024, 5, 2, tzinfo=timezone.utc), "day"),
-        ("2024-05", datetime(2024, 5, 1, tzinfo=timezone.utc), "month"),
-        ("2023", datetime(2023, 1, 1, tzinfo=timezone.utc), "year"),
-        ("2024-05-02T09:30:00Z", datetime(2024, 5, 2, 9, 30, tzinfo=timezone.utc), "time"),
-        ("2024-05-02T09:30:00+02:00", datetime(2024, 5, 2, 7, 30, tzinfo=timezone.utc), "time"),
+        ("2024-05-02", datetime(2024, 5, 2, tzinfo=UTC), "day"),
+        ("2024-05", datetime(2024, 5, 1, tzinfo=UTC), "month"),
+        ("2023", datetime(2023, 1, 1, tzinfo=UTC), "year"),
+        ("2024-05-02T09:30:00Z", datetime(2024, 5, 2, 9, 30, tzinfo=UTC), "time"),
+        ("2024-05-02T09:30:00+02:00", datetime(2024, 5, 2, 7, 30, tzinfo=UTC), "time"),
         ("yesterday", None, None),
         (None, None, None),
     ],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -14,7 +14,7 @@ from deepcontext.llm.tasks import MergedFact, merge_memories, summarize_conversa
 from tests.support.fake_openai import FakeOpenAI, Reply
 
 MakeRouter = Callable[..., Router]
-SAID = datetime(2024, 5, 3, 14, 0, tzinfo=timezone.utc)
+SAID = datetime(2024, 5, 3, 14, 0, tzinfo=UTC)
 
 
 async def test_summary_merges_previous_summary_and_new_turns(fake_openai: FakeOpenAI, make_router: MakeRouter) -> None:

@@ -16,7 +16,6 @@ import os
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest

@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from deepcontext.errors import ValidationError
-from deepcontext.extract.interface import ExtractionContext, Extractor, MessageIn
 from deepcontext.extract.grammar import defects, unresolved
+from deepcontext.extract.interface import ExtractionContext, Extractor, MessageIn
 
 __all__ = ["ExtractionReport", "load_gold", "run_extraction", "states"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +48,7 @@ def parse_session_date(value: str) -> datetime:
     v = " ".join(value.replace(",", " ").split())
     for fmt in ("%I:%M %p on %d %B %Y", "%I:%M%p on %d %B %Y", "%H:%M on %d %B %Y"):
         try:
-            return datetime.strptime(v, fmt).replace(tzinfo=timezone.utc)
+            return datetime.strptime(v, fmt).replace(tzinfo=UTC)
         except ValueError:
             continue
     raise ValueError(f"unrecognised session date {value!r}")

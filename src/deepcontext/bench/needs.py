@@ -15,7 +15,7 @@ import random
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ DEFAULT_NEEDS = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "n
 #: the counterweight: requests that an earlier message answers directly ("How do I reset the
 #: router?" after the steps were given), where the user's standing facts must not win
 DIRECT_REQUESTS = DEFAULT_NEEDS.parent / "requests-direct.jsonl"
-_T0 = datetime(2024, 5, 6, 9, 0, tzinfo=timezone.utc)
+_T0 = datetime(2024, 5, 6, 9, 0, tzinfo=UTC)
 _SESSIONS = 3
 
 

@@ -14,7 +14,7 @@ import json
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from deepcontext.bench.filler import filler_turns
 __all__ = ["DEFAULT_UPDATES", "UpdateCase", "UpdateResult", "load_cases", "run_updates"]
 
 DEFAULT_UPDATES = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "updates.jsonl"
-_T0 = datetime(2024, 3, 4, 18, 0, tzinfo=timezone.utc)
+_T0 = datetime(2024, 3, 4, 18, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)

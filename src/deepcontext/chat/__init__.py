@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 __all__ = ["ChatSession", "run_chat"]
 
 if TYPE_CHECKING:
-    from deepcontext.chat.runner import run_chat
     from deepcontext.chat.conversation import ChatSession
+    from deepcontext.chat.runner import run_chat
 
 
 def __getattr__(name: str) -> Any:

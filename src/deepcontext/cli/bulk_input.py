@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import UTC
 from typing import Any
 
 from deepcontext.cli.common import fail, read_input
@@ -96,7 +97,7 @@ async def committed_count(ctx: Any, user: str, conversations: list[str], source:
 def turn_texts(ctx: Any, msgs: Any, user_name: str | None) -> list[str]:
     """The texts add() will embed for these messages' own memories (none if they do not parse:
     add() then reports the error)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from deepcontext.errors import ValidationError
     from deepcontext.services.ingest import turn_memory_text
@@ -106,7 +107,7 @@ def turn_texts(ctx: Any, msgs: Any, user_name: str | None) -> list[str]:
         return []
     try:
         parsed = parse_messages(
-            msgs, now=datetime.now(timezone.utc), default_time=None,
+            msgs, now=datetime.now(UTC), default_time=None,
             max_messages=ctx.settings.max_messages_per_add, max_chars=ctx.settings.max_message_chars,
         )  # fmt: skip
     except ValidationError:

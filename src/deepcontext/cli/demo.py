@@ -8,8 +8,8 @@ from typing import Any
 
 import typer
 
-from deepcontext.cli.common import console, esc, run, state
 from deepcontext.cli.app import app
+from deepcontext.cli.common import console, esc, run, state
 
 
 def load_sample() -> dict[str, Any]:

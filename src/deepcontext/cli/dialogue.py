@@ -87,7 +87,7 @@ def _tree(data: dict[str, Any], *, limit: int, archived: bool, width: int) -> An
     while cur_tip is not None and cur_tip in keep and cur_tip not in on_tip:
         on_tip.add(cur_tip)
         cur_tip = parents[cur_tip][0] if parents[cur_tip] else None
-    for n, kids in children.items():
+    for kids in children.values():
         kids.sort(key=lambda c: (c not in on_tip, c))
     hidden = sum(1 for n in nodes.values() if n["archived"]) if not archived else 0
     title = f"conversation {data.get('conversation_id', '?')!r} of {data.get('user_id', '?')!r}: {len(nodes)} nodes"

@@ -22,7 +22,6 @@ def server_settings(**overrides: Any) -> Any:
         return DeepContextSettings(**kw)
     except Exception as exc:
         from pydantic import ValidationError as PydanticValidationError
-
         from pydantic_settings import SettingsError
 
         if isinstance(exc, PydanticValidationError | SettingsError):

@@ -47,8 +47,6 @@ _EXPORTS: dict[str, str] = {
 if TYPE_CHECKING:
     from deepcontext.context.assembly import ContextService
     from deepcontext.context.langchain import DeepContextMemory
-    from deepcontext.context.tierstore import TIER_PREFIX, StoreTierBackend
-    from deepcontext.context.tokens import TokenCounter
     from deepcontext.context.results import (
         DEFAULT_BUDGET_TOKENS,
         ContextItem,
@@ -57,6 +55,8 @@ if TYPE_CHECKING:
         ContextShares,
         LeftOutItem,
     )
+    from deepcontext.context.tierstore import TIER_PREFIX, StoreTierBackend
+    from deepcontext.context.tokens import TokenCounter
 
 
 def __getattr__(name: str) -> Any:

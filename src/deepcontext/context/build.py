@@ -19,8 +19,6 @@ from typing import TYPE_CHECKING
 
 from deepcontext.context import gather
 from deepcontext.context.packing import Candidate, PackResult, PartSpec, pack
-from deepcontext.context.tierstore import TIER_PREFIX, load_tier_snapshot
-from deepcontext.context.tokens import TokenCounter
 from deepcontext.context.results import (
     PARTS,
     ContextItem,
@@ -29,6 +27,8 @@ from deepcontext.context.results import (
     ContextShares,
     LeftOutItem,
 )
+from deepcontext.context.tierstore import TIER_PREFIX, load_tier_snapshot
+from deepcontext.context.tokens import TokenCounter
 from deepcontext.query.schema import MemorySchema
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.search import hybrid_search

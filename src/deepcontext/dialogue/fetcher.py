@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, Self, runtime_checkable
 
+from deepcontext.dialogue.vocabulary import LLMContext
 from deepcontext.errors import (
     ConfigurationError,
     LLMBackendError,
@@ -28,7 +29,6 @@ from deepcontext.errors import (
     LLMTimeoutError,
     ValidationError,
 )
-from deepcontext.dialogue.vocabulary import LLMContext
 
 if TYPE_CHECKING:
     from deepcontext.llm.client import LLM

@@ -16,12 +16,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from deepcontext.extract.interface import (
-    ExtractedFact,
-    ExtractionContext,
-    ExtractionResult,
-    MessageIn,
-)
 from deepcontext.extract.batch import BatchAcc
 from deepcontext.extract.chinese import chinese_fact, cjk_patterns
 from deepcontext.extract.entities import find_entities
@@ -38,6 +32,12 @@ from deepcontext.extract.facts import (
     tense_of,
 )
 from deepcontext.extract.gazetteer import IRREGULAR_PAST
+from deepcontext.extract.interface import (
+    ExtractedFact,
+    ExtractionContext,
+    ExtractionResult,
+    MessageIn,
+)
 from deepcontext.extract.referents import (
     IT_STATE_RE,
     PRONOUN_START_RE,
@@ -48,18 +48,18 @@ from deepcontext.extract.referents import (
     single_thing,
 )
 from deepcontext.extract.relations import find_relations
+from deepcontext.extract.resolve import (
+    reported_speech,
+    rewrite_we,
+    with_year,
+    write_time,
+)
 from deepcontext.extract.rewrite import (
     FIRST_PERSON_RE,
     SECOND_PERSON_RE,
     WE_RE,
     rewrite_first_person,
     rewrite_second_person,
-)
-from deepcontext.extract.resolve import (
-    reported_speech,
-    rewrite_we,
-    with_year,
-    write_time,
 )
 from deepcontext.extract.sentences import Sentence, clean_text, is_foreign, split_sentences
 from deepcontext.extract.timeparse import TimeMention, resolve_time

@@ -26,9 +26,9 @@ from deepcontext.errors import (
 )
 from deepcontext.llm.client import LLM
 from deepcontext.llm.factory import build_backend, build_llm
+from deepcontext.llm.messages import ChatRequest, Completion, JSONFormat, Usage
 from deepcontext.llm.openai_compat import OpenAICompatibleLLM
 from deepcontext.llm.router import Router, backoff_delay
-from deepcontext.llm.messages import ChatRequest, Completion, JSONFormat, Usage
 
 if TYPE_CHECKING:
     from deepcontext.llm.litellm_backend import LiteLLMBackend

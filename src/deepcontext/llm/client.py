@@ -14,8 +14,8 @@ from pydantic import BaseModel, SecretStr
 
 from deepcontext.errors import ConfigurationError, LLMResponseError, LLMValidationError, ValidationError
 from deepcontext.llm import prompts
-from deepcontext.llm.structured import parse_answer, schema_for, shorten, strip_reasoning
 from deepcontext.llm.messages import ChatRequest, Completion, JSONFormat, normalize_messages
+from deepcontext.llm.structured import parse_answer, schema_for, shorten, strip_reasoning
 from deepcontext.settings import JSONMode
 
 __all__ = ["LLM"]

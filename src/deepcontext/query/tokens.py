@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from deepcontext.text import CJK_CHARS, cjk_grams, normalize, stem
-from deepcontext.text import is_cjk as is_cjk_char
 from deepcontext.text import QUERY_STOPWORDS as STOPWORDS
+from deepcontext.text import is_cjk as is_cjk_char
 
 __all__ = [
     "CJK_CHARS",

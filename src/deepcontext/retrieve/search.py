@@ -15,9 +15,9 @@ import numpy as np
 
 from deepcontext.extract.standing import asks_for_time, bears_on_time
 from deepcontext.extract.standing_model import StandingModel
+from deepcontext.retrieve.asked import asked_slot, slot_factor
 from deepcontext.retrieve.calibration import calibrate
 from deepcontext.retrieve.config import SearchConfig
-from deepcontext.retrieve.asked import asked_slot, slot_factor
 from deepcontext.retrieve.dates import query_window
 from deepcontext.retrieve.fusion import access_factor, recency_factor, rescore, rrf, spread
 from deepcontext.retrieve.profile import profile_leg, uses_profile, vector_pool

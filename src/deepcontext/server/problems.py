@@ -29,12 +29,12 @@ from deepcontext.errors import (
     ExtractionError,
     LLMError,
     LockTimeoutError,
-    WriteConflictError,
     MemoryNotFoundError,
     NotFoundError,
     StorageError,
     TurnNotFoundError,
     ValidationError,
+    WriteConflictError,
 )
 from deepcontext.server.schemas import PATTERN_HINTS
 

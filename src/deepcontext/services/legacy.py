@@ -11,7 +11,7 @@ OpenAI vectors cannot be compared with it.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,7 @@ def _time(value: Any, default: datetime) -> datetime:
         t = datetime.fromisoformat(str(value))
     except ValueError:
         return default
-    return t if t.tzinfo else t.replace(tzinfo=timezone.utc)  # 0.1 wrote UTC without an offset
+    return t if t.tzinfo else t.replace(tzinfo=UTC)  # 0.1 wrote UTC without an offset
 
 
 def _json(value: Any, default: Any) -> Any:

@@ -25,8 +25,8 @@ from sqlalchemy import JSON
 from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import ValidationError
 from deepcontext.services.validation import _check_json, check_json
-from deepcontext.store.schema import is_time_column, is_vector_column
 from deepcontext.store.interface import Store
+from deepcontext.store.schema import is_time_column, is_vector_column
 from deepcontext.store.sql_transfer import IMPORTS_NAMESPACE
 
 __all__ = ["FORMAT", "VERSION", "export_records", "import_records"]

@@ -8,8 +8,8 @@ the vocabulary between engine and store (``store/records.py``, re-exported here)
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from contextlib import contextmanager
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from sqlalchemy import Numeric, String, and_, bindparam, case, cast, exists, func, literal, not_, or_, select, true
 from sqlalchemy.dialects.postgresql import JSONB
@@ -61,7 +61,7 @@ class NotOf:
     item: MetaFilter
 
 
-MetaFilter = Union[Cond, AllOf, AnyOf, NotOf]
+MetaFilter = Cond | AllOf | AnyOf | NotOf
 
 
 # --- parsing ----------------------------------------------------------------------------------------

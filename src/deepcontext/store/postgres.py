@@ -22,9 +22,9 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
-    Integer,
     Connection,
     Engine,
+    Integer,
     bindparam,
     create_engine,
     func,
@@ -39,16 +39,16 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, IntegrityError, SQLAlchemyError
 
+from deepcontext.clock import as_utc
 from deepcontext.errors import ConfigurationError, DeepContextError, MigrationError, StorageError
 from deepcontext.settings import KEYWORD_CONTEXT_TURNS
 from deepcontext.store.interface import AddOutcome, AddPlan
 from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.migrations import pg_vector_mode
 from deepcontext.store.postgres_keywords import PostgresKeywordIndex
-from deepcontext.store.postgres_vectors import MAX_EF_SEARCH, PostgresVectorIndex
 from deepcontext.store.postgres_reads import PostgresGraphReads, PostgresMemoryReads, PostgresProvenanceReads
+from deepcontext.store.postgres_vectors import MAX_EF_SEARCH, PostgresVectorIndex
 from deepcontext.store.sql import SQLStore
-from deepcontext.clock import as_utc
 from deepcontext.types import Memory, MemoryStatus, Provenance
 
 __all__ = ["PostgresStore", "normalize_url"]

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, bindparam, case, cast, column, delete, literal, select, table, text
 from sqlalchemy.dialects.postgresql import TSQUERY
 
-from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
-from deepcontext.store.keyword_policy import COMMON_TERM_SHARE, DF_TTL_S, RANK_CAP
-from deepcontext.store.migrations import PG_TS_CONFIG
 from deepcontext.store.indexes import KeywordIndex
-from deepcontext.store.keyword_policy import dominant_terms, fetch_sizes, informative_terms
+from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
+from deepcontext.store.keyword_policy import COMMON_TERM_SHARE, DF_TTL_S, RANK_CAP, dominant_terms, fetch_sizes, informative_terms
+from deepcontext.store.migrations import PG_TS_CONFIG
 from deepcontext.store.sqlparts import chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.text import search_text

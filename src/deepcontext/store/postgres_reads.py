@@ -12,10 +12,10 @@ from sqlalchemy import BigInteger, Connection, Integer, bindparam, func, select,
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters, RankFields
-from deepcontext.store.sqlparts import entity_limits
 from deepcontext.store.sql_graph import GraphReads
 from deepcontext.store.sql_memories import MemoryReads, rank_rows
 from deepcontext.store.sql_provenance import ProvenanceReads
+from deepcontext.store.sqlparts import entity_limits
 from deepcontext.types import Provenance
 
 if TYPE_CHECKING:

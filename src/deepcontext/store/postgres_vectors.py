@@ -10,9 +10,9 @@ import numpy as np
 from sqlalchemy import Connection, Float, bindparam, cast, select
 
 from deepcontext.errors import ConfigurationError, ValidationError
+from deepcontext.store.indexes import VectorIndex
 from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
 from deepcontext.store.schema import VectorType
-from deepcontext.store.indexes import VectorIndex
 
 if TYPE_CHECKING:
     from deepcontext.store.postgres import PostgresStore

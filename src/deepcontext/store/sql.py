@@ -28,8 +28,8 @@ from deepcontext.errors import (
     TurnNotFoundError,
 )
 from deepcontext.settings import KEYWORD_CONTEXT_TURNS
-from deepcontext.store.interface import AddOutcome, AddPlan, MemoryFilters, MemoryRewrite, RankFields, Store
 from deepcontext.store.indexes import KeywordIndex, VectorIndex
+from deepcontext.store.interface import AddOutcome, AddPlan, MemoryFilters, MemoryRewrite, RankFields, Store
 from deepcontext.store.metafilter import compile_filter, parse_metadata_filter
 from deepcontext.store.migrations import MIGRATIONS, latest_version
 from deepcontext.store.schema import Tables, build_metadata

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from sqlalchemy import Connection, and_, bindparam, func, or_, select
-from sqlalchemy.sql import column as sql_column, table as sql_table
+from sqlalchemy.sql import column as sql_column
+from sqlalchemy.sql import table as sql_table
 
 from deepcontext.errors import MemoryNotFoundError
 from deepcontext.store.interface import MemoryFilters, RankFields

@@ -16,16 +16,16 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote
 from typing import Any
+from urllib.parse import quote
 
 from sqlalchemy import (
     Connection,
     bindparam,
     column,
-    func,
     create_engine,
     event,
+    func,
     select,
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -36,8 +36,8 @@ from deepcontext.errors import ConfigurationError, MigrationError
 from deepcontext.settings import KEYWORD_CONTEXT_TURNS
 from deepcontext.store.migrations import latest_version
 from deepcontext.store.sql import SQLStore
-from deepcontext.store.sqlite_reads import SQLiteGraphReads, SQLiteMemoryReads, SQLiteProvenanceReads, SQLiteTurnReads
 from deepcontext.store.sqlite_keywords import SQLiteKeywordIndex, unindexed, user_token
+from deepcontext.store.sqlite_reads import SQLiteGraphReads, SQLiteMemoryReads, SQLiteProvenanceReads, SQLiteTurnReads
 from deepcontext.store.sqlite_vectors import SQLiteVectorIndex
 from deepcontext.store.vectors import VectorCache
 

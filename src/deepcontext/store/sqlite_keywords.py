@@ -15,10 +15,9 @@ from sqlalchemy.sql import operators
 from sqlalchemy.sql.elements import UnaryExpression
 
 from deepcontext.clock import to_epoch
-from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
-from deepcontext.store.keyword_policy import DF_TTL_S, RANK_CAP
 from deepcontext.store.indexes import KeywordIndex
-from deepcontext.store.keyword_policy import informative_terms
+from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
+from deepcontext.store.keyword_policy import DF_TTL_S, RANK_CAP, informative_terms
 from deepcontext.store.sqlparts import chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.text import search_text

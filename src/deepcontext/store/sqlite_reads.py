@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterator, Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
@@ -15,11 +15,11 @@ from sqlalchemy import Connection
 
 from deepcontext.clock import from_epoch, to_epoch
 from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters, RankFields
-from deepcontext.store.sqlparts import chunks, entity_limits
 from deepcontext.store.sql_graph import GraphReads
 from deepcontext.store.sql_memories import MemoryReads
 from deepcontext.store.sql_provenance import ProvenanceReads
 from deepcontext.store.sql_turns import TurnReads
+from deepcontext.store.sqlparts import chunks, entity_limits
 from deepcontext.types import Memory, MemoryStatus, Provenance
 
 if TYPE_CHECKING:
@@ -327,7 +327,7 @@ def _rank_fields(rows: Any) -> dict[int, RankFields]:
     # a few hundred rows per search: positional arguments and a bound fromtimestamp
     active = MemoryStatus.ACTIVE.value
     stamp = datetime.fromtimestamp
-    utc = timezone.utc
+    utc = UTC
     return {
         mid: RankFields(
             float(importance),

@@ -10,8 +10,8 @@ from sqlalchemy import Connection, select
 
 from deepcontext.clock import to_epoch
 from deepcontext.errors import ConfigurationError
-from deepcontext.store.interface import MemoryFilters
 from deepcontext.store.indexes import VectorIndex
+from deepcontext.store.interface import MemoryFilters
 from deepcontext.store.vectors import VectorCache, VectorRow
 
 if TYPE_CHECKING:

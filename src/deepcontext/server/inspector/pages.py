@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import math
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
 import jinja2
-from fastapi import APIRouter, Depends, Path as PathParam, Request
+from fastapi import APIRouter, Depends, Request
+from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from deepcontext.core import DeepContext
@@ -64,7 +65,7 @@ DEFAULT_GRAPH_NODES = 150
 
 
 def _fmt_time(value: datetime | None) -> str:
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M") if value else ""
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M") if value else ""
 
 
 TEMPLATES.filters["when"] = _fmt_time
