@@ -108,7 +108,14 @@ class Backends:
 
 
 class Agent:
-    async def fetch(self, msg: str, system_prompt: str | None = None, temperature: float = 0.4, max_tokens: int = 4096, prev_messages: Any = None) -> str:
+    async def fetch(
+        self,
+        msg: str,
+        system_prompt: str | None = None,
+        temperature: float = 0.4,
+        max_tokens: int = 4096,
+        prev_messages: Any = None,
+    ) -> str:
         return "Summary of the earlier rounds." if msg.startswith("Summarise") else f"ok: {msg[:40]}"
 
 

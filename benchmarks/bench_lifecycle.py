@@ -61,8 +61,15 @@ def _fill(ctx: DeepContext, user: str, n: int) -> None:
             plan.entities.append(EntityUpsert(name=topic, norm_name=topic, entity_type=EntityType.CONCEPT))
             plan.memories.append(
                 NewMemory(
-                    text=t, content_hash=content_hash(t), memory_type=MemoryType.SEMANTIC, tier=MemoryTier.SHORT_TERM,
-                    importance=0.5, confidence=0.8, embedding=vecs[j], said_at=T0, source_turn_indices=[j],
+                    text=t,
+                    content_hash=content_hash(t),
+                    memory_type=MemoryType.SEMANTIC,
+                    tier=MemoryTier.SHORT_TERM,
+                    importance=0.5,
+                    confidence=0.8,
+                    embedding=vecs[j],
+                    said_at=T0,
+                    source_turn_indices=[j],
                     entity_names=[topic],
                 )
             )

@@ -67,9 +67,7 @@ def _run_case(mod: Any, case: dict[str, Any], **schema_kwargs: Any) -> tuple[set
     return set(result.sections_included), float(result.metrics.reduction_pct)
 
 
-def score_system(
-    run: Callable[[dict[str, Any]], tuple[set[str], float]], cases: list[dict[str, Any]]
-) -> dict[str, Any]:
+def score_system(run: Callable[[dict[str, Any]], tuple[set[str], float]], cases: list[dict[str, Any]]) -> dict[str, Any]:
     tp = fp = fn = 0
     reductions: list[float] = []
     kinds: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
@@ -341,9 +339,7 @@ def markdown(report: dict[str, Any]) -> str:
         for name, s in q.items():
             c = s.get("calibrated")
             if c:
-                lines.append(
-                    f"| {name} | {c['threshold']:.2f} | {c['precision']:.3f} | {c['recall']:.3f} | {c['f1']:.3f} |"
-                )
+                lines.append(f"| {name} | {c['threshold']:.2f} | {c['precision']:.3f} | {c['recall']:.3f} | {c['f1']:.3f} |")
         kinds = sorted({k for s in q.values() for k in s["by_kind"]})
         lines += ["", "F1 by kind of case:", "", "| kind | " + " | ".join(q) + " |", "|---" * (len(q) + 1) + "|"]
         for k in kinds:
@@ -414,9 +410,7 @@ def plot(report: dict[str, Any], path: Path, notes: list[str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", type=Path, default=DEFAULT_CASES, help="labelled cases (JSONL)")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder for JSON, markdown and PNG")
     ap.add_argument("--sizes", default="1,4,16", help="text sizes in MB for the speed part (default 1,4,16)")
@@ -445,9 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     if report.get("speed"):
         plot(report, args.out / "bench_query.png", notes)
-    (args.out / "bench_query.json").write_text(
-        json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    (args.out / "bench_query.json").write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     md = markdown(report)
     (args.out / "bench_query.md").write_text(md, encoding="utf-8")
     print(md)

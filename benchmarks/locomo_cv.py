@@ -77,13 +77,18 @@ async def main() -> None:
     ap.add_argument("--vary", action="append", default=[], help="FIELD=V1,V2,... (repeatable; the product is searched)")
     ap.add_argument("--set", action="append", default=[], help="An engine setting KEY=VALUE for the ingest (repeatable)")
     ap.add_argument(
-        "--ingest-vary", default=None,
+        "--ingest-vary",
+        default=None,
         help="KEY=V1,V2,...: an engine setting fitted too, the conversations ingested once per value",
     )
-    ap.add_argument("--cache", default=None, help="Keep the legs' candidates in this file and reuse them (same code, same database)")
+    ap.add_argument(
+        "--cache", default=None, help="Keep the legs' candidates in this file and reuse them (same code, same database)"
+    )
     ap.add_argument("--out", default=None, help="Write the per-candidate and per-fold figures as JSON here")
     ap.add_argument(
-        "--gather-limit", type=int, default=max(KS),
+        "--gather-limit",
+        type=int,
+        default=max(KS),
         help="The limit the legs run for once (deeper than 50 lets candidates fit deeper legs: *_k_factor, min_leg_k, vector_min_k)",
     )
     args = ap.parse_args()
@@ -100,8 +105,7 @@ async def main() -> None:
             return path.with_name(f"{path.stem}-{key}-{v}{path.suffix}")
 
         variants = [
-            ({key: v}, named(Path(args.db), v), named(Path(args.cache), v) if args.cache else None)
-            for v in values.split(",")
+            ({key: v}, named(Path(args.db), v), named(Path(args.cache), v) if args.cache else None) for v in values.split(",")
         ]
     cands: list[dict[str, Any]] = []
     rows: list[dict[str, list[dict[str, Any]]]] = []
@@ -121,14 +125,29 @@ async def main() -> None:
         held += rows[best][conv.sample_id]
     print("fold choices:", json.dumps(folds))
     print(f"cross-validated: {_fmt(held)}")
-    for cat in sorted({r['category'] for r in held}):
+    for cat in sorted({r["category"] for r in held}):
         print(f"  {CATEGORIES.get(cat, cat)}: {_fmt([r for r in held if r['category'] == cat])}")
     if args.out:
-        Path(args.out).write_text(json.dumps({"candidates": cands, "folds": folds, "per_candidate": [_summary([r for v in p.values() for r in v]) for p in rows], "cv": _summary(held)}, indent=1))
+        Path(args.out).write_text(
+            json.dumps(
+                {
+                    "candidates": cands,
+                    "folds": folds,
+                    "per_candidate": [_summary([r for v in p.values() for r in v]) for p in rows],
+                    "cv": _summary(held),
+                },
+                indent=1,
+            )
+        )
 
 
 async def _evaluate(
-    convs: list[Any], settings: dict[str, Any], db: Path, cache: Path | None, reuse: bool, gather_limit: int,
+    convs: list[Any],
+    settings: dict[str, Any],
+    db: Path,
+    cache: Path | None,
+    reuse: bool,
+    gather_limit: int,
     cands: list[dict[str, Any]],
 ) -> list[dict[str, list[dict[str, Any]]]]:
     """Ingest (or read) the conversations into ``db`` under ``settings``; per search candidate, per
@@ -157,16 +176,27 @@ async def _evaluate(
                 vector = ctx.embedder.embed_one(q.question)
                 with ctx.store.reading():
                     got = gather(
-                        ctx.store, user, q.question, vector, limit=gather_limit, filters=filters, config=base, now=now,
+                        ctx.store,
+                        user,
+                        q.question,
+                        vector,
+                        limit=gather_limit,
+                        filters=filters,
+                        config=base,
+                        now=now,
                         standing=model_for(ctx.embedder.model_id),
                     )
                     ids = list(got.fields)
                     mems, _ = ctx.store.result_details(user, ids, max_sources=MAX_SOURCES, links_per_memory=0)
-                turns = {mid: [dia[conv.sample_id][s.turn_id] for s in m.sources if s.turn_id in dia[conv.sample_id]] for mid, m in mems.items()}
+                turns = {
+                    mid: [dia[conv.sample_id][s.turn_id] for s in m.sources if s.turn_id in dia[conv.sample_id]]
+                    for mid, m in mems.items()
+                }
                 found[conv.sample_id].append((q, got, turns))
         if cache is not None and not cache.exists():
             cache.write_bytes(pickle.dumps((now, found)))
         print(f"legs of every question in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+
         def cited_by(conv_id: str, mids: list[int], into: dict[int, list[str]]) -> None:
             """The dialogue ids cited by memories the legs did not find (neighbours), into ``into``."""
             if mids:

@@ -89,9 +89,7 @@ async def main() -> None:
                 "Use the user's memories to personalize your responses.\n\n"
                 f"User Memories:\n{memories_str or 'No memories yet.'}"
             )
-            completion = await llm.chat(
-                [{"role": "system", "content": system_prompt}, {"role": "user", "content": user_input}]
-            )
+            completion = await llm.chat([{"role": "system", "content": system_prompt}, {"role": "user", "content": user_input}])
             assistant_response = completion.text
         else:
             assistant_response = "I remember:\n" + memories_str if memories_str else "Noted."

@@ -102,7 +102,14 @@ def test_rewrite_functions_directly() -> None:
     assert rewrite_second_person("you're a teacher", "User")[0] == "User is a teacher"
     assert rewrite_second_person("I'll remind you tomorrow", "User")[0] == "I'll remind User tomorrow"
     assert [third_person(v) for v in ("go", "watch", "study", "play", "have", "fix", "LOVE")] == [
-        "goes", "watches", "studies", "plays", "has", "fixes", "LOVES"]
+        "goes",
+        "watches",
+        "studies",
+        "plays",
+        "has",
+        "fixes",
+        "LOVES",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -301,11 +308,12 @@ def test_occurred_at_is_resolved_against_said_at(said: str, expected: datetime |
 def test_occurred_at_uses_each_message_time() -> None:
     items = [
         MessageIn(index=0, role="user", content="Yesterday I ran my first 10k race.", said_at=datetime(2023, 1, 2, tzinfo=UTC)),
-        MessageIn(index=1, role="user", content="Yesterday I signed up for a marathon.", said_at=datetime(2023, 3, 1, tzinfo=UTC)),
+        MessageIn(
+            index=1, role="user", content="Yesterday I signed up for a marathon.", said_at=datetime(2023, 3, 1, tzinfo=UTC)
+        ),
     ]
     res = EX.extract_sync(items, ctx())
-    assert [f.occurred_at for f in res.facts] == [
-        datetime(2023, 1, 1, tzinfo=UTC), datetime(2023, 2, 28, tzinfo=UTC)]
+    assert [f.occurred_at for f in res.facts] == [datetime(2023, 1, 1, tzinfo=UTC), datetime(2023, 2, 28, tzinfo=UTC)]
 
 
 # --- entities ---------------------------------------------------------------------------------------------------
@@ -326,14 +334,23 @@ def test_entities_of_an_identity_statement() -> None:
     ("said", "expected"),
     [
         ("Yesterday I met Sarah at Starbucks.", {"User": T.PERSON, "Sarah": T.PERSON, "Starbucks": T.ORGANIZATION}),
-        ("Nice weather today, so I went to Central Park with Tom.", {"User": T.PERSON, "Central Park": T.LOCATION, "Tom": T.PERSON}),
+        (
+            "Nice weather today, so I went to Central Park with Tom.",
+            {"User": T.PERSON, "Central Park": T.LOCATION, "Tom": T.PERSON},
+        ),
         ("Last Monday my friend Zoltan visited us in Budapest.", {"User": T.PERSON, "Zoltan": T.PERSON, "Budapest": T.LOCATION}),
-        ("Thanks, I now use Visual Studio Code with postgresql and kubernetes.",
-         {"User": T.PERSON, "Visual Studio Code": T.TECHNOLOGY, "PostgreSQL": T.TECHNOLOGY, "Kubernetes": T.TECHNOLOGY}),
-        ("Sure, I studied at the University of Texas at Austin.",
-         {"User": T.PERSON, "University of Texas": T.ORGANIZATION, "Austin": T.LOCATION}),
-        ("My dog Max and I walked to Lake Tahoe on 8 May 2023.",
-         {"User": T.PERSON, "Max": T.OTHER, "Lake Tahoe": T.LOCATION, "8 May 2023": T.DATE}),
+        (
+            "Thanks, I now use Visual Studio Code with postgresql and kubernetes.",
+            {"User": T.PERSON, "Visual Studio Code": T.TECHNOLOGY, "PostgreSQL": T.TECHNOLOGY, "Kubernetes": T.TECHNOLOGY},
+        ),
+        (
+            "Sure, I studied at the University of Texas at Austin.",
+            {"User": T.PERSON, "University of Texas": T.ORGANIZATION, "Austin": T.LOCATION},
+        ),
+        (
+            "My dog Max and I walked to Lake Tahoe on 8 May 2023.",
+            {"User": T.PERSON, "Max": T.OTHER, "Lake Tahoe": T.LOCATION, "8 May 2023": T.DATE},
+        ),
         ("I started working at Nimbus Labs in 2019.", {"User": T.PERSON, "Nimbus Labs": T.ORGANIZATION, "2019": T.DATE}),
         ("I went to Coachella Festival with Dr. Lee.", {"User": T.PERSON, "Coachella Festival": T.EVENT, "Dr. Lee": T.PERSON}),
     ],
@@ -411,7 +428,10 @@ def test_pets_named_are_other_with_their_kind() -> None:
 @pytest.mark.parametrize(
     ("said", "expected"),
     [
-        ("I'm a Python developer working at Acme Corp.", {("Ana", "works_as", "Python developer"), ("Ana", "works_at", "Acme Corp")}),
+        (
+            "I'm a Python developer working at Acme Corp.",
+            {("Ana", "works_as", "Python developer"), ("Ana", "works_at", "Acme Corp")},
+        ),
         ("I work for Stripe as a designer.", {("Ana", "works_at", "Stripe")}),
         ("I study biology at Stanford.", {("Ana", "studies_at", "Stanford"), ("Ana", "learns", "biology")}),
         ("I live in Lisbon with my partner.", {("Ana", "lives_in", "Lisbon")}),
@@ -419,7 +439,10 @@ def test_pets_named_are_other_with_their_kind() -> None:
         ("I was born in Ohio but grew up in Texas.", {("Ana", "born_in", "Ohio"), ("Ana", "from", "Texas")}),
         ("We moved to Berlin last year.", {("Ana", "moved_to", "Berlin")}),
         ("Last summer I visited Japan and Korea.", {("Ana", "visited", "Japan"), ("Ana", "visited", "Korea")}),
-        ("I love hiking, swimming and reading.", {("Ana", "likes", "hiking"), ("Ana", "likes", "swimming"), ("Ana", "likes", "reading")}),
+        (
+            "I love hiking, swimming and reading.",
+            {("Ana", "likes", "hiking"), ("Ana", "likes", "swimming"), ("Ana", "likes", "reading")},
+        ),
         ("I really enjoy playing the guitar.", {("Ana", "likes", "playing guitar")}),
         ("I love to cook Italian food.", {("Ana", "likes", "cooking italian food")}),
         ("I hate cilantro.", {("Ana", "dislikes", "cilantro")}),
@@ -495,13 +518,25 @@ def test_find_relations_directly() -> None:
     text = "Caroline's friends Sarah and Tom live in Denver."
     spans = find_entities(text, {"caroline": T.PERSON})
     got = {(h.source, h.relation, h.target) for h in find_relations(text, spans, set(text.lower().replace(".", "").split()))}
-    assert got == {("Sarah", "friend_of", "Caroline"), ("Tom", "friend_of", "Caroline"),
-                   ("Sarah", "lives_in", "Denver"), ("Tom", "lives_in", "Denver")}
+    assert got == {
+        ("Sarah", "friend_of", "Caroline"),
+        ("Tom", "friend_of", "Caroline"),
+        ("Sarah", "lives_in", "Denver"),
+        ("Tom", "lives_in", "Denver"),
+    }
 
 
 def test_gerund() -> None:
     assert [gerund(v) for v in ("cook", "hike", "swim", "run", "visit", "lie", "read", "travel")] == [
-        "cooking", "hiking", "swimming", "running", "visiting", "lying", "reading", "traveling"]
+        "cooking",
+        "hiking",
+        "swimming",
+        "running",
+        "visiting",
+        "lying",
+        "reading",
+        "traveling",
+    ]
 
 
 # --- importance and confidence ------------------------------------------------------------------------------------
@@ -642,10 +677,20 @@ def test_code_blocks_are_not_memories() -> None:
 
 
 def test_sentence_splitting_keeps_abbreviations_decimals_and_urls() -> None:
-    got = [s.text for s in split_sentences(clean_text(
-        "I met Dr. Lee at 9 a.m. today. Python 3.12 is fast, e.g. for loops. See https://example.com/a.b?x=1. Bye!"))]
-    assert got == ["I met Dr. Lee at 9 a.m. today.", "Python 3.12 is fast, e.g. for loops.",
-                   "See https://example.com/a.b?x=1.", "Bye!"]
+    got = [
+        s.text
+        for s in split_sentences(
+            clean_text(
+                "I met Dr. Lee at 9 a.m. today. Python 3.12 is fast, e.g. for loops. See https://example.com/a.b?x=1. Bye!"
+            )
+        )
+    ]
+    assert got == [
+        "I met Dr. Lee at 9 a.m. today.",
+        "Python 3.12 is fast, e.g. for loops.",
+        "See https://example.com/a.b?x=1.",
+        "Bye!",
+    ]
     got = [s.text for s in split_sentences("我是开发者。我住在北京！你呢？")]
     assert got == ["我是开发者。", "我住在北京！", "你呢？"]
 
@@ -697,8 +742,11 @@ def test_name_and_metadata() -> None:
 
 
 def test_credentials_never_become_memories() -> None:
-    for said in ("Note: my wifi password is hunter2.", "My API key is sk-abcdefghijklmnop1234.",
-                 "My card number is 4111 1111 1111 1111."):
+    for said in (
+        "Note: my wifi password is hunter2.",
+        "My API key is sk-abcdefghijklmnop1234.",
+        "My card number is 4111 1111 1111 1111.",
+    ):
         assert one(said).facts == [], said
 
 
@@ -731,7 +779,9 @@ def test_several_pets_named_at_once() -> None:
 
 
 def test_pet_name_stays_a_pet_later_in_the_batch() -> None:
-    res = run(("user", "I adopted a puppy named Max last week.", "Ana"), ("user", "Max loves chasing squirrels in the park.", "Ana"))
+    res = run(
+        ("user", "I adopted a puppy named Max last week.", "Ana"), ("user", "Max loves chasing squirrels in the park.", "Ana")
+    )
     by_name = {e.name: e for e in res.entities}
     assert by_name["Max"].entity_type is T.OTHER
     assert by_name["Max"].source_indices == [0, 1]
@@ -745,8 +795,10 @@ def test_modifiers_are_not_places() -> None:
 
 
 def test_talk_about_the_other_person_is_skipped() -> None:
-    res = run(("user", "So cool you found such a helpful group.", "Melanie"),
-              ("user", "Your empathy will really help the people you work with.", "Melanie"))
+    res = run(
+        ("user", "So cool you found such a helpful group.", "Melanie"),
+        ("user", "Your empathy will really help the people you work with.", "Melanie"),
+    )
     assert res.facts == []
 
 
@@ -764,7 +816,9 @@ def test_random_input_never_breaks_the_invariants() -> None:
         else:
             content = " ".join(rnd.choice(vocab) for _ in range(rnd.randint(0, 60)))
         role = rnd.choice(["user", "assistant", "system", "tool"])
-        res = EX.extract_sync([MessageIn(index=0, role=role, content=content, said_at=SAID, name=rnd.choice([None, "Ana"]))], ctx())
+        res = EX.extract_sync(
+            [MessageIn(index=0, role=role, content=content, said_at=SAID, name=rnd.choice([None, "Ana"]))], ctx()
+        )
         names = {e.name for e in res.entities}
         for f in res.facts:
             assert f.source_indices == [0] and f.text.strip()

@@ -18,14 +18,14 @@ SAID = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)  # a Monday
 EX = RuleExtractor()
 
 
-def extract(*turns: str | tuple[str, str], user_name: str | None = None, said: datetime = SAID,
-            earlier: list[MessageIn] | None = None) -> ExtractionResult:
+def extract(
+    *turns: str | tuple[str, str], user_name: str | None = None, said: datetime = SAID, earlier: list[MessageIn] | None = None
+) -> ExtractionResult:
     msgs = []
     for i, t in enumerate(turns):
         role, content = t if isinstance(t, tuple) else ("user", t)
         msgs.append(MessageIn(index=i, role=role, content=content, said_at=said))
-    ctx = ExtractionContext(user_id="u", conversation_id="c", now=said, user_name=user_name,
-                            recent_messages=earlier or [])
+    ctx = ExtractionContext(user_id="u", conversation_id="c", now=said, user_name=user_name, recent_messages=earlier or [])
     return EX.extract_sync(msgs, ctx)
 
 
@@ -55,10 +55,14 @@ def texts(res: ExtractionResult) -> list[str]:
         ("I used to live and work in Paris.", "Sam used to live and work in Paris."),
         ("Jo and I live in Porto and work at Acme.", "Jo and Sam live in Porto and work at Acme."),
         ("I am happy I could share my notes and help out.", "Sam is happy Sam could share Sam's notes and help out."),
-        ("I love sci-fi movies, they are a great escape and get my mind going.",
-         "Sam loves sci-fi movies, they are a great escape and get Sam's mind going."),
-        ("I have some things with sentimental value, like my grandmother's bowl.",
-         "Sam has some things with sentimental value, like Sam's grandmother's bowl."),
+        (
+            "I love sci-fi movies, they are a great escape and get my mind going.",
+            "Sam loves sci-fi movies, they are a great escape and get Sam's mind going.",
+        ),
+        (
+            "I have some things with sentimental value, like my grandmother's bowl.",
+            "Sam has some things with sentimental value, like Sam's grandmother's bowl.",
+        ),
         # past forms that look like the base
         ("The best book I read last year was Dune.", "The best book Sam read in 2024 was Dune."),
         # contractions and modals
@@ -77,19 +81,25 @@ def texts(res: ExtractionResult) -> list[str]:
         ("I'm running the Berlin Marathon in September next year.", "Sam is running the Berlin Marathon in September 2026."),
         ("Spent the whole Saturday painting the kitchen.", "Sam spent the whole Saturday (2025-03-08) painting the kitchen."),
         # we / our: the speaker's team at work, the speaker's otherwise
-        ("We are migrating our database to PostgreSQL next month.",
-         "Sam's team is migrating Sam's team's database to PostgreSQL in April 2025."),
+        (
+            "We are migrating our database to PostgreSQL next month.",
+            "Sam's team is migrating Sam's team's database to PostgreSQL in April 2025.",
+        ),
         ("Our wedding anniversary is on June 12, remind me a week before.", "Sam's wedding anniversary is on June 12."),
         ("We're flying to Tokyo on March 14.", "Sam and others are flying to Tokyo on March 14."),
         # reported speech becomes the fact, in the reporter's voice
-        ("Maya said: we are moving the analytics tables from PostgreSQL to DuckDB next month.",
-         "Maya's team is moving the analytics tables from PostgreSQL to DuckDB in April 2025."),
+        (
+            "Maya said: we are moving the analytics tables from PostgreSQL to DuckDB next month.",
+            "Maya's team is moving the analytics tables from PostgreSQL to DuckDB in April 2025.",
+        ),
         ("Maya said: I have two kids.", "Maya has two kids."),
         ("My boss said that the budget was cut by 20 percent.", "The budget was cut by 20 percent."),
         ("According to Lisa, the new office opens in May.", "The new office opens in May 2025."),
         # a list under a header is one memory
-        ("Things I always keep at home:\n- oat milk\n- dark chocolate\n- green tea",
-         "Things Sam always keeps at home: oat milk, dark chocolate, green tea."),
+        (
+            "Things I always keep at home:\n- oat milk\n- dark chocolate\n- green tea",
+            "Things Sam always keeps at home: oat milk, dark chocolate, green tea.",
+        ),
     ],
 )
 def test_each_rewrite_reads_well(said: str, expected: str) -> None:
@@ -98,10 +108,17 @@ def test_each_rewrite_reads_well(said: str, expected: str) -> None:
 
 def test_pronouns_take_the_referent_of_the_turns_before() -> None:
     res = extract("Maya maintains our event pipeline. It runs on Apache Kafka and writes to PostgreSQL.", user_name="Sam")
-    assert texts(res) == ["Maya maintains Sam's team's event pipeline.",
-                          "The event pipeline runs on Apache Kafka and writes to PostgreSQL."]
-    res = extract("My sister Jo got a new job.", ("assistant", "Congrats to her!"), "She starts at Initech on Monday.",
-                  "Her boss seems nice.", user_name="Sam")
+    assert texts(res) == [
+        "Maya maintains Sam's team's event pipeline.",
+        "The event pipeline runs on Apache Kafka and writes to PostgreSQL.",
+    ]
+    res = extract(
+        "My sister Jo got a new job.",
+        ("assistant", "Congrats to her!"),
+        "She starts at Initech on Monday.",
+        "Her boss seems nice.",
+        user_name="Sam",
+    )
     assert texts(res)[1:] == ["Jo starts at Initech on 2025-03-17.", "Jo's boss seems nice."]
     # the referent in an earlier add: read from the conversation's last turns
     earlier = [MessageIn(index=-1, role="user", content="We adopted a dog named Biscuit.", said_at=SAID)]
@@ -121,9 +138,11 @@ def test_occurred_at_is_the_resolved_time_and_the_turn_keeps_the_words() -> None
 
 
 def test_assistant_premises_and_the_display_name() -> None:
-    res = extract("What should I cook tonight?",
-                  ("assistant", "Since you're vegetarian and you love spicy food, how about a chickpea curry?"),
-                  user_name="Nora")
+    res = extract(
+        "What should I cook tonight?",
+        ("assistant", "Since you're vegetarian and you love spicy food, how about a chickpea curry?"),
+        user_name="Nora",
+    )
     assert texts(res) == ["Nora is vegetarian and Nora loves spicy food."]
     assert texts(extract("I live in Lisbon")) == ["User lives in Lisbon."]
     assert texts(extract("I live in Lisbon", user_name="Ana")) == ["Ana lives in Lisbon."]
@@ -155,8 +174,14 @@ def test_the_checker_finds_each_defect(text: str, found: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["Jo and Ana live in Porto.", "The rent is 900 pounds a month.", "Tess still needs to buy a suit.",
-     "Ana has a cat and dog.", "Never deploy on Fridays.", "Ana wants to go home and cook dinner."],
+    [
+        "Jo and Ana live in Porto.",
+        "The rent is 900 pounds a month.",
+        "Tess still needs to buy a suit.",
+        "Ana has a cat and dog.",
+        "Never deploy on Fridays.",
+        "Ana wants to go home and cook dinner.",
+    ],
 )
 def test_the_checker_passes_good_text(text: str) -> None:
     assert defects(text) == []
@@ -188,23 +213,32 @@ def test_the_labelled_set_scores_the_extractor(tmp_path) -> None:
     assert report.precision > 0.6 and report.recall > 0.6
     # a set of one conversation whose facts nothing states scores zero recall
     path = tmp_path / "one.jsonl"
-    path.write_text('{"id": "x", "said_at": "2025-01-01T00:00:00+00:00", "turns": [{"role": "user", '
-                    '"content": "I live in Lisbon."}], "facts": [{"turn": 0, "keys": ["Oslo"]}]}\n', encoding="utf-8")
+    path.write_text(
+        '{"id": "x", "said_at": "2025-01-01T00:00:00+00:00", "turns": [{"role": "user", '
+        '"content": "I live in Lisbon."}], "facts": [{"turn": 0, "keys": ["Oslo"]}]}\n',
+        encoding="utf-8",
+    )
     small = run_extraction(EX, load_gold(path))
     assert (small.facts, small.memories, small.recall, small.precision) == (1, 1, 0.0, 0.0)
 
 
 def test_a_pronoun_takes_the_last_person_named_and_instructions_stay() -> None:
-    res = extract("My sister Lena lives in Berlin and works as a nurse.",
-                  "I have a dog named Pixel. He is a very energetic border collie.",
-                  "Maya maintains our event pipeline.",
-                  "I am allergic to peanuts, so please never suggest recipes with peanut butter.", user_name="Maya")
-    assert texts(res) == ["Maya's sister Lena lives in Berlin and works as a nurse.", "Maya has a dog named Pixel.",
-                          "Pixel is a very energetic border collie.", "Maya maintains their team's event pipeline.",
-                          "Maya is allergic to peanuts, so please never suggest recipes with peanut butter."]
+    res = extract(
+        "My sister Lena lives in Berlin and works as a nurse.",
+        "I have a dog named Pixel. He is a very energetic border collie.",
+        "Maya maintains our event pipeline.",
+        "I am allergic to peanuts, so please never suggest recipes with peanut butter.",
+        user_name="Maya",
+    )
+    assert texts(res) == [
+        "Maya's sister Lena lives in Berlin and works as a nurse.",
+        "Maya has a dog named Pixel.",
+        "Pixel is a very energetic border collie.",
+        "Maya maintains their team's event pipeline.",
+        "Maya is allergic to peanuts, so please never suggest recipes with peanut butter.",
+    ]
     # two people named: "she" is anyone's guess, so no memory
-    assert texts(extract("I met Sarah and Jo at the gym.", "She is a personal trainer.")) == [
-        "User met Sarah and Jo at the gym."]
+    assert texts(extract("I met Sarah and Jo at the gym.", "She is a personal trainer.")) == ["User met Sarah and Jo at the gym."]
 
 
 @pytest.mark.parametrize(
@@ -212,10 +246,14 @@ def test_a_pronoun_takes_the_last_person_named_and_instructions_stay() -> None:
     [
         # "It is / has ...": the thing the sentence before named, with or without a determiner of its own
         (["I bought a Subaru last week. It has four-wheel drive."], "The Subaru has four-wheel drive."),
-        (["We adopted a puppy last spring. It's a golden retriever named Biscuit."],
-         "The puppy is a golden retriever named Biscuit."),
-        (["We maintain an event pipeline.", "It is critical for the billing team."],
-         "The event pipeline is critical for the billing team."),
+        (
+            ["We adopted a puppy last spring. It's a golden retriever named Biscuit."],
+            "The puppy is a golden retriever named Biscuit.",
+        ),
+        (
+            ["We maintain an event pipeline.", "It is critical for the billing team."],
+            "The event pipeline is critical for the billing team.",
+        ),
         # a plural "we" counts as a subject; one noun is enough to say who someone is
         (["We relocated to Denver in May."], "Sam and others relocated to Denver in May 2024."),
         (["I'm a pescatarian."], "Sam is a pescatarian."),
@@ -247,12 +285,13 @@ def test_it_without_a_thing_gives_no_fact(second: str) -> None:
 
 
 def test_it_after_two_things_named_is_left_alone() -> None:
-    """"a new job at Stripe" then "It's a payments company": the job or Stripe, so neither; and a
+    """ "a new job at Stripe" then "It's a payments company": the job or Stripe, so neither; and a
     thing that is not what the sentence before is about ("my feelings") is no referent either."""
     facts = texts(extract("I just got a new job at Stripe.", "It's a payments company in Dublin.", user_name="Sam"))
     assert facts == ["Sam just got a new job at Stripe."]
-    facts = texts(extract("Painting's a fun way to express my feelings.", "It's a great way to unwind after work.",
-                          user_name="Sam"))
+    facts = texts(
+        extract("Painting's a fun way to express my feelings.", "It's a great way to unwind after work.", user_name="Sam")
+    )
     assert facts == ["Painting's a fun way to express Sam's feelings."]
 
 
@@ -264,15 +303,21 @@ def test_what_the_speaker_always_does_is_no_procedure() -> None:
 
 
 def test_we_never_includes_whoever_the_speaker_talks_to() -> None:
-    msgs = [MessageIn(index=0, role="user", content="Hey Mel! How did the kids take it?", said_at=SAID, name="Caroline"),
-            MessageIn(index=1, role="user", content="We were all scared when my son got hurt.", said_at=SAID, name="Mel"),
-            MessageIn(index=2, role="user", content="My sister Jo came over. We went hiking in the Alps.", said_at=SAID,
-                      name="Mel")]
+    msgs = [
+        MessageIn(index=0, role="user", content="Hey Mel! How did the kids take it?", said_at=SAID, name="Caroline"),
+        MessageIn(index=1, role="user", content="We were all scared when my son got hurt.", said_at=SAID, name="Mel"),
+        MessageIn(index=2, role="user", content="My sister Jo came over. We went hiking in the Alps.", said_at=SAID, name="Mel"),
+    ]
     res = EX.extract_sync(msgs, ExtractionContext(user_id="u", conversation_id="c", now=SAID))
-    assert texts(res) == ["Mel and others were all scared when Mel's son got hurt.", "Mel's sister Jo came over.",
-                          "Mel and Jo went hiking in the Alps."]
+    assert texts(res) == [
+        "Mel and others were all scared when Mel's son got hurt.",
+        "Mel's sister Jo came over.",
+        "Mel and Jo went hiking in the Alps.",
+    ]
 
 
 def test_chat_verbs_agree() -> None:
     assert texts(extract("I wanna keep making a difference.", "I gotta finish the slides.", user_name="Sam")) == [
-        "Sam wants to keep making a difference.", "Sam has to finish the slides."]
+        "Sam wants to keep making a difference.",
+        "Sam has to finish the slides.",
+    ]

@@ -91,7 +91,9 @@ def test_sqlite_lease_expires_and_is_taken_over(tmp_path) -> None:  # type: igno
         locks = store.t.locks  # type: ignore[attr-defined]
         with store.engine.begin() as conn:  # type: ignore[attr-defined]
             # a holder that died: its lease ends at T0 + 60 s
-            conn.execute(insert(locks).values(user_id="u", name="consolidate", owner="dead:1", expires_at=T0 + timedelta(seconds=60)))
+            conn.execute(
+                insert(locks).values(user_id="u", name="consolidate", owner="dead:1", expires_at=T0 + timedelta(seconds=60))
+            )
         with pytest.raises(LockTimeoutError):
             with user_lock(store, "u", "consolidate", timeout=0.1, clock=clock):  # type: ignore[arg-type]
                 pass

@@ -161,7 +161,9 @@ def fill_old_database(store: Store, md: MetaData) -> dict[str, int]:
     common = {"user_id": "old-user"}
     with store.transaction() as conn:  # type: ignore[attr-defined]
         _insert(conn, md, "users", **common, version=3, incarnation="abc", created_at=T0, updated_at=T0, consolidation_due=False)
-        _insert(conn, md, "conversations", **common, conversation_id="c1", turn_count=1, created_at=T0, updated_at=T0, metadata={})
+        _insert(
+            conn, md, "conversations", **common, conversation_id="c1", turn_count=1, created_at=T0, updated_at=T0, metadata={}
+        )
         tid = _insert(conn, md, "turns", **common, conversation_id="c1", role="user", content="I moved to Lisbon",
                       content_hash="t1", kind="message", said_at=T0, created_at=T0, archived=False, summary_of=[], tags=[], metadata={})  # fmt: skip
         mem = dict(
@@ -169,7 +171,17 @@ def fill_old_database(store: Store, md: MetaData) -> dict[str, int]:
             access_count=0, reinforced_at=T0, created_at=T0, updated_at=T0, said_at=T0, valid_from=T0,
             conversation_id="c1", source="rules", consolidated_from=[], metadata={"k": "v", "slot:user|residence": {"value": "lisbon"}}, pinned=False, tags=[], rev=3,
         )  # fmt: skip
-        new = _insert(conn, md, "memories", **common, **mem, text="Ana lives in Lisbon", content_hash="m2", status="active", embedding=axis(0))
+        new = _insert(
+            conn,
+            md,
+            "memories",
+            **common,
+            **mem,
+            text="Ana lives in Lisbon",
+            content_hash="m2",
+            status="active",
+            embedding=axis(0),
+        )
         old = _insert(conn, md, "memories", **common, **mem, text="Ana lives in Porto", content_hash="m1", status="superseded",
                       superseded_by=new, valid_to=T0, embedding=axis(1))  # fmt: skip
         _insert(conn, md, "memory_sources", **common, memory_id=new, turn_id=tid)
@@ -178,13 +190,28 @@ def fill_old_database(store: Store, md: MetaData) -> dict[str, int]:
         _insert(conn, md, "memory_entities", **common, memory_id=new, entity_id=eid)
         _insert(conn, md, "memory_links", **common, memory_id=new, other_id=old, similarity=0.8)
         for mid, event, txt in ((old, "ADD", "Ana lives in Porto"), (new, "UPDATE", "Ana lives in Lisbon")):
-            _insert(conn, md, "memory_history", **common, memory_id=mid, event=event, new_text=txt, actor="system", created_at=T0, details={})
+            _insert(
+                conn,
+                md,
+                "memory_history",
+                **common,
+                memory_id=mid,
+                event=event,
+                new_text=txt,
+                actor="system",
+                created_at=T0,
+                details={},
+            )
         _insert(conn, md, "kv", **common, namespace="ns", key="k", value={"x": 1}, updated_at=T0)
-        if conn.dialect.name == "sqlite" and not conn.execute(text("SELECT 1 FROM sqlite_master WHERE name = 'memory_fts_past'")).first():
+        if (
+            conn.dialect.name == "sqlite"
+            and not conn.execute(text("SELECT 1 FROM sqlite_master WHERE name = 'memory_fts_past'")).first()
+        ):
             # before version 8 every memory had its row in memory_fts, whatever its status
             for mid, body in ((new, "Ana lives in Lisbon"), (old, "Ana lives in Porto")):
                 conn.execute(
-                    text("INSERT INTO memory_fts(rowid, body, uid) VALUES (:i, :b, :u)"), {"i": mid, "b": body, "u": user_token("old-user")}
+                    text("INSERT INTO memory_fts(rowid, body, uid) VALUES (:i, :b, :u)"),
+                    {"i": mid, "b": body, "u": user_token("old-user")},
                 )
         else:
             store.index_texts(conn, [(new, "Ana lives in Lisbon"), (old, "Ana lives in Porto")])  # type: ignore[attr-defined]
@@ -250,7 +277,6 @@ def test_upgrade_from_the_previous_version(db_url: str) -> None:
         assert schema_differences(store) == []
     finally:
         store.close()
-
 
 
 def test_upgrade_keeps_rows_with_nan_metadata(db_url: str) -> None:

@@ -25,9 +25,7 @@ WORDS = [f"w{i}" for i in range(40)]
 def index_rows(pg: PostgresStore, user_id: str) -> dict[int, set[str]]:
     """Each memory's lexemes, read from the keyword index."""
     with pg.engine.connect() as conn:
-        rows = conn.execute(
-            text("SELECT memory_id, tsvector_to_array(tsv) FROM memory_fts WHERE user_id = :u"), {"u": user_id}
-        )
+        rows = conn.execute(text("SELECT memory_id, tsvector_to_array(tsv) FROM memory_fts WHERE user_id = :u"), {"u": user_id})
         return {int(mid): set(lexes) for mid, lexes in rows}
 
 
@@ -55,17 +53,33 @@ def test_ranking_equals_an_exhaustive_ranking_with_and_without_pruning(pg: Postg
     # word i is drawn with weight 1/(i+1): w0 in many memories, w39 in a few
     weights = [1.0 / (i + 1) for i in range(len(WORDS))]
     # "twin1 twin2" always together (equal weights: nothing dominates); m<i> makes every text unique
-    texts = [f"m{i} " + ("twin1 twin2 " if i % 9 == 0 else "") + " ".join(sorted(set(rng.choices(WORDS, weights, k=rng.randint(2, 6))))) for i in range(400)]
+    texts = [
+        f"m{i} "
+        + ("twin1 twin2 " if i % 9 == 0 else "")
+        + " ".join(sorted(set(rng.choices(WORDS, weights, k=rng.randint(2, 6)))))
+        for i in range(400)
+    ]
     tiers = [MemoryTier.LONG_TERM if i % 3 == 0 else MemoryTier.SHORT_TERM for i in range(len(texts))]
     # another user says the same words (and more of them): neither their rows nor their counts count
     pg.apply_add(plan("other", memories=[memory(t + " w39 twin1", vec=axis(i)) for i, t in enumerate(texts[:200])]))
-    out = pg.apply_add(plan("u", memories=[memory(t, vec=axis(i), tier=tier) for i, (t, tier) in enumerate(zip(texts, tiers, strict=True))]))
+    out = pg.apply_add(
+        plan("u", memories=[memory(t, vec=axis(i), tier=tier) for i, (t, tier) in enumerate(zip(texts, tiers, strict=True))])
+    )
     long_term = {mid for mid, tier in zip(out.memory_ids, tiers, strict=True) if tier == MemoryTier.LONG_TERM}
     index = index_rows(pg, "u")
     assert len(index) == len(texts)
     only_long = MemoryFilters(tiers=(MemoryTier.LONG_TERM,))
     queries = [[rare, common] for rare in ("w39", "w31", "w25", "w12") for common in ("w0", "w1", "w2")]
-    queries += [["w0", "w1"], ["w2", "w3", "w4"], ["w39", "w38", "w0"], ["w20", "w21", "w22", "w0"], ["w5", "w6", "w7", "w8"], ["twin1", "twin2"], ["twin1", "twin2", "w0"], ["twin2", "w39"]]
+    queries += [
+        ["w0", "w1"],
+        ["w2", "w3", "w4"],
+        ["w39", "w38", "w0"],
+        ["w20", "w21", "w22", "w0"],
+        ["w5", "w6", "w7", "w8"],
+        ["twin1", "twin2"],
+        ["twin1", "twin2", "w0"],
+        ["twin2", "w39"],
+    ]
     pruned = 0
     for query in queries:
         dfs = [(lx, sum(1 for lexes in index.values() if lx in lexes)) for lx in query]
@@ -102,7 +116,13 @@ def test_a_dominant_rare_word_finds_old_memories_beyond_the_most_recent_matches(
 def test_fewer_matches_than_asked_for_are_ranked_in_one_statement(pg_url: str, pg: PostgresStore) -> None:
     # three memories say "deploy": with 20 asked for, reading the best rows again (four times as
     # many, twice) cannot find more; the ranking runs once (it ran three times per search)
-    pg.apply_add(plan("u", memories=[memory(f"deploy note {i}", vec=axis(i)) for i in range(3)] + [memory(f"other {i}", vec=axis(i + 3)) for i in range(5)]))
+    pg.apply_add(
+        plan(
+            "u",
+            memories=[memory(f"deploy note {i}", vec=axis(i)) for i in range(3)]
+            + [memory(f"other {i}", vec=axis(i + 3)) for i in range(5)],
+        )
+    )
     statements: list[str] = []
     traced = PostgresStore(pg_url, DIM, tracer=lambda stmt, params: statements.append(stmt))
     try:

@@ -39,10 +39,21 @@ def test_frequencies_follow_every_write(pg: PostgresStore) -> None:
     assert kept(pg)[("u", "lisbon")] == 2 and kept(pg)[("u", "")] == 2 and kept(pg)[("v", "porto")] == 1
     assert ("v", "lisbon") not in kept(pg)  # per user
     moved, likes = out.memory_ids
-    pg.update_memory("u", moved, text="Ana moved to Madrid", content_hash="h-madrid", embedding=axis(3), now=later(1), actor="user", reason=None)
+    pg.update_memory(
+        "u",
+        moved,
+        text="Ana moved to Madrid",
+        content_hash="h-madrid",
+        embedding=axis(3),
+        now=later(1),
+        actor="user",
+        reason=None,
+    )
     assert kept(pg) == recount(pg)
     assert kept(pg)[("u", "lisbon")] == 1 and kept(pg)[("u", "madrid")] == 1 and kept(pg)[("u", "")] == 2
-    pg.update_memory("u", moved, text="Ana lives in Rome", content_hash="h-rome", embedding=axis(4), now=later(2), actor="user", reason=None)
+    pg.update_memory(
+        "u", moved, text="Ana lives in Rome", content_hash="h-rome", embedding=axis(4), now=later(2), actor="user", reason=None
+    )
     assert kept(pg) == recount(pg)
     assert ("u", "madrid") not in kept(pg) and ("u", "move") not in kept(pg)  # no row left at zero
     pg.delete_memory("u", likes, now=later(2), actor="user", reason=None)

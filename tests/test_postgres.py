@@ -23,8 +23,14 @@ from tests.store_workers import SPAWN, add_worker, hold_lock_worker, run_process
         ("postgresql://u:p@h:5433/db", "postgresql+psycopg://u:p@h:5433/db"),
         ("postgres://u@h/db", "postgresql+psycopg://u@h/db"),
         ("postgresql+asyncpg://u:p@h/db?ssl=true", "postgresql+psycopg://u:p@h/db?sslmode=require"),
-        ("postgresql+asyncpg://h/db?prepared_statement_cache_size=0&ssl=verify-full", "postgresql+psycopg://h/db?sslmode=verify-full"),
-        ("postgresql+psycopg2://u@h/db?sslmode=disable&application_name=x", "postgresql+psycopg://u@h/db?application_name=x&sslmode=disable"),
+        (
+            "postgresql+asyncpg://h/db?prepared_statement_cache_size=0&ssl=verify-full",
+            "postgresql+psycopg://h/db?sslmode=verify-full",
+        ),
+        (
+            "postgresql+psycopg2://u@h/db?sslmode=disable&application_name=x",
+            "postgresql+psycopg://u@h/db?application_name=x&sslmode=disable",
+        ),
         ("postgresql+psycopg://u@/db?host=/var/run/postgresql", "postgresql+psycopg://u@/db?host=%2Fvar%2Frun%2Fpostgresql"),
     ],
 )

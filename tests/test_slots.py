@@ -39,7 +39,10 @@ def test_single_valued_facts_are_read(text: str, expected: tuple[str, str, str, 
 
 
 def test_several_slots_of_one_fact() -> None:
-    got = {(s.attribute, s.value, s.ended) for s in find_slots("User quit User's job at Globex and started at Initech as a product manager.")}
+    got = {
+        (s.attribute, s.value, s.ended)
+        for s in find_slots("User quit User's job at Globex and started at Initech as a product manager.")
+    }
     assert got == {("employer", "globex", True), ("employer", "initech", False), ("job", "product manager", False)}
     got = {(s.attribute, s.value, s.ended) for s in find_slots("User switched to espresso, User doesn't drink tea anymore.")}
     assert got == {("drink", "espresso", False), ("drink", "tea", True)}

@@ -27,9 +27,7 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, li
     store = open_test_store(f"sqlite:///{path}")
     texts = [f"note {i} about the weather and lunch plans" for i in range(FILLER)]
     # the oldest matches are the shortest (best bm25) but fall outside the most recent RANK_CAP
-    texts += [
-        "garden" if i < 150 else f"garden {' '.join(['plants'] * (i % 7))} watered on day {i}" for i in range(MATCHING)
-    ]
+    texts += ["garden" if i < 150 else f"garden {' '.join(['plants'] * (i % 7))} watered on day {i}" for i in range(MATCHING)]
     mine = store.apply_add(plan("u", memories=[memory(t) for t in texts])).memory_ids
     theirs = store.apply_add(plan("v", memories=[memory(f"garden {i}") for i in range(OTHERS)])).memory_ids
     yield store, mine, theirs

@@ -47,7 +47,10 @@ def plans(store: Store, statements: list[tuple[str, Any]]) -> list[tuple[str, st
 
 def fill(store: Store, turns: int = 60) -> list[int]:
     """A conversation of named user turns and assistant replies, each kept as a verbatim memory."""
-    msgs = [turn(f"line {i} about the garden", role="user" if i % 2 == 0 else "assistant", name="Maya" if i % 2 == 0 else None) for i in range(turns)]
+    msgs = [
+        turn(f"line {i} about the garden", role="user" if i % 2 == 0 else "assistant", name="Maya" if i % 2 == 0 else None)
+        for i in range(turns)
+    ]
     mems = [memory(f"line {i} about the garden", source="turn", source_turn_indices=[i]) for i in range(turns)]
     return store.apply_add(plan("u", turns=msgs, memories=mems)).turn_ids
 
@@ -58,7 +61,14 @@ def test_an_add_looks_turns_up_by_primary_key(traced: tuple[Store, list[tuple[st
     seen.clear()
     # the next add indexes each verbatim memory with the turns before it (keyword context)
     more = [turn(f"more {i} on the roses", name="Maya") for i in range(5)]
-    store.apply_add(plan("u", turns=more, memories=[memory(f"more {i} on the roses", source="turn", source_turn_indices=[i]) for i in range(5)], now=later(1)))
+    store.apply_add(
+        plan(
+            "u",
+            turns=more,
+            memories=[memory(f"more {i} on the roses", source="turn", source_turn_indices=[i]) for i in range(5)],
+            now=later(1),
+        )
+    )
     by_id = [(s, p) for s, p in plans(store, list(seen)) if "turns.id IN" in s or "turns.id IN" in s.replace('"', "")]
     assert by_id, "the add read turns by id"
     for s, p in by_id:
@@ -81,7 +91,11 @@ def test_a_replaced_fact_outdates_its_turns_by_primary_key(traced: tuple[Store, 
             memory("User lives in Porto.", source_turn_indices=[0], supersedes=old_fact, event=HistoryEvent.REPLACE),
         ])
     )  # fmt: skip
-    outdating = [(s, p) for s, p in plans(store, list(seen)) if s.lstrip().startswith("UPDATE memories") and "valid_to" in s and "memory_sources" in s]
+    outdating = [
+        (s, p)
+        for s, p in plans(store, list(seen))
+        if s.lstrip().startswith("UPDATE memories") and "valid_to" in s and "memory_sources" in s
+    ]
     assert outdating, "the replace outdated the old fact's turns"
     for s, p in outdating:
         assert not any(f"INDEX {ix} (user_id=?" in p for ix in USER_INDEXES), (s, p)
@@ -106,7 +120,11 @@ def test_a_results_links_are_read_best_first_from_their_index(traced: tuple[Stor
     hub = store.apply_add(plan("u", memories=[memory("the garden hub", vec=axis(0))])).memory_ids[0]
     # many links to one memory: reading them all and sorting is what the index spares
     store.apply_add(
-        plan("u", now=later(1), memories=[memory(f"garden note {i}", vec=axis(0, tilt=1), links=[(hub, 0.5 + i / 100)]) for i in range(40)])
+        plan(
+            "u",
+            now=later(1),
+            memories=[memory(f"garden note {i}", vec=axis(0, tilt=1), links=[(hub, 0.5 + i / 100)]) for i in range(40)],
+        )
     )
     seen.clear()
     links = store.memory_links("u", [hub], 5)

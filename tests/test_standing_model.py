@@ -88,9 +88,7 @@ async def test_other_embedders_rely_on_the_rules(tmp_path: Path) -> None:
         assert "standing" not in said.metadata
 
 
-async def test_a_request_answered_directly_is_not_pushed_down_by_standing_facts(
-    tmp_path: Path, minilm: MiniLMEmbedder
-) -> None:
+async def test_a_request_answered_directly_is_not_pushed_down_by_standing_facts(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
     async with DeepContext(database_url=f"sqlite:///{tmp_path}/d.db", embedder=minilm) as ctx:
         await _chat_then_statement(ctx, "I'm allergic to shellfish, so no prawns or mussels for me.")
         await ctx.add([{"role": "user", "content": "To reset the router, hold the back button for ten seconds."}], user_id="kai")

@@ -287,9 +287,7 @@ def test_list_statuses_and_cursor_pagination(store: Store) -> None:
         "u", MemoryFilters(statuses=(MemoryStatus.DELETED,)), limit=10, cursor=None, now=later(20)
     )
     assert [m.id for m in deleted] == [mids[3]] and total == 1
-    _, total, _ = store.list_memories(
-        "u", MemoryFilters(statuses=tuple(MemoryStatus)), limit=10, cursor=None, now=later(20)
-    )
+    _, total, _ = store.list_memories("u", MemoryFilters(statuses=tuple(MemoryStatus)), limit=10, cursor=None, now=later(20))
     assert total == 7
     with pytest.raises(ValidationError):
         store.list_memories("u", MemoryFilters(), limit=2, cursor="not-a-cursor", now=later(20))
@@ -344,7 +342,9 @@ def test_keyword_search(store: Store) -> None:
     assert store.keyword_search("other", ["lisbon"], 10, MemoryFilters(), later(1)) == []
     assert len(store.keyword_search("u", ["lisbon"], 1, MemoryFilters(), later(1))) == 1
     # quoting: terms are data, never query syntax
-    assert store.keyword_search("u", ["o'neil", 'x"y', "a|b", "!", "&", "back\\slash", "it''s"], 10, MemoryFilters(), later(1)) == []
+    assert (
+        store.keyword_search("u", ["o'neil", 'x"y', "a|b", "!", "&", "back\\slash", "it''s"], 10, MemoryFilters(), later(1)) == []
+    )
 
 
 def test_entity_neighbourhood(store: Store) -> None:
@@ -415,7 +415,9 @@ def test_delete_user_leaves_no_row_in_any_table(store: Store, db_url: str) -> No
                 relations=[RelationUpsert("ana", "bob", "knows")],
             )
         )
-        store.apply_add(plan(who, now=later(1), memories=[memory("Ana knows Bob well", vec=axis(0), links=[(a.memory_ids[0], 0.9)])]))
+        store.apply_add(
+            plan(who, now=later(1), memories=[memory("Ana knows Bob well", vec=axis(0), links=[(a.memory_ids[0], 0.9)])])
+        )
         store.delete_memory(who, a.memory_ids[1], now=later(2), actor="t", reason=None)
         store.kv_put(who, "ns", "k", 1, T0)
         with user_lock(store, who, "consolidate", timeout=1):  # type: ignore[arg-type]
@@ -456,7 +458,10 @@ def test_failed_add_leaves_nothing(store: Store, db_url: str) -> None:
             "u",
             now=later(1),
             turns=[turn("something new")],
-            memories=[memory("a new fact", vec=axis(1), source_turn_indices=[0]), memory("replacement", supersedes=theirs.memory_ids[0])],
+            memories=[
+                memory("a new fact", vec=axis(1), source_turn_indices=[0]),
+                memory("replacement", supersedes=theirs.memory_ids[0]),
+            ],
             entities=[EntityUpsert("Zed", "zed", EntityType.PERSON)],
         ),
         # cites a turn of another user

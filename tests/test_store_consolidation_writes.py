@@ -34,14 +34,28 @@ def test_a_changed_group_is_skipped_and_the_others_written(store: Store) -> None
     out = store.apply_add(plan("u", memories=[memory(f"fact {i}", vec=axis(0, tilt=i + 1)) for i in range(4)]))
     a, b, c, d = out.memory_ids
     first, second = _group(store, [a, b], "fact 0 and fact 1"), _group(store, [c, d], "fact 2 and fact 3")
-    store.update_memory("u", d, text="fact 3, changed", content_hash=content_hash("fact 3, changed"), embedding=axis(1), now=later(1), actor="user", reason=None)
+    store.update_memory(
+        "u",
+        d,
+        text="fact 3, changed",
+        content_hash=content_hash("fact 3, changed"),
+        embedding=axis(1),
+        now=later(1),
+        actor="user",
+        reason=None,
+    )
     version = store.count_rows("u")
     written = sql.write_consolidations(store, "u", [first, second], later(2))  # type: ignore[arg-type]
     assert written[1] is None and written[0] is not None and len(written[0]) == 1
     fact = store.get_memories("u", written[0])[0]
     assert (fact.text, fact.tier, fact.status) == ("fact 0 and fact 1", MemoryTier.LONG_TERM, MemoryStatus.ACTIVE)
     by_id = {m.id: m for m in store.get_memories("u", [a, b, c, d])}
-    assert [by_id[i].status for i in (a, b, c, d)] == [MemoryStatus.MERGED, MemoryStatus.MERGED, MemoryStatus.ACTIVE, MemoryStatus.ACTIVE]
+    assert [by_id[i].status for i in (a, b, c, d)] == [
+        MemoryStatus.MERGED,
+        MemoryStatus.MERGED,
+        MemoryStatus.ACTIVE,
+        MemoryStatus.ACTIVE,
+    ]
     assert by_id[a].superseded_by == fact.id and by_id[c].tier is MemoryTier.SHORT_TERM
     assert [h.event.value for h in store.history("u", a)][-1] == "MERGE"
     assert store.count_rows("u")["memories"] == version["memories"] + 1

@@ -43,12 +43,18 @@ def mems(store: Store) -> dict[str, int]:
             now=later(i),
             agent_id=agent,
             run_id=run,
-            memories=[memory(f"garden note {name}", vec=axis(0, tilt=i + 1, amount=0.05 * (i + 1)), metadata=meta, entity_names=["rose"])],
+            memories=[
+                memory(
+                    f"garden note {name}", vec=axis(0, tilt=i + 1, amount=0.05 * (i + 1)), metadata=meta, entity_names=["rose"]
+                )
+            ],
             entities=[EntityUpsert(name="rose", norm_name="rose", entity_type=EntityType.CONCEPT)],
         )
         out[name] = store.apply_add(p).memory_ids[0]
     # another user with the same metadata, agent and run: never found
-    store.apply_add(plan("v", agent_id="coach", run_id="r1", memories=[memory("garden other", vec=axis(0), metadata=SPEC["a"][0])]))
+    store.apply_add(
+        plan("v", agent_id="coach", run_id="r1", memories=[memory("garden other", vec=axis(0), metadata=SPEC["a"][0])])
+    )
     return out
 
 
@@ -95,7 +101,13 @@ CASES: list[tuple[Any, set[str]]] = [
     ({"OR": [{"category": "food"}, {"priority": {"gte": 9}}, {"title": {"contains": "Budget"}}]}, {"a", "c", "e"}),
     ({"NOT": [{"category": "work"}, {"status": "completed"}]}, {"d", "e", "f"}),
     (
-        {"AND": [{"OR": [{"category": "work"}, {"category": "personal"}]}, {"priority": {"gte": 5}}, {"NOT": [{"status": "archived"}]}]},
+        {
+            "AND": [
+                {"OR": [{"category": "work"}, {"category": "personal"}]},
+                {"priority": {"gte": 5}},
+                {"NOT": [{"status": "archived"}]},
+            ]
+        },
         {"a", "b"},
     ),
     ({'team" x': "red"}, {"d"}),  # a key with a quote is a key, never a JSON path
@@ -171,7 +183,19 @@ def test_delete_memories_by_scope(store: Store, mems: dict[str, int]) -> None:
         {"": 1},
         {"x\x00": 1},
         {"k" * 300: 1},
-        {"NOT": [{"NOT": [{"NOT": [{"NOT": [{"NOT": [{"NOT": [{"NOT": [{"NOT": [{"NOT": [{"NOT": [{"NOT": [{"a": 1}]}]}]}]}]}]}]}]}]}]}]},
+        {
+            "NOT": [
+                {
+                    "NOT": [
+                        {
+                            "NOT": [
+                                {"NOT": [{"NOT": [{"NOT": [{"NOT": [{"NOT": [{"NOT": [{"NOT": [{"NOT": [{"a": 1}]}]}]}]}]}]}]}]}
+                            ]
+                        }
+                    ]
+                }
+            ]
+        },
     ],
 )
 def test_bad_filters_are_validation_errors(bad: Any) -> None:

@@ -74,7 +74,11 @@ def test_memories_for_entities_default_and_filtered(store: Store) -> None:
     ids = []
     for i, (text, tier, expires) in enumerate(spec):
         out = store.apply_add(
-            plan("u", memories=[memory(text, vec=axis(0, tilt=i + 1), tier=tier, expires_at=expires, entity_names=["lisbon"])], entities=ents)
+            plan(
+                "u",
+                memories=[memory(text, vec=axis(0, tilt=i + 1), tier=tier, expires_at=expires, entity_names=["lisbon"])],
+                entities=ents,
+            )
         )
         ids.append(out.memory_ids[0])
     lisbon = out.entity_ids["lisbon"]
@@ -175,7 +179,9 @@ def test_each_neighbour_once_by_its_strongest_relation(store: Store) -> None:
         RelationUpsert("eve", "carla", "knows"),  # carla is the target: the other direction
         RelationUpsert("bob", "fay", "likes"),  # 1.1
     ]
-    e = store.apply_add(plan("u", memories=[memory("all of them", vec=axis(0), entity_names=names)], entities=ents, relations=rels)).entity_ids
+    e = store.apply_add(
+        plan("u", memories=[memory("all of them", vec=axis(0), entity_names=names)], entities=ents, relations=rels)
+    ).entity_ids
     for again in (rels[2], rels[5], rels[2]):
         store.apply_add(plan("u", memories=[memory(f"again {again.relation}", vec=axis(1))], entities=ents, relations=[again]))
     # another user's graph with the same names and stronger ties is never read
@@ -203,7 +209,9 @@ def test_each_neighbour_once_by_its_strongest_relation(store: Store) -> None:
             rows = store.graph.neighbour_rows(conn, "u", frontier, known, 10)
             assert [(r[1], r[0]) for r in rows] == [(e["dan"], e["bob"]), (e["fay"], e["bob"]), (e["eve"], e["carla"])]
             # SQLite's driver read and pick agree with the generic statement
-            assert [tuple(r) for r in rows] == [tuple(r) for r in GraphReads.neighbour_rows(store.graph, conn, "u", frontier, known, 10)]
+            assert [tuple(r) for r in rows] == [
+                tuple(r) for r in GraphReads.neighbour_rows(store.graph, conn, "u", frontier, known, 10)
+            ]
             assert [tuple(r) for r in store.graph.neighbour_rows(conn, "u", frontier, known, 2)] == [tuple(r) for r in rows[:2]]
             assert store.graph.neighbour_rows(conn, "v", frontier, known, 10) == []  # u's ids, v's relations
 
@@ -329,7 +337,13 @@ def test_entities_matched_by_name_and_the_user_state(store: Store) -> None:
     ents = [EntityUpsert("Lisbon", "lisbon", EntityType.LOCATION), EntityUpsert("New York", "new york", EntityType.LOCATION)]
     store.apply_add(plan("u", memories=[memory("in lisbon", vec=axis(0), entity_names=["lisbon", "new york"])], entities=ents))
     store.apply_add(plan("u", memories=[memory("lisbon again", vec=axis(1), entity_names=["lisbon"])], entities=ents[:1]))
-    store.apply_add(plan("v", memories=[memory("their york", vec=axis(0), entity_names=["york"])], entities=[EntityUpsert("York", "york", EntityType.LOCATION)]))
+    store.apply_add(
+        plan(
+            "v",
+            memories=[memory("their york", vec=axis(0), entity_names=["york"])],
+            entities=[EntityUpsert("York", "york", EntityType.LOCATION)],
+        )
+    )
     got = store.match_entities("u", ["york", "lisbon", "new york", "lisbon", "nowhere"])
     assert set(got) == {"lisbon", "new york"}  # never another user's entity, unknown names left out
     assert got["lisbon"][1] == 2 and got["new york"][1] == 1  # (id, mentions)
@@ -371,7 +385,9 @@ def test_active_memories_found_by_content_hash(store: Store) -> None:
     if isinstance(store, SQLStore):  # SQLite's prepared statement agrees with the generic one
         with store.connection() as conn:
             for now in (T0, later(10)):
-                assert store.memories.active_hashes(conn, "u", list(h.values()), now) == MemoryReads.active_hashes(store.memories, conn, "u", list(h.values()), now)
+                assert store.memories.active_hashes(conn, "u", list(h.values()), now) == MemoryReads.active_hashes(
+                    store.memories, conn, "u", list(h.values()), now
+                )
 
 
 def test_speaker_names_follow_new_turns_reused_ids_and_deleted_users(store: Store) -> None:
@@ -384,7 +400,17 @@ def test_speaker_names_follow_new_turns_reused_ids_and_deleted_users(store: Stor
             return got
 
     assert names("u") == set()
-    store.apply_add(plan("u", turns=[turn("hi", name="Maya"), turn("hello", role="assistant", name="Bot"), turn("x", role="tool", name="grep"), turn("anon")]))
+    store.apply_add(
+        plan(
+            "u",
+            turns=[
+                turn("hi", name="Maya"),
+                turn("hello", role="assistant", name="Bot"),
+                turn("x", role="tool", name="grep"),
+                turn("anon"),
+            ],
+        )
+    )
     assert names("u") == {"Maya", "Bot"}
     store.apply_add(plan("u", turns=[turn("me too", name="Ana")]))
     assert names("u") == {"Maya", "Bot", "Ana"}  # read on from the last turn seen

@@ -176,9 +176,7 @@ def test_sqlite_store_uses_the_graph_past_the_setting(tmp_path: Path) -> None:
     exact = open_test_store(url, DIM, vector_index_min_rows=0)
     try:
         for b in range(0, 400, 100):
-            store.apply_add(
-                plan("u", now=later(b), memories=[memory(f"fact {i}", vec=mat[i]) for i in range(b, b + 100)])
-            )
+            store.apply_add(plan("u", now=later(b), memories=[memory(f"fact {i}", vec=mat[i]) for i in range(b, b + 100)]))
         store.apply_add(plan("v", memories=[memory("other user's fact", vec=mat[0])]))
         flt = MemoryFilters()
         first = store.vector_search("u", mat[0], 5, flt, later(500))

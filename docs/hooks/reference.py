@@ -118,7 +118,12 @@ def _body(schema: dict[str, Any], comps: dict[str, Any]) -> list[str]:
     if not props:
         return [f"Body: {_type(schema)}", ""]
     required = set(resolved.get("required", []))
-    out = [f"Body (`{name}`, JSON):" if name else "Body (JSON):", "", "| field | type | required | default | description |", "|---|---|---|---|---|"]
+    out = [
+        f"Body (`{name}`, JSON):" if name else "Body (JSON):",
+        "",
+        "| field | type | required | default | description |",
+        "|---|---|---|---|---|",
+    ]
     for field, spec in props.items():
         default = f"`{json.dumps(spec['default'])}`" if "default" in spec else ""
         out.append(

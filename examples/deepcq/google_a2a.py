@@ -50,7 +50,13 @@ def main() -> None:
         "jsonrpc": "2.0",
         "id": 1,
         "method": "message/send",
-        "params": {"message": {"role": "user", "messageId": "m1", "parts": [{"kind": "text", "text": "where is my shipping for order 1042?"}]}},
+        "params": {
+            "message": {
+                "role": "user",
+                "messageId": "m1",
+                "parts": [{"kind": "text", "text": "where is my shipping for order 1042?"}],
+            }
+        },
     }
     print(json.dumps(handle(request), indent=2, ensure_ascii=False))
 

@@ -39,7 +39,10 @@ def main() -> None:
             context = "\n\n".join(c.text for c in chunks)
             reply = client.chat.completions.create(
                 model=args.model,
-                messages=[{"role": "system", "content": f"Answer from this text only:\n{context}"}, {"role": "user", "content": question}],
+                messages=[
+                    {"role": "system", "content": f"Answer from this text only:\n{context}"},
+                    {"role": "user", "content": question},
+                ],
             )
             print(f"qwen: {reply.choices[0].message.content}")
 

@@ -289,7 +289,6 @@ class DeepContext:
         state = await asyncio.to_thread(read_summary, self.store, user_id, conversation_id)
         return state.summary if state is not None else None
 
-
     async def search(
         self, query: str, user_id: str, limit: int = 10, tier: str | Iterable[str] | None = None,
         memory_type: str | Iterable[str] | None = None, include_graph: bool = True, *,
@@ -415,9 +414,7 @@ class DeepContext:
         return await self._wired().memories.import_v01(path)
 
     # --- the memory lifecycle (LifecycleService) ----------------------------------------------------
-    async def run_lifecycle(
-        self, user_id: str, *, consolidate: bool | None = None, wait: float | None = None
-    ) -> dict[str, Any]:
+    async def run_lifecycle(self, user_id: str, *, consolidate: bool | None = None, wait: float | None = None) -> dict[str, Any]:
         """Decay, consolidation (when due) and cleanup for one user: see :meth:`LifecycleService.run`."""
         return await self.lifecycle.run(user_id, consolidate=consolidate, wait=wait)
 

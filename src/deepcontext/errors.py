@@ -124,8 +124,7 @@ class LegacyDatabaseError(MigrationError):
     def __init__(self, where: str) -> None:
         if "://" in where:  # a server database: the importer reads 0.1's SQLite files only
             message = (
-                f"{where} holds a DeepContext 0.1 database, which is not migrated in place: "
-                "point database_url at a new database"
+                f"{where} holds a DeepContext 0.1 database, which is not migrated in place: point database_url at a new database"
             )
         else:
             message = (

@@ -121,7 +121,11 @@ class DeepContextSettings(BaseSettings):
             "graph (usearch, built in the background, rescored exactly) instead of scanning them all; 0: always scan"
         ),
     )
-    db_pool_size: int = Field(default=5, ge=1, description="PostgreSQL connections per pool; a process has two pools (the second for searches' vector legs)")
+    db_pool_size: int = Field(
+        default=5,
+        ge=1,
+        description="PostgreSQL connections per pool; a process has two pools (the second for searches' vector legs)",
+    )
 
     # --- LLM (seed-compatible names) -----------------------------------------------------------
     llm_provider: LLMProvider = LLMProvider.OPENAI
@@ -142,9 +146,7 @@ class DeepContextSettings(BaseSettings):
         default_factory=list,
         description="Backends tried in this order after the default fails (JSON list or comma-separated names)",
     )
-    llm_timeout: float = Field(
-        default=60.0, gt=0, le=3600, description="Seconds per LLM call (per chunk when streaming)"
-    )
+    llm_timeout: float = Field(default=60.0, gt=0, le=3600, description="Seconds per LLM call (per chunk when streaming)")
     llm_max_retries: int = Field(default=2, ge=0, le=10, description="Retries per backend on timeouts, 429 and 5xx")
     llm_retry_max_wait: float = Field(
         default=30.0, ge=0, le=600, description="Longest wait between retries, Retry-After included"
@@ -220,7 +222,7 @@ class DeepContextSettings(BaseSettings):
     decay_type_factors: dict[str, float] = Field(
         default_factory=lambda: {"episodic": 1.0, "semantic": 4.0, "procedural": 12.0},
         description="Half-life multiplier per memory type (x decay_half_life_days); 0: never decays. "
-        'JSON in the environment: DEEPCONTEXT_DECAY_TYPE_FACTORS=\'{"semantic": 6}\'',
+        "JSON in the environment: DEEPCONTEXT_DECAY_TYPE_FACTORS='{\"semantic\": 6}'",
     )
     decay_tier_factors: dict[str, float] = Field(
         default_factory=lambda: {"working": 0.5, "short_term": 1.0, "long_term": 10.0},
@@ -318,12 +320,16 @@ class DeepContextSettings(BaseSettings):
         default=0.4, ge=0, le=1, description="Profile leg: cosine bonus of allergies, diets, constraints, instructions"
     )
     profile_time_bonus: float = Field(
-        default=0.4, ge=0, le=1,
+        default=0.4,
+        ge=0,
+        le=1,
         description="Profile leg: cosine bonus of standing facts bearing on time (sleep, shifts, parts of the day) "
         "for requests whose answer is a time",
     )
     profile_margin: float = Field(
-        default=0.2, ge=0, le=2,
+        default=0.2,
+        ge=0,
+        le=2,
         description="Profile leg: standing facts within this of the vector leg's best cosine (with bonuses) take part; "
         "what memories answer directly is not pushed down by unrelated standing facts",
     )
@@ -408,10 +414,7 @@ class DeepContextSettings(BaseSettings):
         if not bad:
             return None
         known = list(cls.model_fields)
-        hints = [
-            f"{k!r}" + (f" (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(k, known, 1)) else "")
-            for k in bad
-        ]
+        hints = [f"{k!r}" + (f" (did you mean {m[0]!r}?)" if (m := difflib.get_close_matches(k, known, 1)) else "") for k in bad]
         return f"unknown setting{'s' if len(bad) > 1 else ''}: {', '.join(hints)}"
 
     def redacted(self) -> dict[str, Any]:

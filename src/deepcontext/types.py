@@ -216,7 +216,8 @@ class MemorySearchResult(BaseModel):
     )
     rrf_score: float = 0.0
     similarity: float | None = Field(
-        default=None, description="Cosine of the query with this result (best of its turn's memories), when the vector leg found it"
+        default=None,
+        description="Cosine of the query with this result (best of its turn's memories), when the vector leg found it",
     )
     access_count: int = 0
     superseded_by: int | None = Field(

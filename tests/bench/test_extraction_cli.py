@@ -28,9 +28,14 @@ def test_the_shipped_set(tmp_path: Path) -> None:
 
 def test_a_set_of_ones_own(tmp_path: Path) -> None:
     data = tmp_path / "mine.jsonl"
-    conv = {"id": "x", "topic": "work", "said_at": "2025-03-10T09:00:00+00:00", "user_name": "Sam",
-            "turns": [{"role": "user", "content": "Yesterday I moved to Berlin. Our office is in Mitte."}],
-            "facts": [{"turn": 0, "keys": ["Sam", "Berlin", "2025-03-09"]}, {"turn": 0, "keys": ["Sam", "Paris"]}]}
+    conv = {
+        "id": "x",
+        "topic": "work",
+        "said_at": "2025-03-10T09:00:00+00:00",
+        "user_name": "Sam",
+        "turns": [{"role": "user", "content": "Yesterday I moved to Berlin. Our office is in Mitte."}],
+        "facts": [{"turn": 0, "keys": ["Sam", "Berlin", "2025-03-09"]}, {"turn": 0, "keys": ["Sam", "Paris"]}],
+    }
     data.write_text(json.dumps(conv) + "\n", encoding="utf-8")
     report = json.loads(bench(tmp_path, "--data", str(data), "--json").stdout)
     assert report["facts"] == 2 and report["recall"] == 0.5  # Berlin with its date found, Paris never said

@@ -58,8 +58,9 @@ def test_the_direct_requests_and_the_training_sentences_are_well_formed() -> Non
 def test_bench_needs_reports_the_held_out_sets(tmp_path: Path) -> None:
     data = tmp_path / "two.jsonl"
     data.write_text("\n".join(DEFAULT_NEEDS.read_text(encoding="utf-8").splitlines()[:2]) + "\n", encoding="utf-8")
-    p = run_cli(["bench", "needs", "--data", str(data), "--holdout", "--filler", "100", "--set", "embedder=hash"],
-                env={"COLUMNS": "200"})
+    p = run_cli(
+        ["bench", "needs", "--data", str(data), "--holdout", "--filler", "100", "--set", "embedder=hash"], env={"COLUMNS": "200"}
+    )
     assert p.returncode == 0, p.stderr
     assert "2 cases: top 1" in p.stdout
     for path in holdout_sets():

@@ -30,7 +30,10 @@ def speed_result(when: str) -> dict[str, Any]:
         "backend": "sqlite",
         "machine": {"when": when},
         "stages": [{"memories": 1000, "search_ms": {"p95": 20.0}}, {"memories": 10000, "search_ms": {"p95": 30.0}}],
-        "peer": {"name": "mem0 2.2.1", "stages": [{"memories": 1000, "search_ms": {"p95": 50.0}}, {"memories": 10000, "search_ms": {"p95": 400.0}}]},
+        "peer": {
+            "name": "mem0 2.2.1",
+            "stages": [{"memories": 1000, "search_ms": {"p95": 50.0}}, {"memories": 10000, "search_ms": {"p95": 400.0}}],
+        },
     }
 
 

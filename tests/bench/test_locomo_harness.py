@@ -27,9 +27,7 @@ def test_loader_handles_the_quirks() -> None:
 
 
 async def test_small_run_clears_a_floor(tmp_path: Path) -> None:
-    result = await run_locomo(
-        DATA, db_url=f"sqlite:///{tmp_path}/mini.db", settings={"embedder": "hash"}, baselines=True
-    )
+    result = await run_locomo(DATA, db_url=f"sqlite:///{tmp_path}/mini.db", settings={"embedder": "hash"}, baselines=True)
     ours = result["systems"]["deepcontext"]
     assert ours["questions"] == 14
     assert set(ours["recall"]) == set(KS)

@@ -13,7 +13,9 @@ from deepcontext.bench.locomo import KS, run_locomo
 from deepcontext.bench.mem0_peer import NetworkBlockedError, mem0_version, network_guard
 from tests.support.cli import run_cli
 
-pytestmark = pytest.mark.skipif(mem0_version() is None, reason="mem0 is not installed (pip install -e '.[bench]'): the mem0 comparison is not tested")
+pytestmark = pytest.mark.skipif(
+    mem0_version() is None, reason="mem0 is not installed (pip install -e '.[bench]'): the mem0 comparison is not tested"
+)
 
 DATA = Path(__file__).parent / "mini_locomo.json"
 
@@ -40,7 +42,9 @@ def test_guard_refuses_the_network_even_when_the_caller_swallows_the_error() -> 
 
 @pytest.mark.slow  # both systems end to end
 async def test_locomo_runs_mem0_on_the_same_questions(tmp_path: Path) -> None:
-    result = await run_locomo(DATA, db_url=f"sqlite:///{tmp_path}/mini.db", settings={"embedder": "hash"}, baselines=False, peer="mem0")
+    result = await run_locomo(
+        DATA, db_url=f"sqlite:///{tmp_path}/mini.db", settings={"embedder": "hash"}, baselines=False, peer="mem0"
+    )
     theirs = result["systems"][result["peer"]]
     assert result["peer"] == f"mem0 {mem0_version()}"
     assert theirs["questions"] == result["systems"]["deepcontext"]["questions"] == 14
@@ -56,8 +60,10 @@ async def test_locomo_runs_mem0_on_the_same_questions(tmp_path: Path) -> None:
 
 @pytest.mark.slow  # both systems end to end
 def test_speed_cli_reports_mem0_on_the_same_turns(tmp_path: Path) -> None:
-    p = run_cli(["bench", "speed", "--peer", "mem0", "--sizes", "40", "--queries", "10", "--out", str(tmp_path / "out")],
-                env=_env(tmp_path))
+    p = run_cli(
+        ["bench", "speed", "--peer", "mem0", "--sizes", "40", "--queries", "10", "--out", str(tmp_path / "out")],
+        env=_env(tmp_path),
+    )
     assert p.returncode == 0, p.stderr
     assert f"deepcontext / mem0 {mem0_version()}" in p.stdout
     result = json.loads((tmp_path / "out" / "speed-sqlite-latest.json").read_text())

@@ -155,9 +155,7 @@ def chat(
     """Run a chat over ``lines``; returns (exit status, everything it printed)."""
     screen = screen if screen is not None else io.StringIO()
     console = Console(file=screen, width=200, force_terminal=False, color_system=None, highlight=False)
-    code = run_chat(
-        open_ctx, user_id=user, conversation_id=conversation, stdin=Script(lines, screen), console=console, **kwargs
-    )
+    code = run_chat(open_ctx, user_id=user, conversation_id=conversation, stdin=Script(lines, screen), console=console, **kwargs)
     return code, screen.getvalue()
 
 

@@ -66,7 +66,9 @@ def test_every_command_works(tmp_path: Path, fake_openai: FakeOpenAI, brain: Bra
     code, out = chat(opener(db, fake_openai), lines)
     assert code == 0
     typed = [t for t, _ in blocks(out)]
-    assert "this line is never read" not in typed and out.rstrip().endswith(f"bye; the next start continues after [{last_node(out)}]")
+    assert "this line is never read" not in typed and out.rstrip().endswith(
+        f"bye; the next start continues after [{last_node(out)}]"
+    )
 
     listed = block(out, "memories")
     assert "newest" in listed and LENA in listed and GLOBEX in listed and "short_term" in listed

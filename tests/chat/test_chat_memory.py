@@ -118,9 +118,7 @@ def test_the_answer_is_streamed_as_it_arrives(tmp_path: Path, fake_openai: FakeO
     assert len(screen.pieces) >= 5 and "".join(screen.pieces).startswith(answer[:25])
 
 
-def test_an_llm_failure_stores_nothing_and_the_chat_goes_on(
-    tmp_path: Path, fake_openai: FakeOpenAI, brain: Brain
-) -> None:
+def test_an_llm_failure_stores_nothing_and_the_chat_goes_on(tmp_path: Path, fake_openai: FakeOpenAI, brain: Brain) -> None:
     db = tmp_path / "chat.db"
     brain.say(Reply.error(500, "the model is down"), "Back again.")
     code, out = chat(opener(db, fake_openai), ["First try.", "Second try.", "path", "exit"])

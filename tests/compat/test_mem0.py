@@ -79,7 +79,7 @@ def test_python_quickstart(llm: FakeOpenAI) -> None:
         {"role": "user", "content": "I'm planning to watch a movie tonight. Any recommendations?"},
         {"role": "assistant", "content": "How about a thriller movies? They can be quite engaging."},
         {"role": "user", "content": "I'm not a big fan of thriller movies but I love sci-fi movies."},
-        {"role": "assistant", "content": "Got it! I'll avoid thriller recommendations and suggest sci-fi movies in the future."}
+        {"role": "assistant", "content": "Got it! I'll avoid thriller recommendations and suggest sci-fi movies in the future."},
     ]
 
     # Store inferred memories (default behavior)
@@ -87,7 +87,13 @@ def test_python_quickstart(llm: FakeOpenAI) -> None:
     first = result
 
     # Store memories with agent and run context
-    result = m.add(messages, user_id="alice", agent_id="movie-assistant", run_id="session-001", metadata={"category": "movie_recommendations"})
+    result = m.add(
+        messages,
+        user_id="alice",
+        agent_id="movie-assistant",
+        run_id="session-001",
+        metadata={"category": "movie_recommendations"},
+    )
     scoped = result
 
     # Store raw messages without inference
@@ -130,7 +136,9 @@ def test_python_quickstart(llm: FakeOpenAI) -> None:
         # --- Memory History -----------------------------------------------------------------------
         history = m.history(memory_id=memory_id)
         assert [h["event"] for h in history] == ["ADD", "UPDATE"]
-        assert history[1]["old_memory"] == item["memory"] and history[1]["new_memory"] == "I love India, it is my favorite country."
+        assert (
+            history[1]["old_memory"] == item["memory"] and history[1]["new_memory"] == "I love India, it is my favorite country."
+        )
 
         # --- Delete Memory ------------------------------------------------------------------------
         # Delete a memory by id
@@ -145,7 +153,7 @@ def test_python_quickstart(llm: FakeOpenAI) -> None:
 
         # --- Reset Memory -------------------------------------------------------------------------
         m.add("I like tea", user_id="bob", infer=False)
-        m.reset() # Reset all memories
+        m.reset()  # Reset all memories
         assert m.get_all(user_id="bob") == {"results": []}
     finally:
         m.close()
@@ -157,10 +165,7 @@ def test_advanced_memory_organization(env: str) -> None:
     m = Memory()
     try:
         # Store memories with full context
-        m.add("User prefers vegetarian food",
-              user_id="alice",
-              agent_id="diet-assistant",
-              run_id="consultation-001")
+        m.add("User prefers vegetarian food", user_id="alice", agent_id="diet-assistant", run_id="consultation-001")
         m.add("User runs on Sundays", user_id="alice", agent_id="coach", run_id="consultation-002")
         m.add("User reads novels", user_id="alice")
 
@@ -200,7 +205,7 @@ def test_current_quickstart_and_filters_form(env: str) -> None:
 
     messages = [
         {"role": "user", "content": "Hi, I'm Alex. I love basketball and gaming."},
-        {"role": "assistant", "content": "Hey Alex! I'll remember your interests."}
+        {"role": "assistant", "content": "Hey Alex! I'll remember your interests."},
     ]
     m.add(messages, user_id="alex")
 
@@ -212,10 +217,14 @@ def test_current_quickstart_and_filters_form(env: str) -> None:
         assert any("basketball" in r["memory"] for r in results["results"])
         # filters with the entity ids and metadata together; threshold keeps the scores above it
         top = results["results"][0]["score"]
-        assert len(m.search("What do you know about me?", filters={"user_id": "alex"}, threshold=0)["results"]) == len(results["results"])
+        assert len(m.search("What do you know about me?", filters={"user_id": "alex"}, threshold=0)["results"]) == len(
+            results["results"]
+        )
         above = m.search("basketball", filters={"user_id": "alex"}, threshold=top / 2)["results"]
         assert all(r["score"] >= top / 2 for r in above)
-        assert top < 0.99 and m.search("What do you know about me?", filters={"user_id": "alex"}, threshold=top + 0.01) == {"results": []}
+        assert top < 0.99 and m.search("What do you know about me?", filters={"user_id": "alex"}, threshold=top + 0.01) == {
+            "results": []
+        }
         assert m.search("basketball", filters={"user_id": "nobody"}) == {"results": []}
         with pytest.raises(ValueError):
             m.search("basketball", filters={"user_id": "alex"}, threshold=1.5)
@@ -247,10 +256,7 @@ def test_metadata_filtering_examples(env: str) -> None:
             return {ids[r["id"]] for r in res["results"]}
 
         # Search with simple metadata filters
-        results = search(
-            "What are my preferences?",
-            filters={"user_id": "alice", "category": "preferences"}
-        )
+        results = search("What are my preferences?", filters={"user_id": "alice", "category": "preferences"})
         assert names(results) == {"prefs"}
 
         # Greater than / Less than
@@ -261,21 +267,14 @@ def test_metadata_filtering_examples(env: str) -> None:
                 "score": {"gt": 0.8},
                 "priority": {"gte": 5},
                 "confidence": {"lt": 0.9},
-                "rating": {"lte": 3}
-            }
+                "rating": {"lte": 3},
+            },
         )
         assert names(results) == set()  # no memory has all four
         assert names(search("x", filters={"user_id": "alice", "score": {"gt": 0.8}, "rating": {"lte": 3}})) == {"meal"}
 
         # Equality operators
-        results = search(
-            "specific content",
-            filters={
-                "user_id": "alice",
-                "status": {"eq": "active"},
-                "archived": {"ne": True}
-            }
-        )
+        results = search("specific content", filters={"user_id": "alice", "status": {"eq": "active"}, "archived": {"ne": True}})
         assert names(results) == {"prefs"}
 
         # In / Not in operators
@@ -284,8 +283,8 @@ def test_metadata_filtering_examples(env: str) -> None:
             filters={
                 "user_id": "alice",
                 "category": {"in": ["food", "travel", "entertainment"]},
-                "status": {"nin": ["deleted", "archived"]}
-            }
+                "status": {"nin": ["deleted", "archived"]},
+            },
         )
         assert names(results) == set()
         assert names(search("x", filters={"user_id": "alice", "category": {"in": ["food", "travel"]}})) == {"meal", "trip"}
@@ -297,21 +296,17 @@ def test_metadata_filtering_examples(env: str) -> None:
                 "user_id": "alice",
                 "title": {"contains": "meeting"},
                 "description": {"icontains": "important"},
-                "tags": {"contains": "urgent"}
-            }
+                "tags": {"contains": "urgent"},
+            },
         )
         assert names(results) == set()
-        assert names(search("x", filters={"user_id": "alice", "title": {"contains": "meeting"}, "tags": {"contains": "urgent"}})) == {"work"}
+        assert names(
+            search("x", filters={"user_id": "alice", "title": {"contains": "meeting"}, "tags": {"contains": "urgent"}})
+        ) == {"work"}
         assert names(search("x", filters={"user_id": "alice", "description": {"icontains": "important"}})) == {"done"}
 
         # Match any value for a field
-        results = search(
-            "all with category",
-            filters={
-                "user_id": "alice",
-                "category": "*"
-            }
-        )
+        results = search("all with category", filters={"user_id": "alice", "category": "*"})
         assert names(results) == set(rows)
         assert names(search("x", filters={"user_id": "alice", "title": "*"})) == {"work"}
 
@@ -320,12 +315,8 @@ def test_metadata_filtering_examples(env: str) -> None:
             "complex query",
             filters={
                 "user_id": "alice",
-                "AND": [
-                    {"category": "work"},
-                    {"priority": {"gte": 7}},
-                    {"status": {"ne": "completed"}}
-                ]
-            }
+                "AND": [{"category": "work"}, {"priority": {"gte": 7}}, {"status": {"ne": "completed"}}],
+            },
         )
         assert names(results) == {"work"}
 
@@ -334,25 +325,14 @@ def test_metadata_filtering_examples(env: str) -> None:
             "flexible query",
             filters={
                 "user_id": "alice",
-                "OR": [
-                    {"category": "urgent"},
-                    {"priority": {"gte": 9}},
-                    {"deadline": {"contains": "today"}}
-                ]
-            }
+                "OR": [{"category": "urgent"}, {"priority": {"gte": 9}}, {"deadline": {"contains": "today"}}],
+            },
         )
         assert names(results) == {"work"}
 
         # Logical NOT
         results = search(
-            "exclusion query",
-            filters={
-                "user_id": "alice",
-                "NOT": [
-                    {"category": "archived"},
-                    {"status": "deleted"}
-                ]
-            }
+            "exclusion query", filters={"user_id": "alice", "NOT": [{"category": "archived"}, {"status": "deleted"}]}
         )
         assert names(results) == {"prefs", "work", "done", "trip"}
 
@@ -362,20 +342,11 @@ def test_metadata_filtering_examples(env: str) -> None:
             filters={
                 "user_id": "alice",
                 "AND": [
-                    {
-                        "OR": [
-                            {"category": "work"},
-                            {"category": "personal"}
-                        ]
-                    },
+                    {"OR": [{"category": "work"}, {"category": "personal"}]},
                     {"priority": {"gte": 5}},
-                    {
-                        "NOT": [
-                            {"status": "archived"}
-                        ]
-                    }
-                ]
-            }
+                    {"NOT": [{"status": "archived"}]},
+                ],
+            },
         )
         assert names(results) == {"work", "done"}
 
@@ -383,19 +354,10 @@ def test_metadata_filtering_examples(env: str) -> None:
         assert names(m.get_all(filters={"user_id": "alice", "priority": {"lt": 6}})) == {"prefs", "trip"}
 
         try:
-            results = search(
-                "test query",
-                filters={
-                    "user_id": "alice",
-                    "invalid_operator": {"unknown": "value"}
-                }
-            )
+            results = search("test query", filters={"user_id": "alice", "invalid_operator": {"unknown": "value"}})
         except ValueError as e:
             print(f"Filter error: {e}")
-            results = search(
-                "test query",
-                filters={"user_id": "alice", "category": "general"}
-            )
+            results = search("test query", filters={"user_id": "alice", "category": "general"})
         else:
             raise AssertionError("an unknown operator must raise ValueError")
         assert results == {"results": []}
@@ -412,7 +374,10 @@ def test_core_operations_examples(env: str) -> None:
             {"role": "user", "content": "I'm planning to watch a movie tonight. Any recommendations?"},
             {"role": "assistant", "content": "How about thriller movies? They can be quite engaging."},
             {"role": "user", "content": "I'm not a big fan of thriller movies but I love sci-fi movies."},
-            {"role": "assistant", "content": "Got it! I'll avoid thriller recommendations and suggest sci-fi movies in the future."}
+            {
+                "role": "assistant",
+                "content": "Got it! I'll avoid thriller recommendations and suggest sci-fi movies in the future.",
+            },
         ]
 
         # Store inferred memories (default behavior)
@@ -468,16 +433,13 @@ async def test_async_memory_examples(env: str) -> None:
         result = await memory.add(
             messages=[
                 {"role": "user", "content": "I'm travelling to SF"},
-                {"role": "assistant", "content": "That's great to hear!"}
+                {"role": "assistant", "content": "That's great to hear!"},
             ],
-            user_id="alice"
+            user_id="alice",
         )
 
         # Search memories
-        results = await memory.search(
-            query="Where am I travelling?",
-            filters={"user_id": "alice"}
-        )
+        results = await memory.search(query="Where am I travelling?", filters={"user_id": "alice"})
 
         # List memories
         all_memories = await memory.get_all(filters={"user_id": "alice"})
@@ -487,10 +449,7 @@ async def test_async_memory_examples(env: str) -> None:
         specific_memory = await memory.get(memory_id=memory_id)
 
         # Update a memory
-        updated_memory = await memory.update(
-            memory_id=memory_id,
-            text="I'm travelling to Seattle"
-        )
+        updated_memory = await memory.update(memory_id=memory_id, text="I'm travelling to Seattle")
 
         # Delete a memory
         await memory.delete(memory_id=memory_id)
@@ -508,7 +467,7 @@ async def test_async_memory_examples(env: str) -> None:
             messages=[{"role": "user", "content": "I prefer vegetarian food"}],
             user_id="alice",
             agent_id="diet-assistant",
-            run_id="consultation-001"
+            run_id="consultation-001",
         )
         await memory.add(messages=[{"role": "user", "content": "I cook pasta on Fridays"}], user_id="alice")
 
@@ -526,13 +485,7 @@ async def test_async_memory_examples(env: str) -> None:
         assert await memory.history(memory_id="memory-id-here") == []
 
         # concurrent adds (the docs' batch_operations)
-        tasks = [
-            memory.add(
-                messages=[{"role": "user", "content": f"Message {i}"}],
-                user_id=f"user_{i}"
-            )
-            for i in range(5)
-        ]
+        tasks = [memory.add(messages=[{"role": "user", "content": f"Message {i}"}], user_id=f"user_{i}") for i in range(5)]
         results = await asyncio.gather(*tasks, return_exceptions=True)
         assert not [r for r in results if isinstance(r, Exception)]
         for i in range(5):

@@ -82,9 +82,7 @@ def test_the_configured_llm_extracts(fake_openai: FakeOpenAI, tmp_path: Path) ->
     try:
         out = m.add("I live in Lisbon and I keep bees", user_id="alice")
         assert [r["memory"] for r in out["results"]] == ["Fact: I live in Lisbon and I keep bees"]
-        assert [r.model for r in fake_openai.chat_requests] and all(
-            r.model == "fake-model" for r in fake_openai.chat_requests
-        )
+        assert [r.model for r in fake_openai.chat_requests] and all(r.model == "fake-model" for r in fake_openai.chat_requests)
         assert fake_openai.embedding_requests, "the config's embedder is the fake server too"
         assert all(r.headers.get("authorization") == "Bearer sk-test" for r in fake_openai.requests)
     finally:
@@ -112,19 +110,31 @@ def _embedder(provider: str, **config: Any) -> dict[str, Any]:
 LLM_CASES = {
     "openai": (
         _llm("openai", model="gpt-4.1-mini", api_key="sk-a", max_tokens=500, top_p=0.5),
-        {"llm_provider": "openai", "llm_model": "gpt-4.1-mini", "llm_base_url": None, "openai_api_key": "sk-a", "llm_api_key": None},
+        {
+            "llm_provider": "openai",
+            "llm_model": "gpt-4.1-mini",
+            "llm_base_url": None,
+            "openai_api_key": "sk-a",
+            "llm_api_key": None,
+        },
     ),
     "openai-default-model": (_llm("openai", api_key="sk-a"), {"llm_model": "gpt-4o-mini", "openai_api_key": "sk-a"}),
     "openai-base-url": (
         _llm("openai", model="m", api_key="k", openai_base_url="http://gpu:9000/v1"),
         {"llm_provider": "openai", "llm_base_url": "http://gpu:9000/v1", "llm_api_key": "k", "openai_api_key": None},
     ),
-    "ollama": (_llm("ollama"), {"llm_provider": "openai", "llm_base_url": "http://localhost:11434/v1", "llm_model": "llama3.1:70b"}),
+    "ollama": (
+        _llm("ollama"),
+        {"llm_provider": "openai", "llm_base_url": "http://localhost:11434/v1", "llm_model": "llama3.1:70b"},
+    ),
     "ollama-url": (
         _llm("ollama", model="qwen3", ollama_base_url="http://box:11434/"),
         {"llm_base_url": "http://box:11434/v1", "llm_model": "qwen3"},
     ),
-    "lmstudio": (_llm("lmstudio", model="m"), {"llm_provider": "openai", "llm_base_url": "http://localhost:1234/v1", "llm_model": "m"}),
+    "lmstudio": (
+        _llm("lmstudio", model="m"),
+        {"llm_provider": "openai", "llm_base_url": "http://localhost:1234/v1", "llm_model": "m"},
+    ),
     "vllm": (
         _llm("vllm", api_key="v"),
         {"llm_base_url": "http://localhost:8000/v1", "llm_model": "Qwen/Qwen2.5-32B-Instruct", "llm_api_key": "v"},
@@ -133,7 +143,10 @@ LLM_CASES = {
         _llm("deepseek", api_key="d", deepseek_base_url="https://ds.example/v1"),
         {"llm_base_url": "https://ds.example/v1", "llm_model": "deepseek-chat", "llm_api_key": "d"},
     ),
-    "litellm": (_llm("litellm", model="anthropic/claude-3-5-haiku"), {"llm_provider": "litellm", "llm_model": "anthropic/claude-3-5-haiku"}),
+    "litellm": (
+        _llm("litellm", model="anthropic/claude-3-5-haiku"),
+        {"llm_provider": "litellm", "llm_model": "anthropic/claude-3-5-haiku"},
+    ),
 }
 
 
@@ -209,10 +222,19 @@ def test_embedder_providers(config: dict[str, Any], expected: dict[str, Any]) ->
 @pytest.mark.parametrize(
     "config, url",
     [
-        ({"user": "u", "password": "p@ss word", "host": "db", "port": 5433, "dbname": "mem"}, "postgresql://u:p%40ss%20word@db:5433/mem"),
-        ({"user": "u", "password": "p", "port": 5432, "sslmode": "require"}, "postgresql://u:p@localhost:5432/postgres?sslmode=require"),
+        (
+            {"user": "u", "password": "p@ss word", "host": "db", "port": 5433, "dbname": "mem"},
+            "postgresql://u:p%40ss%20word@db:5433/mem",
+        ),
+        (
+            {"user": "u", "password": "p", "port": 5432, "sslmode": "require"},
+            "postgresql://u:p@localhost:5432/postgres?sslmode=require",
+        ),
         ({"connection_string": "postgresql://a:b@h:1/d"}, "postgresql://a:b@h:1/d"),
-        ({"connection_string": "host=h port=6 dbname=d user=a password='x y' sslmode=disable"}, "postgresql://a:x%20y@h:6/d?sslmode=disable"),
+        (
+            {"connection_string": "host=h port=6 dbname=d user=a password='x y' sslmode=disable"},
+            "postgresql://a:x%20y@h:6/d?sslmode=disable",
+        ),
     ],
     ids=["fields", "sslmode", "url", "keyword-value"],
 )

@@ -128,7 +128,9 @@ def test_search_takes_explain_show_expired_and_refuses_reference_date_as_mem0(m:
 
 
 def test_items_carry_hash_and_role_and_history_mem0s_row(m: Any) -> None:
-    mid = m.add({"role": "assistant", "content": "Your table is booked", "name": "concierge"}, user_id="alice", infer=False)["results"][0]["id"]
+    mid = m.add({"role": "assistant", "content": "Your table is booked", "name": "concierge"}, user_id="alice", infer=False)[
+        "results"
+    ][0]["id"]
     item = m.get(mid)
     assert item["hash"] == hashlib.md5(b"Your table is booked").hexdigest()
     assert (item["role"], item["actor_id"], item["score"]) == ("assistant", "concierge", None)

@@ -155,7 +155,9 @@ def script(m: Any) -> dict[str, Any]:
     seen["inferred add: verbatim turns"] = [x["memory"] for x in inferred if x["memory"].startswith(("User:", "Assistant:"))]
 
     listed = m.get_all(filters=alice)["results"]
-    seen["get_all"] = sorted((x["memory"] if x["id"] == lisbon or "hiking" not in x["memory"] else "<hiking>", sorted(x)) for x in listed)
+    seen["get_all"] = sorted(
+        (x["memory"] if x["id"] == lisbon or "hiking" not in x["memory"] else "<hiking>", sorted(x)) for x in listed
+    )
     seen["get_all metadata"] = sorted(str(x["metadata"]) for x in listed)
     seen["get_all hash"] = all(len(x["hash"]) == 32 for x in listed)
     seen["get_all top_k"] = len(m.get_all(filters=alice, top_k=1)["results"])
@@ -186,10 +188,11 @@ def script(m: Any) -> dict[str, Any]:
 
     history = m.history(lisbon)
     seen["history"] = [
-        (sorted(h), h["event"], h["old_memory"], h["new_memory"], h["actor_id"], h["role"], h["is_deleted"])
-        for h in history
+        (sorted(h), h["event"], h["old_memory"], h["new_memory"], h["actor_id"], h["role"], h["is_deleted"]) for h in history
     ]
-    seen["history times"] = all(h["created_at"] == history[0]["created_at"] for h in history) and history[-1]["updated_at"] > history[0]["updated_at"]
+    seen["history times"] = (
+        all(h["created_at"] == history[0]["created_at"] for h in history) and history[-1]["updated_at"] > history[0]["updated_at"]
+    )
     guide = m.history(raw[1]["id"])
     seen["history actor"] = [(h["actor_id"], h["role"]) for h in guide]
 
@@ -205,7 +208,9 @@ def script(m: Any) -> dict[str, Any]:
     }
 
     # an integer user id
-    seen["int user add"] = [{k: x[k] for k in sorted(x) if k != "id"} for x in m.add("I like tea", user_id=42, infer=False)["results"]]
+    seen["int user add"] = [
+        {k: x[k] for k in sorted(x) if k != "id"} for x in m.add("I like tea", user_id=42, infer=False)["results"]
+    ]
     seen["int user get_all"] = [(x["user_id"], x["memory"]) for x in m.get_all(filters={"user_id": 42})["results"]]
 
     seen["delete"] = m.delete(lisbon)
@@ -246,9 +251,7 @@ def test_a_mem0_script_sees_the_same_on_both(mem0_memory: Any, our_memory: Any) 
     _compare(theirs, script(our_memory))
 
 
-def test_the_async_interfaces_too(
-    server: FakeOpenAI, mem0_memory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_async_interfaces_too(server: FakeOpenAI, mem0_memory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mem0 import AsyncMemory as Mem0AsyncMemory
 
     from deepcontext.bench.mem0_peer import network_guard

@@ -114,7 +114,9 @@ async def test_conversation_path_in_order_newest_kept(ctx: DeepContext, clock: M
         )  # fmt: skip
     res = await ctx.context("garden", "ana", "chat", shares={"conversation": 1, "pinned": 0, "memories": 0, "tiers": 0})
     conv = res.part("conversation").items
-    assert [i.text for i in conv] == [f"user: question number {i} about the garden\nassistant: answer number {i}" for i in range(8)]
+    assert [i.text for i in conv] == [
+        f"user: question number {i} about the garden\nassistant: answer number {i}" for i in range(8)
+    ]
     positions = [res.text.index(i.text) for i in conv]
     assert positions == sorted(positions)
     assert all(i.node_id is not None and len(i.turn_ids) == 2 for i in conv)

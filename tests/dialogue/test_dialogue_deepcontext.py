@@ -172,7 +172,9 @@ async def test_with_an_llm_the_session_plans_and_answers_with_it(db_url: str, fa
     def respond(body: dict[str, Any]) -> Reply:
         system = body["messages"][0]["content"] if body["messages"][0]["role"] == "system" else ""
         if system.startswith("You plan the context"):
-            return Reply.json({"selected_node_ids": [], "memories_to_extract": [{"content": "User likes jazz", "tags": ["preference"]}]})
+            return Reply.json(
+                {"selected_node_ids": [], "memories_to_extract": [{"content": "User likes jazz", "tags": ["preference"]}]}
+            )
         if system.startswith("You are a knowledgeable assistant"):
             return Reply.text("Jazz it is.")
         return Reply.error(400, "not scripted")  # extraction: the offline fallback takes over

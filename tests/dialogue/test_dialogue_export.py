@@ -54,7 +54,7 @@ def _tokens(text: str) -> list[str]:
     text = text.rstrip()
     while pos < len(text):
         m = _TOKEN.match(text, pos)
-        assert m is not None and m.end() > pos, f"bad DOT at {text[pos:pos + 40]!r}"
+        assert m is not None and m.end() > pos, f"bad DOT at {text[pos : pos + 40]!r}"
         out.append(next(g for g in m.groups() if g is not None))
         pos = m.end()
     return out

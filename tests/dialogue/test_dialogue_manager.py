@@ -114,7 +114,9 @@ async def test_an_invalid_plan_falls_back_to_the_parents(make_cm: Callable[..., 
     n2 = await cm.chat("Again")
     assert "not a node id" in cm.last_report.plan_error  # type: ignore[union-attr,operator]
     assert cm.graph.get_ancestor_chain(n2) == [n0, n1, n2]
-    planner.answer = ContextPlan.model_construct(selected_node_ids=[str(n0)], nodes_to_pack=[], memories_to_extract=[], memory_queries=[], reasoning="")
+    planner.answer = ContextPlan.model_construct(
+        selected_node_ids=[str(n0)], nodes_to_pack=[], memories_to_extract=[], memory_queries=[], reasoning=""
+    )
     await cm.chat("Coerced ids")
     assert cm.last_report.plan_error is None and cm.last_report.plan.selected_node_ids == [n0]  # type: ignore[union-attr]
     assert planner.request.anchor_ids == [cm.last_report.parent_ids[0]]  # type: ignore[union-attr]

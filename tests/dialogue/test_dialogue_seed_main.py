@@ -45,7 +45,9 @@ def final_state(cm: ContextManager, latest: int) -> list[str]:
     out = []
     for nid, node in sorted(cm.graph.nodes.items()):
         if not node.archived:
-            out.append(f"active {nid} parents={sorted(node.parent_ids)} children={sorted(node.child_ids)} summary={node.is_summary}")
+            out.append(
+                f"active {nid} parents={sorted(node.parent_ids)} children={sorted(node.child_ids)} summary={node.is_summary}"
+            )
     for nid, node in sorted(cm.graph.nodes.items()):
         if node.archived:
             out.append(f"archived {nid} summarized_by={node.summarized_by}")
@@ -107,7 +109,13 @@ async def test_fetch_takes_llm_contexts_and_linear_context(fake_openai: FakeOpen
 
 
 def test_context_decision_is_built_as_in_the_seed() -> None:
-    d = ContextDecision("the user asks about measurement", [1], [0], [{"content": "collapse to |0> or |1>", "tags": ["measurement"]}], ["superposition"])
+    d = ContextDecision(
+        "the user asks about measurement",
+        [1],
+        [0],
+        [{"content": "collapse to |0> or |1>", "tags": ["measurement"]}],
+        ["superposition"],
+    )
     assert isinstance(d, ContextPlan)
     assert d.reasoning == "the user asks about measurement" and d.selected_node_ids == [1] and d.nodes_to_pack == [0]
     assert d.memory_queries == ["superposition"]

@@ -26,7 +26,9 @@ from tests.dialogue.helpers import chain_of, open_store, pair, store_backend
 CLOCK = ManualClock()
 
 
-def _add(store: Any, user: str, *messages: tuple[str, str], conversation: str = "c1", parents: list[int] | None = None) -> list[int]:
+def _add(
+    store: Any, user: str, *messages: tuple[str, str], conversation: str = "c1", parents: list[int] | None = None
+) -> list[int]:
     """What DeepContext.add writes: one turn per message, chained after the conversation's tip."""
     turns = [NewTurn(role=r, content=c, content_hash=content_hash(c), said_at=CLOCK.now()) for r, c in messages]
     if parents is not None:

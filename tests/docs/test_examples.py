@@ -81,7 +81,7 @@ def test_example_runs(ex: Example, tmp_path: Path, request: pytest.FixtureReques
             lines = [_apply(c, subs) for b in ex.blocks for c in commands(b.code, server="server" in ex.flags)]
             assert lines, f"{ex.where}: a bash block with nothing to run needs `<!-- test: skip (why) -->`"
             # an HTTP error answer fails the example, as a non-zero exit does
-            script = "curl() { command curl --fail-with-body \"$@\"; }\n" + "\n".join(lines)
+            script = 'curl() { command curl --fail-with-body "$@"; }\n' + "\n".join(lines)
             _run(["bash", "-euo", "pipefail", "-c", script], env, tmp_path, ex)
 
 

@@ -144,9 +144,7 @@ async def test_access_counts_only_for_returned_results(ctx: DeepContext) -> None
 
 
 async def test_expired_memories_disappear_at_once(ctx: DeepContext, clock) -> None:
-    await ctx.add(
-        [{"role": "user", "content": "The door code this week is 4471."}], user_id="maya", ttl=3600
-    )
+    await ctx.add([{"role": "user", "content": "The door code this week is 4471."}], user_id="maya", ttl=3600)
     assert (await ctx.search("door code", user_id="maya")).results
     clock.advance(hours=2)
     assert (await ctx.search("door code", user_id="maya")).results == []

@@ -26,13 +26,22 @@ def _cmd(tmp_path: Path, *args: str) -> list[str]:
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    return {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash", "PYTHONPATH": str(ROOT / "src"), "COLUMNS": "200"}
+    return {
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+        "DEEPCONTEXT_EMBEDDER": "hash",
+        "PYTHONPATH": str(ROOT / "src"),
+        "COLUMNS": "200",
+    }
 
 
 def _history(tmp_path: Path) -> Path:
     lines = []
     for i in range(N):
-        msg = {"role": "user" if i % 2 == 0 else "assistant", "content": f"Entry {i}: the parcel for order {i * 7} left depot {i % 13}."}
+        msg = {
+            "role": "user" if i % 2 == 0 else "assistant",
+            "content": f"Entry {i}: the parcel for order {i * 7} left depot {i % 13}.",
+        }
         if i % 500 == 0:  # a message of its own metadata keeps it beside the import mark
             msg["metadata"] = {"tag": f"t{i}"}
         lines.append(json.dumps(msg))
@@ -99,9 +108,20 @@ def test_a_killed_add_resumes_without_duplicates_or_gaps(tmp_path: Path) -> None
 @pytest.mark.slow  # SIGKILL of a real process
 def test_a_killed_import_stores_nothing_and_a_rerun_stores_everything_once(tmp_path: Path) -> None:
     path = _history(tmp_path)
-    assert subprocess.run(_cmd(tmp_path, "add", str(path), "--user", "bo"), env=_env(tmp_path), capture_output=True, timeout=600).returncode == 0
+    assert (
+        subprocess.run(
+            _cmd(tmp_path, "add", str(path), "--user", "bo"), env=_env(tmp_path), capture_output=True, timeout=600
+        ).returncode
+        == 0
+    )
     export = tmp_path / "bo.jsonl"
-    p = subprocess.run(_cmd(tmp_path, "export", "--user", "bo", "--output", str(export)), env=_env(tmp_path), capture_output=True, text=True, timeout=600)
+    p = subprocess.run(
+        _cmd(tmp_path, "export", "--user", "bo", "--output", str(export)),
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert p.returncode == 0, p.stderr
     args = ("import", str(export), "--user", "ana")
     proc = subprocess.Popen(_cmd(tmp_path, *args), env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -132,7 +152,9 @@ async def test_pipelined_vectors_are_each_texts_own(tmp_path: Path) -> None:
     path = tmp_path / "chat.jsonl"
     path.write_text("\n".join(lines) + "\n")
     # the real model (no DEEPCONTEXT_EMBEDDER); the command in process
-    p = run_cli(["--db", str(tmp_path / "bulk.db"), "add", str(path), "--user", "ana"], env={"HOME": str(tmp_path), "COLUMNS": "200"})
+    p = run_cli(
+        ["--db", str(tmp_path / "bulk.db"), "add", str(path), "--user", "ana"], env={"HOME": str(tmp_path), "COLUMNS": "200"}
+    )
     assert p.returncode == 0, p.stderr
     ctx = DeepContext(database_url=f"sqlite:///{tmp_path / 'bulk.db'}")
     await ctx.init()

@@ -23,7 +23,9 @@ def _run(
     return run_cli(args, stdin=stdin, env={"HOME": str(tmp_path), "DEEPCONTEXT_EMBEDDER": "hash"} | (env or {}), cwd=cwd)
 
 
-def cli(tmp_path: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def cli(
+    tmp_path: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return _run(tmp_path, "--db", str(tmp_path / "cli.db"), *args, stdin=stdin, env=env)
 
 
@@ -34,7 +36,11 @@ def _add(tmp_path: Path, text: str, user: str = "ana") -> None:
 
 def test_text_with_brackets_prints_as_written(tmp_path: Path) -> None:
     _add(tmp_path, "The [server] config is in [/srv/app] now.")
-    for args in (("list", "--user", "ana"), ("search", "where is the server config", "--user", "ana"), ("history", "1", "--user", "ana")):
+    for args in (
+        ("list", "--user", "ana"),
+        ("search", "where is the server config", "--user", "ana"),
+        ("history", "1", "--user", "ana"),
+    ):
         p = cli(tmp_path, *args)
         assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
         flat = "".join(p.stdout.split())  # the table folds long cells over lines
@@ -92,8 +98,16 @@ def test_the_default_database_folder_is_still_created(tmp_path: Path) -> None:
 
 
 def test_any_database_in_the_default_folder_creates_it(tmp_path: Path) -> None:
-    p = _run(tmp_path, "--db", str(tmp_path / ".deepcontext" / "other.db"), "add", "-", "--user", "ana",
-             stdin=json.dumps([{"role": "user", "content": "Hello."}]))  # as the demo's demo.db
+    p = _run(
+        tmp_path,
+        "--db",
+        str(tmp_path / ".deepcontext" / "other.db"),
+        "add",
+        "-",
+        "--user",
+        "ana",
+        stdin=json.dumps([{"role": "user", "content": "Hello."}]),
+    )  # as the demo's demo.db
     assert p.returncode == 0, p.stderr
     assert (tmp_path / ".deepcontext" / "other.db").is_file()
 
@@ -102,7 +116,9 @@ def test_a_file_longer_than_one_add_goes_in_chunks(tmp_path: Path) -> None:
     # as a file of 2,001 messages under the default 2,000, in a few seconds
     limit = {"DEEPCONTEXT_MAX_MESSAGES_PER_ADD": "4"}
     n = 9
-    lines = [json.dumps({"role": "user" if i % 2 == 0 else "assistant", "content": f"Note {i}: the kettle is blue."}) for i in range(n)]
+    lines = [
+        json.dumps({"role": "user" if i % 2 == 0 else "assistant", "content": f"Note {i}: the kettle is blue."}) for i in range(n)
+    ]
     path = tmp_path / "long.jsonl"
     path.write_text("\n".join(lines) + "\n")
     p = cli(tmp_path, "add", str(path), "--user", "bo", "--conversation", "long", env=limit)

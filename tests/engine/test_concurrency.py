@@ -44,9 +44,10 @@ async def test_two_processes_lose_nothing(db_url: str) -> None:
 
 async def test_cache_sees_writes_of_another_instance(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/shared.db"
-    async with DeepContext(database_url=url, embedder=HashEmbedder(256)) as a, DeepContext(
-        database_url=url, embedder=HashEmbedder(256)
-    ) as b:
+    async with (
+        DeepContext(database_url=url, embedder=HashEmbedder(256)) as a,
+        DeepContext(database_url=url, embedder=HashEmbedder(256)) as b,
+    ):
         await a.add([{"role": "user", "content": "I keep my bicycle in the garage."}], user_id="u")
         assert (await a.search("bicycle garage", user_id="u", config="vector")).results  # a's cache is warm
         r = await b.add([{"role": "user", "content": "My kayak is orange and lives on the roof."}], user_id="u")

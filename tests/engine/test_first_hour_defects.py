@@ -169,7 +169,12 @@ def test_the_first_add_says_it_created_the_database(tmp_path: Path) -> None:
 
 def test_exporting_an_unknown_user_is_an_error_and_writes_nothing(tmp_path: Path) -> None:
     db = str(tmp_path / "m.db")
-    assert cli(tmp_path, "--db", db, "add", "-", "-u", "ana", stdin=json.dumps([{"role": "user", "content": "Hi, I'm Ana."}])).returncode == 0
+    assert (
+        cli(
+            tmp_path, "--db", db, "add", "-", "-u", "ana", stdin=json.dumps([{"role": "user", "content": "Hi, I'm Ana."}])
+        ).returncode
+        == 0
+    )
     out = tmp_path / "anna.jsonl"
     p = cli(tmp_path, "--db", db, "export", "-u", "anna", "-o", str(out))
     assert p.returncode == 1 and "'anna' not found" in p.stderr, p.stderr
@@ -186,7 +191,17 @@ def test_exporting_an_unknown_user_is_an_error_and_writes_nothing(tmp_path: Path
 def test_search_shows_its_own_time_and_the_model_load_apart(tmp_path: Path) -> None:
     db = str(tmp_path / "local.db")
     local = {"DEEPCONTEXT_EMBEDDER": "local"}
-    p = cli(tmp_path, "--db", db, "add", "-", "-u", "ana", stdin=json.dumps([{"role": "user", "content": "I live in Lisbon."}]), **local)
+    p = cli(
+        tmp_path,
+        "--db",
+        db,
+        "add",
+        "-",
+        "-u",
+        "ana",
+        stdin=json.dumps([{"role": "user", "content": "I live in Lisbon."}]),
+        **local,
+    )
     assert p.returncode == 0, p.stderr
     p = cli(tmp_path, "--db", db, "search", "where do I live", "-u", "ana", **local)
     assert p.returncode == 0, p.stderr
@@ -217,7 +232,11 @@ def _stored_turns(db: Path) -> int:
 def test_ctrl_c_during_a_bulk_add_says_what_is_stored_and_how_to_resume(tmp_path: Path) -> None:
     n = 3000
     path = tmp_path / "history.jsonl"
-    path.write_text("".join(json.dumps({"role": "user", "content": f"Entry {i}: parcel {i * 7} left depot {i % 13}."}) + "\n" for i in range(n)))
+    path.write_text(
+        "".join(
+            json.dumps({"role": "user", "content": f"Entry {i}: parcel {i * 7} left depot {i % 13}."}) + "\n" for i in range(n)
+        )
+    )
     db = tmp_path / "bulk.db"
     args = [sys.executable, "-m", "deepcontext", "--db", str(db), "add", str(path), "-u", "ana"]
     proc = subprocess.Popen(args, env=_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)

@@ -27,7 +27,10 @@ def _graph(store: Store, friends: int) -> dict[str, int]:
     than any friend (a rare entity, a strong tie) despite the extra hop."""
     names = ["ana", "zed", *(f"friend{i}" for i in range(friends))]
     ents = [EntityUpsert(n.title(), n, EntityType.PERSON) for n in names]
-    mems = [memory("Ana moved to Porto", vec=axis(0), entity_names=["ana"]), memory("Zed plays the cello", vec=axis(1), entity_names=["zed"])]
+    mems = [
+        memory("Ana moved to Porto", vec=axis(0), entity_names=["ana"]),
+        memory("Zed plays the cello", vec=axis(1), entity_names=["zed"]),
+    ]
     mems += [
         memory(f"Friend{i} {what}", vec=axis(2 + i, tilt=j), entity_names=[f"friend{i}"])
         for i in range(friends)
@@ -36,7 +39,14 @@ def _graph(store: Store, friends: int) -> dict[str, int]:
     rels = [RelationUpsert("ana", f"friend{i}", "knows") for i in range(friends)]
     store.apply_add(plan("u", memories=mems, entities=ents, relations=rels))
     for i in range(10):
-        store.apply_add(plan("u", memories=[memory(f"note {i}", vec=axis(40 + i))], entities=ents, relations=[RelationUpsert("friend0", "zed", "knows")]))
+        store.apply_add(
+            plan(
+                "u",
+                memories=[memory(f"note {i}", vec=axis(40 + i))],
+                entities=ents,
+                relations=[RelationUpsert("friend0", "zed", "knows")],
+            )
+        )
     return {m.text: m.id for m in store.iter_memories("u")}
 
 

@@ -46,7 +46,18 @@ def _import(tmp_path: Path, path: Path, *args: str, db: Path | None = None) -> s
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "DEEPCONTEXT_EMBEDDER": "hash"}
     if "PYTHONPATH" in os.environ:
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    cmd = [sys.executable, "-m", "deepcontext", "--db", str(db or tmp_path / "dst.db"), "import", str(path), "--user", "bob", *args]
+    cmd = [
+        sys.executable,
+        "-m",
+        "deepcontext",
+        "--db",
+        str(db or tmp_path / "dst.db"),
+        "import",
+        str(path),
+        "--user",
+        "bob",
+        *args,
+    ]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
@@ -68,7 +79,10 @@ async def _shape(db: Path, user: str) -> list[tuple[Any, ...]]:
         text_of = {m.id: m.text for m in mems}
         stats = await ctx.stats(user)
         rows = {k: v for k, v in stats.items() if k not in ("kv", "users")}
-        return [rows, *sorted((m.text, m.status.value, text_of.get(m.superseded_by or 0), tuple(s.role for s in m.sources)) for m in mems)]
+        return [
+            rows,
+            *sorted((m.text, m.status.value, text_of.get(m.superseded_by or 0), tuple(s.role for s in m.sources)) for m in mems),
+        ]
     finally:
         await ctx.close()
 

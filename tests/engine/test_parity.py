@@ -49,8 +49,8 @@ def test_sync_and_async_agree(tmp_path) -> None:
 
 
 def test_every_public_async_method_has_a_sync_twin() -> None:
-    public = {
-        n for n, f in inspect.getmembers(DeepContext, inspect.iscoroutinefunction) if not n.startswith("_")
-    } | {n for n, f in inspect.getmembers(DeepContext, inspect.isasyncgenfunction) if not n.startswith("_")}
+    public = {n for n, f in inspect.getmembers(DeepContext, inspect.iscoroutinefunction) if not n.startswith("_")} | {
+        n for n, f in inspect.getmembers(DeepContext, inspect.isasyncgenfunction) if not n.startswith("_")
+    }
     missing = {n for n in public if not callable(getattr(SyncDeepContext, n, None))}
     assert not missing, f"SyncDeepContext lacks {sorted(missing)}"

@@ -34,7 +34,9 @@ async def fill(ctx: DeepContext) -> dict[str, int]:
     ]:
         r = await ctx.add(said(text), "ana", agent_id=agent, run_id=run, metadata=meta, infer=False)
         ids[name] = r.memory_ids[0]
-    r = await ctx.add(said("I run five kilometres on Mondays."), "bo", agent_id="coach", run_id="r1", metadata={"kind": "sport"}, infer=False)
+    r = await ctx.add(
+        said("I run five kilometres on Mondays."), "bo", agent_id="coach", run_id="r1", metadata={"kind": "sport"}, infer=False
+    )
     ids["bo"] = r.memory_ids[0]
     return ids
 

@@ -62,7 +62,11 @@ def test_spread_shares_neighbour_and_conversation_relevance() -> None:
 
 async def test_spread_settings_in_a_search(ctx: DeepContext) -> None:
     await ctx.add(CHAT, user_id="maya", conversation_id="c1", timestamp=SAID)
-    await ctx.add([{"role": "user", "name": "Maya", "content": "Lena visited me in Lisbon last spring."}], user_id="maya", conversation_id="c2")
+    await ctx.add(
+        [{"role": "user", "name": "Maya", "content": "Lena visited me in Lisbon last spring."}],
+        user_id="maya",
+        conversation_id="c2",
+    )
     plain = await ctx.search("Lena nurse Berlin", user_id="maya", limit=10, config=SearchConfig(session_weight=0.0))
     shared = await ctx.search("Lena nurse Berlin", user_id="maya", limit=10, config=SearchConfig(session_weight=1.0))
     assert {r.memory_id for r in plain.results} == {r.memory_id for r in shared.results}
@@ -112,7 +116,9 @@ async def test_vector_leg_reads_at_least_vector_min_k(ctx: DeepContext) -> None:
     from deepcontext.retrieve.search import gather, leg_k
     from deepcontext.services.validation import parse_filters
 
-    notes = [{"role": "user", "name": "Maya", "content": f"Reminder {i}: water plant number {i} on the balcony."} for i in range(40)]
+    notes = [
+        {"role": "user", "name": "Maya", "content": f"Reminder {i}: water plant number {i} on the balcony."} for i in range(40)
+    ]
     await ctx.add(notes, user_id="maya", conversation_id="c1", timestamp=SAID)
     shallow = SearchConfig(min_leg_k=5, vector_min_k=0)
     deep = SearchConfig(min_leg_k=5, vector_min_k=30)

@@ -78,9 +78,7 @@ async def test_many_concurrent_searches_on_a_tiny_pool_finish(pg_url: str) -> No
         await _fill(ctx)
         expected = {q: _answer(await ctx.search(q, user_id="maya", limit=5)) for q in QUERIES}
         batch = [QUERIES[i % len(QUERIES)] for i in range(24)]
-        results = await asyncio.wait_for(
-            asyncio.gather(*(ctx.search(q, user_id="maya", limit=5) for q in batch)), timeout=60
-        )
+        results = await asyncio.wait_for(asyncio.gather(*(ctx.search(q, user_id="maya", limit=5) for q in batch)), timeout=60)
         for q, res in zip(batch, results, strict=True):
             assert _answer(res) == expected[q], q
         assert ctx.store.engine.pool.size() == 1  # type: ignore[attr-defined]

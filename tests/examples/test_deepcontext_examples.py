@@ -26,7 +26,11 @@ def test_basic_usage_runs_offline(run: Run) -> None:
     assert lines[-1].startswith("Decayed: ")
 
 
-LLM_ENV = {"DEEPCONTEXT_LLM_API_KEY": "sk-test-0123456789", "DEEPCONTEXT_LLM_MODEL": "fake-model", "DEEPCONTEXT_LLM_MAX_RETRIES": "0"}
+LLM_ENV = {
+    "DEEPCONTEXT_LLM_API_KEY": "sk-test-0123456789",
+    "DEEPCONTEXT_LLM_MODEL": "fake-model",
+    "DEEPCONTEXT_LLM_MAX_RETRIES": "0",
+}
 
 
 def test_basic_usage_extracts_with_the_configured_llm(run: Run, fake_openai: FakeOpenAI) -> None:

@@ -37,10 +37,24 @@ def test_main_plans_and_answers_with_the_model_each_round(run: Run, fake_openai:
         if system.startswith(PLAN_SYSTEM[:60]):
             memories = []
             if "词源" in question and "御宅族这个词" in question:
-                memories = [{"content": "御宅 was first an honorific pronoun", "tags": ["词源"], "pinned": True,
-                             "packable": False, "source_node_ids": []}]
-            return Reply.json({"reasoning": "continue", "selected_node_ids": [], "nodes_to_pack": [],
-                               "memories_to_extract": memories, "memory_queries": ["词源"]})
+                memories = [
+                    {
+                        "content": "御宅 was first an honorific pronoun",
+                        "tags": ["词源"],
+                        "pinned": True,
+                        "packable": False,
+                        "source_node_ids": [],
+                    }
+                ]
+            return Reply.json(
+                {
+                    "reasoning": "continue",
+                    "selected_node_ids": [],
+                    "nodes_to_pack": [],
+                    "memories_to_extract": memories,
+                    "memory_queries": ["词源"],
+                }
+            )
         return Reply.text(f"model answer about {question[:12]}")
 
     fake_openai.responder = respond
@@ -76,9 +90,22 @@ def test_the_compat_manager_plans_with_a_fetcher_and_offline_otherwise() -> None
 
 
 SEED_NAMES = {
-    "": ["LLMFetcher", "LLMContextGraph", "ContextManager", "LLMContext", "LLMContextPair", "MemoryStore", "KeyMemory",
-         "ContextDecision", "CyclicGraphError", "LLMContextGraphNode", "LLMBackendConfig", "LLMError",
-         "LLMTimeoutError", "LLMBackendError"],
+    "": [
+        "LLMFetcher",
+        "LLMContextGraph",
+        "ContextManager",
+        "LLMContext",
+        "LLMContextPair",
+        "MemoryStore",
+        "KeyMemory",
+        "ContextDecision",
+        "CyclicGraphError",
+        "LLMContextGraphNode",
+        "LLMBackendConfig",
+        "LLMError",
+        "LLMTimeoutError",
+        "LLMBackendError",
+    ],
     ".context_graph": ["LLMContextGraph", "LLMContextPair", "LLMContextGraphNode", "CyclicGraphError"],
     ".context_manager": ["ContextManager", "ContextDecision"],
     ".memory_store": ["MemoryStore", "KeyMemory"],
@@ -99,7 +126,9 @@ def test_the_seed_readme_dag_example_runs() -> None:
     from deepcontext.compat.memory_graph.context_graph import CyclicGraphError
 
     graph = LLMContextGraph()
-    pair = lambda u, a: LLMContextPair(user_role=LLMContext(role="user", content=u), llm_role=LLMContext(role="assistant", content=a))  # noqa: E731
+    pair = lambda u, a: LLMContextPair(
+        user_role=LLMContext(role="user", content=u), llm_role=LLMContext(role="assistant", content=a)
+    )  # noqa: E731
     n0 = graph.add_node(pair("你好", "你好！"))
     n1 = graph.add_node(pair("量子计算", "..."), parent_ids={n0})
     n2 = graph.add_node(pair("合并", "..."), parent_ids={n0, n1})

@@ -13,7 +13,10 @@ from tests.examples.conftest import Run
 @pytest.mark.parametrize(
     ("settings", "says"),
     [
-        ({"embedding_model": "text-embedding-3-small"}, "embedding_model='text-embedding-3-small' is not available to the local embedder"),
+        (
+            {"embedding_model": "text-embedding-3-small"},
+            "embedding_model='text-embedding-3-small' is not available to the local embedder",
+        ),
         ({"embedding_dimensions": 1536}, "embedding_dimensions=1536 is not available to the local embedder"),
         ({"embedder": "hash", "embedding_model": "text-embedding-3-small"}, "is not used by embedder='hash'"),
     ],

@@ -1,8 +1,8 @@
 """Run by test_lifecycle_processes in separate processes (a real second process, its own engine).
 
-    python _lifecycle_worker.py DB_URL consolidate BARRIER_DIR NAME FAKE_URL   -> one consolidation, JSON report
-    python _lifecycle_worker.py DB_URL loop STOP_FILE                          -> lifecycle runs until STOP_FILE exists
-    python _lifecycle_worker.py DB_URL add N                                   -> N adds of one fact each
+python _lifecycle_worker.py DB_URL consolidate BARRIER_DIR NAME FAKE_URL   -> one consolidation, JSON report
+python _lifecycle_worker.py DB_URL loop STOP_FILE                          -> lifecycle runs until STOP_FILE exists
+python _lifecycle_worker.py DB_URL add N                                   -> N adds of one fact each
 """
 
 from __future__ import annotations
@@ -30,9 +30,7 @@ TRICKS = (
 def open_ctx(url: str, **kw: object) -> DeepContext:
     kw.setdefault("llm_provider", "none")
     kw.setdefault("dedup_threshold", 0.999)
-    return DeepContext(
-        database_url=url, embedder=HashEmbedder(256), extractor=ScriptedExtractor(), auto_consolidate=False, **kw
-    )
+    return DeepContext(database_url=url, embedder=HashEmbedder(256), extractor=ScriptedExtractor(), auto_consolidate=False, **kw)
 
 
 async def consolidate(url: str, barrier: str, name: str, fake_url: str) -> None:

@@ -139,7 +139,14 @@ async def test_llm_keeps_contradictions_apart(make_ctx: Callable[..., Any], cloc
     # "Maya" is the speaker (a hub): the two are grouped by their vectors' similarity
     ctx = await make_ctx(**llm_settings(fake_openai, consolidation_similarity_threshold=0.6))
     fake_openai.script(
-        Reply.json({"facts": [{"text": "Maya's office is in Lisbon", "sources": [0]}, {"text": "Maya's office is in Porto", "sources": [1]}]})
+        Reply.json(
+            {
+                "facts": [
+                    {"text": "Maya's office is in Lisbon", "sources": [0]},
+                    {"text": "Maya's office is in Porto", "sources": [1]},
+                ]
+            }
+        )
     )
     r = await ctx.consolidate("u")
     assert r["memories_promoted"] == 2 and r["long_term_created"] == 0
@@ -270,8 +277,12 @@ async def test_offline_consolidation_keeps_unrelated_episodes_apart(make_ctx: Ca
 
 async def test_offline_consolidation_lists_what_is_said_of_one_subject(make_ctx: Callable[..., Any], clock: ManualClock) -> None:
     ctx = await make_ctx(consolidation_similarity_threshold=0.99)
-    facts = [("Jo works at Initech as a designer.", ["Jo", "Initech"]), ("Jo lives in Porto.", ["Jo", "Porto"]),
-             ("Jo likes green tea.", ["Jo"]), ("Jo plays the cello in an orchestra.", ["Jo"])]
+    facts = [
+        ("Jo works at Initech as a designer.", ["Jo", "Initech"]),
+        ("Jo lives in Porto.", ["Jo", "Porto"]),
+        ("Jo likes green tea.", ["Jo"]),
+        ("Jo plays the cello in an orchestra.", ["Jo"]),
+    ]
     for content, entities in facts:
         await say(ctx, "u", content, entities=entities)
         clock.advance(days=1)
@@ -283,8 +294,12 @@ async def test_offline_consolidation_lists_what_is_said_of_one_subject(make_ctx:
 async def test_offline_consolidation_cuts_a_long_group(make_ctx: Callable[..., Any], clock: ManualClock) -> None:
     ctx = await make_ctx(consolidation_similarity_threshold=0.99)
     for i in range(8):
-        await say(ctx, "u", f"Jo visited the Prado museum with a friend from school number {i} and stayed for the whole afternoon.",
-                  entities=["Jo", "Prado"])
+        await say(
+            ctx,
+            "u",
+            f"Jo visited the Prado museum with a friend from school number {i} and stayed for the whole afternoon.",
+            entities=["Jo", "Prado"],
+        )
         clock.advance(days=1)
     await ctx.consolidate("u")
     lts = (await ctx.list("u", tier="long_term", limit=10)).memories
@@ -310,15 +325,15 @@ async def test_llm_consolidation_asks_for_concise_facts_and_refuses_a_diary(
     lts = (await ctx.list("u", tier="long_term", limit=10)).memories
     assert lts and all(len(m.text) <= 300 for m in lts)
     assert sorted(i for m in lts for i in m.consolidated_from) == [a, b, c]
-    assert {m.text for m in lts} == {"Maya adopted a dog named Pixel. Pixel is a border collie. Pixel loves the beach at Cascais."}
+    assert {m.text for m in lts} == {
+        "Maya adopted a dog named Pixel. Pixel is a border collie. Pixel loves the beach at Cascais."
+    }
 
 
 async def test_consolidation_keeps_agents_and_runs_apart(make_ctx: Callable[..., Any], clock: ManualClock) -> None:
     ctx = await make_ctx(consolidation_threshold=4)
     ids = {}
-    for scope, (content, entities, importance) in zip(
-        [("vet", "r1"), ("vet", "r1"), ("walker", None)], PIXEL, strict=True
-    ):
+    for scope, (content, entities, importance) in zip([("vet", "r1"), ("vet", "r1"), ("walker", None)], PIXEL, strict=True):
         ids[content] = await say(ctx, "u", content, entities=entities, importance=importance, agent_id=scope[0], run_id=scope[1])
         clock.advance(days=1)
     await say(ctx, "u", "The Acme office has a rooftop garden", entities=["Acme"])

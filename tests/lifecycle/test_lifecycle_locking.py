@@ -37,9 +37,7 @@ async def test_a_second_run_waits_then_times_out(make_ctx: Callable[..., Any]) -
         await ctx.run_lifecycle("u", consolidate="yes")  # type: ignore[arg-type]
 
 
-async def test_cancelled_runs_release_the_lock(
-    make_ctx: Callable[..., Any], clock: ManualClock, fake_openai: FakeOpenAI
-) -> None:
+async def test_cancelled_runs_release_the_lock(make_ctx: Callable[..., Any], clock: ManualClock, fake_openai: FakeOpenAI) -> None:
     writer = await make_ctx()
     await pixel_story(writer, clock)
     ctx = await make_ctx(**llm_settings(fake_openai, llm_timeout=30))

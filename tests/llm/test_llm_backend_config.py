@@ -32,7 +32,12 @@ def test_bad_configuration_is_named(kwargs: dict[str, Any], message: str) -> Non
 
 def test_good_configuration_is_normalised_and_key_hidden() -> None:
     llm = OpenAICompatibleLLM(
-        " gpt-x ", base_url="http://127.0.0.1:9/v1/", api_key=SecretStr("sk-secret-123"), timeout=3, max_retries=0, json_mode="json_object"
+        " gpt-x ",
+        base_url="http://127.0.0.1:9/v1/",
+        api_key=SecretStr("sk-secret-123"),
+        timeout=3,
+        max_retries=0,
+        json_mode="json_object",
     )
     assert (llm.model, llm.base_url, llm.timeout, llm.max_retries, llm.json_mode) == (
         "gpt-x", "http://127.0.0.1:9/v1", 3, 0, JSONMode.JSON_OBJECT,

@@ -135,9 +135,7 @@ async def test_missing_and_unknown_decisions_fall_back(fake_openai: FakeOpenAI, 
     assert "no decision was given" in (decisions[2].reason or "")
 
 
-async def test_a_bare_list_answer_wrapped_in_think_is_accepted(
-    fake_openai: FakeOpenAI, make_router: MakeRouter
-) -> None:
+async def test_a_bare_list_answer_wrapped_in_think_is_accepted(fake_openai: FakeOpenAI, make_router: MakeRouter) -> None:
     fake_openai.script(Reply.text('<think>easy</think>[{"candidate": 0, "action": "ADD"}]'))
     decisions = await LLMClassifier(make_router()).classify(CANDIDATES[:1], NEIGHBOURS[:1], CTX)
     assert decisions[0].action == "ADD" and decisions[0].memory_id is None

@@ -19,10 +19,7 @@ SAID = datetime(2024, 5, 3, 14, 0, tzinfo=UTC)  # a Friday
 
 
 def msgs(*texts: str, role: str = "user", name: str | None = "Ana") -> list[MessageIn]:
-    return [
-        MessageIn(index=i, role=role, content=t, said_at=SAID + timedelta(minutes=i), name=name)
-        for i, t in enumerate(texts)
-    ]
+    return [MessageIn(index=i, role=role, content=t, said_at=SAID + timedelta(minutes=i), name=name) for i, t in enumerate(texts)]
 
 
 def ctx(**kw: object) -> ExtractionContext:
@@ -76,9 +73,7 @@ CONVERSATION = msgs(
 )
 
 
-async def test_extracts_typed_cited_facts_entities_and_relations(
-    fake_openai: FakeOpenAI, make_router: MakeRouter
-) -> None:
+async def test_extracts_typed_cited_facts_entities_and_relations(fake_openai: FakeOpenAI, make_router: MakeRouter) -> None:
     fake_openai.script(Reply.json(GOOD))
     extractor = LLMExtractor(make_router())
     result = await extractor.extract(CONVERSATION, ctx())
@@ -115,14 +110,12 @@ async def test_extracts_typed_cited_facts_entities_and_relations(
     assert "Yacht" not in {e.name for e in result.entities}
 
 
-async def test_the_prompt_carries_times_indices_and_the_language_rule(
-    fake_openai: FakeOpenAI, make_router: MakeRouter
-) -> None:
+async def test_the_prompt_carries_times_indices_and_the_language_rule(fake_openai: FakeOpenAI, make_router: MakeRouter) -> None:
     fake_openai.script(Reply.json({"facts": []}))
     earlier = MessageIn(index=-1, role="assistant", content="Welcome back!", said_at=SAID - timedelta(days=1))
     await LLMExtractor(make_router()).extract(
-        CONVERSATION, ctx(recent_messages=[earlier], summary="Ana talks about her move.", known_entities=["Acme"],
-                          user_name="Ana")
+        CONVERSATION,
+        ctx(recent_messages=[earlier], summary="Ana talks about her move.", known_entities=["Acme"], user_name="Ana"),
     )
     [req] = fake_openai.chat_requests
     system, user = req.messages[0]["content"], req.messages[1]["content"]
@@ -140,9 +133,7 @@ async def test_chinese_conversation_keeps_chinese_facts(fake_openai: FakeOpenAI,
     fake_openai.script(
         Reply.json(
             {
-                "facts": [
-                    {"text": "小明在北京工作", "type": "semantic", "entities": ["小明", "北京"], "source_indices": [0]}
-                ],
+                "facts": [{"text": "小明在北京工作", "type": "semantic", "entities": ["小明", "北京"], "source_indices": [0]}],
                 "entities": [{"name": "小明", "type": "person", "source_indices": [0]}],
                 "relations": [{"source": "小明", "relation": "works_in", "target": "北京", "source_indices": [0]}],
             }

@@ -125,9 +125,7 @@ async def test_repair_can_be_turned_off(fake_openai: FakeOpenAI, make_llm: Make)
     assert len(fake_openai.chat_requests) == 1
 
 
-async def test_auto_json_mode_steps_down_when_the_server_rejects_json_schema(
-    fake_openai: FakeOpenAI, make_llm: Make
-) -> None:
+async def test_auto_json_mode_steps_down_when_the_server_rejects_json_schema(fake_openai: FakeOpenAI, make_llm: Make) -> None:
     fake_openai.script(
         Reply.error(400, "response_format json_schema is not supported"),
         Reply.json({"name": "Ana", "age": 31}),

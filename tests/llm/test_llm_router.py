@@ -57,9 +57,7 @@ async def test_timeout_then_success(fake_openai: FakeOpenAI, make_llm: Make, mak
     assert first.messages == second.messages == HI
 
 
-async def test_timeouts_exhausted_raise_timeout_error(
-    fake_openai: FakeOpenAI, make_llm: Make, make_router: MakeRouter
-) -> None:
+async def test_timeouts_exhausted_raise_timeout_error(fake_openai: FakeOpenAI, make_llm: Make, make_router: MakeRouter) -> None:
     fake_openai.script(*[Reply.slow(3.0)] * 3)
     router = make_router([make_llm(name="main", timeout=0.2)], max_retries=2)
     with pytest.raises(LLMTimeoutError) as info:

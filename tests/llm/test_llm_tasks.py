@@ -33,9 +33,7 @@ async def test_summary_merges_previous_summary_and_new_turns(fake_openai: FakeOp
     assert "Assistant: Congratulations!" in user
 
 
-async def test_summary_keeps_the_newest_turns_within_the_budget(
-    fake_openai: FakeOpenAI, make_router: MakeRouter
-) -> None:
+async def test_summary_keeps_the_newest_turns_within_the_budget(fake_openai: FakeOpenAI, make_router: MakeRouter) -> None:
     fake_openai.script(Reply.text("s"))
     turns = [{"role": "user", "content": f"message number {i} " + "x" * 50} for i in range(40)]
     await summarize_conversation(make_router(), turns, max_chars=500)
@@ -53,9 +51,7 @@ async def test_summary_without_turns_or_with_empty_answer(fake_openai: FakeOpenA
         await summarize_conversation(make_router(), [{"role": "user", "content": "hi"}])
 
 
-async def test_merge_keeps_contradictions_apart_and_covers_every_input(
-    fake_openai: FakeOpenAI, make_router: MakeRouter
-) -> None:
+async def test_merge_keeps_contradictions_apart_and_covers_every_input(fake_openai: FakeOpenAI, make_router: MakeRouter) -> None:
     texts = [
         "Ana likes pizza",
         "Ana likes margherita pizza",

@@ -160,9 +160,7 @@ async def test_an_id_not_among_the_memories_shown_is_rejected(ctx: DeepContext, 
     assert "Ana likes museums" not in await fact_ids(ctx)
 
 
-async def test_another_users_memory_id_is_rejected_and_the_store_refuses_it_too(
-    ctx: DeepContext, brain: Brain
-) -> None:
+async def test_another_users_memory_id_is_rejected_and_the_store_refuses_it_too(ctx: DeepContext, brain: Brain) -> None:
     bob = await seed(ctx, brain, "Bob likes jazz", "I like jazz.", user_id="bob")
     await seed(ctx, brain, "Ana likes rock", "I like rock.")
     brain.extract(extraction(fact("Ana no longer likes jazz", 0)))

@@ -48,9 +48,7 @@ async def test_an_invalid_classification_writes_nothing(ctx: DeepContext, brain:
     assert all(m.is_active for m in page.memories) and "Ana lives in Lisbon" in {m.text for m in page.memories}
 
 
-async def test_a_backend_that_stays_down_raises_after_its_retries_and_writes_nothing(
-    ctx: DeepContext, brain: Brain
-) -> None:
+async def test_a_backend_that_stays_down_raises_after_its_retries_and_writes_nothing(ctx: DeepContext, brain: Brain) -> None:
     brain.defaults["extract"] = Reply.error(503, "overloaded")
     with pytest.raises(LLMBackendError) as caught:
         await ctx.add(CHAT, user_id="ana")

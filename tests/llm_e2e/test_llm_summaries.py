@@ -64,9 +64,7 @@ async def test_a_failed_summary_changes_nothing_and_the_next_add_retries_it(
     assert "Green tea mostly." in brain.user_prompt("summary") and "Hello there." in brain.user_prompt("summary")
 
 
-async def test_adds_without_inference_are_summarized_with_the_next_one(
-    make_ctx: MakeCtx, router: Router, brain: Brain
-) -> None:
+async def test_adds_without_inference_are_summarized_with_the_next_one(make_ctx: MakeCtx, router: Router, brain: Brain) -> None:
     ctx = await make_ctx(llm=router, summary_every_turns=3)
     await ctx.add(user("One.", "Two.", "Three.", "Four."), user_id="ana", infer=False)
     assert brain.seen["extract"] == [] and await ctx.summary("ana") is None  # no LLM work at all

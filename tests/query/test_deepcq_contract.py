@@ -24,7 +24,9 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 SDIST = "deepcq==0.3.0"
 
-_SNOWBALL = "Snowball stems (PyStemmer): 'services' -> 'servic', 'moving average' -> 'move averag' (deepcq: 'service', 'mov average')"
+_SNOWBALL = (
+    "Snowball stems (PyStemmer): 'services' -> 'servic', 'moving average' -> 'move averag' (deepcq: 'service', 'mov average')"
+)
 _WORDS = (
     "a score is the share of the query's words found, each word once (by its stem); deepcq's formula, which these "
     "tests re-implement, counted a word and its stem as two tokens, so a word matched only by its stem counted half"
@@ -49,7 +51,7 @@ DELIBERATE: dict[str, str] = {
 }
 
 #: registers this package's modules under deepcq's names before deepcq's tests import them
-CONFTEST = '''
+CONFTEST = """
 import importlib
 import sys
 
@@ -58,7 +60,7 @@ for name in [m for m in sys.modules if m == "deepcq" or m.startswith("deepcq.")]
 for sub in ("", ".schema", ".decay", ".vocabulary", ".tokens", ".phrases", ".anchors", ".intent",
             ".calibration", ".locate", ".memory", ".memory.session"):
     sys.modules["deepcq" + sub] = importlib.import_module("deepcontext.compat.deepcq" + sub)
-'''
+"""
 
 
 def cache_dir() -> Path:

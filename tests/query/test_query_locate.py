@@ -53,9 +53,7 @@ def test_custom_separator_and_empty_inputs() -> None:
 
 
 def test_cjk_chunks() -> None:
-    doc = (
-        "认证服务在每个请求上验证令牌。\n\n速率限制按每个API密钥使用滑动窗口计数器。\n\n数据库迁移工具按顺序应用更改。"
-    )
+    doc = "认证服务在每个请求上验证令牌。\n\n速率限制按每个API密钥使用滑动窗口计数器。\n\n数据库迁移工具按顺序应用更改。"
     found = locate(doc, "速率限制是怎么工作的？")
     assert [c.index for c in found] == [1]
 

@@ -41,9 +41,7 @@ def test_locate_example_finds_the_rate_limiting_chunk() -> None:
     )
 
     found = list(locate(doc, "how does rate limiting work?"))
-    assert [(c.index, c.text) for c in found] == [
-        (1, "Rate limiting is enforced per API key using a sliding window counter.")
-    ]
+    assert [(c.index, c.text) for c in found] == [(1, "Rate limiting is enforced per API key using a sliding window counter.")]
     assert found[0].score >= 0.3
     assert found[0].text in doc  # verbatim
 
@@ -95,9 +93,7 @@ def test_calibration_example_sets_a_threshold() -> None:
         cq.state.set("errors", "[errors]\n- disk full on db-2\n")
         return cq
 
-    report = calibrate(
-        [LabeledExample(build, "cpu load?", {"metrics"}), LabeledExample(build, "disk errors", {"errors"})]
-    )
+    report = calibrate([LabeledExample(build, "cpu load?", {"metrics"}), LabeledExample(build, "disk errors", {"errors"})])
     assert "threshold | precision | recall" in report.summary()
     schema.confidence_threshold = report.best.threshold
     assert report.best.f1 == 1.0

@@ -24,9 +24,7 @@ def test_expand_and_expand_text() -> None:
 
 
 def test_union_composes_maps() -> None:
-    m = SynonymMap.from_dict({"arr": ["annual recurring revenue"]}) | SynonymMap.from_dict(
-        {"mrr": ["monthly recurring revenue"]}
-    )
+    m = SynonymMap.from_dict({"arr": ["annual recurring revenue"]}) | SynonymMap.from_dict({"mrr": ["monthly recurring revenue"]})
     assert len(m.clusters) == 2
 
 
@@ -54,9 +52,7 @@ def test_vocabulary_in_a_query_both_directions() -> None:
     r = cq.query("kubernetes memory")
     assert r.sections_included == ["infra", "people"]
     assert r.intent["infra"] == 1.0 and r.intent["people"] == 0.5
-    assert (
-        DeepCQ(MemorySchema(sections=["infra"], fallback_include_all=False)).query("kubernetes").sections_included == []
-    )
+    assert DeepCQ(MemorySchema(sections=["infra"], fallback_include_all=False)).query("kubernetes").sections_included == []
 
 
 def test_multiword_terms_and_cjk_terms() -> None:

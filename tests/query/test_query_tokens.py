@@ -58,9 +58,7 @@ def _vocabulary() -> set[str]:
     root = Path(re.__file__).parent.parent  # the standard library
     for path in sorted(root.glob("*.py")):
         words.update(re.findall(r"[^\W\d_]+", path.read_text(encoding="utf-8", errors="ignore").casefold()))
-    words.update(
-        ["dying", "lying", "tying", "skies", "probability", "flexibility", "happily", "cries", "generalization"]
-    )
+    words.update(["dying", "lying", "tying", "skies", "probability", "flexibility", "happily", "cries", "generalization"])
     return words
 
 

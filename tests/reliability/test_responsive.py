@@ -21,7 +21,9 @@ def test_health_answers_during_a_maximal_add(tmp_path) -> None:
 
         async def run() -> tuple[float, list[float], float]:
             async with httpx.AsyncClient(base_url=server.url, timeout=600) as c:
-                r = await c.post("/v1/memories", json={"user_id": "other", "messages": [{"role": "user", "content": "I live in Porto"}]})
+                r = await c.post(
+                    "/v1/memories", json={"user_id": "other", "messages": [{"role": "user", "content": "I live in Porto"}]}
+                )
                 assert r.status_code == 201, r.text
                 msgs = [{"role": "user", "content": f"I visited city number {i} in Spain"} for i in range(n)]
                 started = time.perf_counter()

@@ -40,8 +40,15 @@ async def test_seed_endpoints_keep_their_shapes(api: Api) -> None:
         r = await c.post("/memory/add", json={"messages": ANA, "user_id": "ana", "conversation_id": "c1"})
         assert r.status_code == 200, r.text
         add = r.json()
-        for field in ("semantic_facts", "episodic_facts", "entities_found", "relationships_found", "memories_added",
-                      "memories_updated", "memories_replaced"):
+        for field in (
+            "semantic_facts",
+            "episodic_facts",
+            "entities_found",
+            "relationships_found",
+            "memories_added",
+            "memories_updated",
+            "memories_replaced",
+        ):
             assert field in add
         assert add["memories_added"] >= 1 and "Globex Corporation" in add["entities_found"]
 
@@ -50,8 +57,19 @@ async def test_seed_endpoints_keep_their_shapes(api: Api) -> None:
         res = r.json()
         assert res["user_id"] == "ana" and res["query"] == "Where does Ana work?" and res["total"] == len(res["results"])
         hit = next(x for x in res["results"] if "Globex" in x["text"])
-        for field in ("memory_id", "text", "memory_type", "tier", "score", "importance", "confidence", "created_at",
-                      "connections", "entities", "metadata"):
+        for field in (
+            "memory_id",
+            "text",
+            "memory_type",
+            "tier",
+            "score",
+            "importance",
+            "confidence",
+            "created_at",
+            "connections",
+            "entities",
+            "metadata",
+        ):
             assert field in hit
 
         mid = hit["memory_id"]
@@ -75,7 +93,9 @@ async def test_seed_endpoints_keep_their_shapes(api: Api) -> None:
         for bad in ({"limit": 0}, {"limit": 101}):
             assert_problem(await c.post("/memory/search", json={"query": "x", "user_id": "ana", **bad}), 422)
         for depth in (0, 6):
-            assert_problem(await c.post("/graph/neighbors", json={"user_id": "ana", "entity_name": "Lisbon", "depth": depth}), 422)
+            assert_problem(
+                await c.post("/graph/neighbors", json={"user_id": "ana", "entity_name": "Lisbon", "depth": depth}), 422
+            )
 
 
 async def test_lifecycle_route_follows_the_engine(api: Api) -> None:
@@ -97,14 +117,22 @@ async def test_lifecycle_route_follows_the_engine(api: Api) -> None:
 
 async def test_v1_memories_crud_history_and_paging(api: Api) -> None:
     async with api.client(api.key("acme")) as c:
-        r = await c.post("/v1/memories", json={"user_id": "ana", "messages": ANA, "conversation_id": "trip",
-                                               "metadata": {"source": "chat"}})
+        r = await c.post(
+            "/v1/memories", json={"user_id": "ana", "messages": ANA, "conversation_id": "trip", "metadata": {"source": "chat"}}
+        )
         assert r.status_code == 201, r.text
         created = r.json()
         assert created["conversation_id"] == "trip" and len(created["turn_ids"]) == 2
         for i in range(6):
-            r = await c.post("/v1/memories", json={"user_id": "ana", "infer": False, "conversation_id": f"c{i % 2}",
-                                                   "messages": [{"role": "user", "content": f"Note number {i} about tea."}]})
+            r = await c.post(
+                "/v1/memories",
+                json={
+                    "user_id": "ana",
+                    "infer": False,
+                    "conversation_id": f"c{i % 2}",
+                    "messages": [{"role": "user", "content": f"Note number {i} about tea."}],
+                },
+            )
             assert r.status_code == 201, r.text
 
         r = await c.get("/v1/memories", params={"user_id": "ana", "limit": 1000})
@@ -194,8 +222,13 @@ async def test_v1_search_graph_turns_users(api: Api) -> None:
         assert all(x["tier"] == "short_term" for x in res["results"])
         r = await c.post("/v1/search", json={"user_id": "ana", "query": "Lisbon", "conversation_id": ["elsewhere"]})
         assert r.json()["results"] == []
-        body = assert_problem(await c.post("/v1/search", json={"user_id": "ana", "query": "x", "after": "2025-01-02T00:00:00Z",
-                                                              "before": "2025-01-01T00:00:00Z"}), 400)
+        body = assert_problem(
+            await c.post(
+                "/v1/search",
+                json={"user_id": "ana", "query": "x", "after": "2025-01-02T00:00:00Z", "before": "2025-01-01T00:00:00Z"},
+            ),
+            400,
+        )
         assert "after" in body["detail"]
 
         r = await c.get("/v1/graph/neighbours", params={"user_id": "ana", "entity": "globex corporation", "depth": 1})
@@ -245,8 +278,13 @@ async def test_errors_are_problem_details_without_internals(api: Api, caplog: py
         assert body["errors"] and all(set(e) == {"loc", "msg", "type"} for e in body["errors"])
         assert "xxxxxxxxxx" not in str(body)  # the input is not echoed
         assert_problem(await c.post("/v1/search", content=b"{not json", headers={"content-type": "application/json"}), 422)
-        for bad in ({"query": "nul\x00byte"}, {"query": "lone \ud800 surrogate"}, {"metadata": {"x": float("nan")}},
-                    {"metadata": {"x": 2**70}}, {"after": "0001-01-01T00:00:00+05:00"}):
+        for bad in (
+            {"query": "nul\x00byte"},
+            {"query": "lone \ud800 surrogate"},
+            {"metadata": {"x": float("nan")}},
+            {"metadata": {"x": 2**70}},
+            {"after": "0001-01-01T00:00:00+05:00"},
+        ):
             payload = {"user_id": "ana", "query": "q", **bad}
             import json as _json
 
@@ -308,13 +346,22 @@ async def test_cors_off_by_default_and_on_when_configured(api: Api, tmp_path: Pa
         r = await c.options("/v1/search", headers={"Origin": "https://evil.example", "Access-Control-Request-Method": "POST"})
         assert "access-control-allow-origin" not in r.headers
 
-    ctx = DeepContext(database_url=f"sqlite:///{tmp_path}/cors.db", embedder=HashEmbedder(256),
-                      cors_origins="https://app.example, https://other.example")
+    ctx = DeepContext(
+        database_url=f"sqlite:///{tmp_path}/cors.db",
+        embedder=HashEmbedder(256),
+        cors_origins="https://app.example, https://other.example",
+    )
     app = create_app(ctx)
     async with running(app):
         async with Api(app, ctx).client() as c:
-            r = await c.options("/v1/search", headers={"Origin": "https://app.example", "Access-Control-Request-Method": "POST",
-                                                       "Access-Control-Request-Headers": "authorization"})
+            r = await c.options(
+                "/v1/search",
+                headers={
+                    "Origin": "https://app.example",
+                    "Access-Control-Request-Method": "POST",
+                    "Access-Control-Request-Headers": "authorization",
+                },
+            )
             assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "https://app.example"
             r = await c.get("/v1/health", headers={"Origin": "https://evil.example"})
             assert "access-control-allow-origin" not in r.headers
@@ -372,8 +419,10 @@ async def test_users_display_name(api: Api) -> None:
         r = await c.put("/v1/users/kim", json={"name": "Kim"})
         assert r.status_code == 200, r.text
         assert r.json() == {"user_id": "kim", "name": "Kim"}
-        r = await c.post("/v1/memories", json={"messages": [{"role": "user", "content": "I live in Oslo and work at Equinor."}],
-                                              "user_id": "kim"})
+        r = await c.post(
+            "/v1/memories",
+            json={"messages": [{"role": "user", "content": "I live in Oslo and work at Equinor."}], "user_id": "kim"},
+        )
         assert r.status_code in (200, 201), r.text
         texts = [m["text"] for m in (await c.get("/v1/memories", params={"user_id": "kim"})).json()["memories"]]
         assert "Kim lives in Oslo and works at Equinor." in texts

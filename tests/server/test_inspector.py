@@ -128,7 +128,11 @@ async def test_read_only_keys_see_no_write_controls_and_cannot_write(api: Api) -
         page = (await c.get(f"/ui/memory/{mid}", params={"user": "ana"})).text
         assert 'id="read-only"' in page and "write-controls" not in page and "/forget" not in page
         assert 'id="run-form"' not in (await c.get("/ui/lifecycle", params={"user": "ana"})).text
-        for path, form in ((f"/ui/memory/{mid}/forget", {}), (f"/ui/memory/{mid}/edit", {"text": "changed"}), ("/ui/lifecycle/run", {})):
+        for path, form in (
+            (f"/ui/memory/{mid}/forget", {}),
+            (f"/ui/memory/{mid}/edit", {"text": "changed"}),
+            ("/ui/lifecycle/run", {}),
+        ):
             r = await c.post(path, data={"user": "ana", "csrf": token, **form})
             assert r.status_code == 403 and "read-only" in r.text, path
     assert await api.ctx.get(mid, "acme/ana") == before
@@ -172,7 +176,9 @@ async def test_no_page_can_be_framed_or_run_foreign_script(api: Api) -> None:
             ("GET", "/ui/memory/1", {"user": "<script>"}),
             ("POST", f"/ui/memory/{mid}/edit", {"user": "ana", "csrf": token, "text": "Ana has a dog named Nico."}),
         ):
-            r = await c.request(method, path, params=params if method == "GET" else None, data=params if method == "POST" else None)
+            r = await c.request(
+                method, path, params=params if method == "GET" else None, data=params if method == "POST" else None
+            )
             csp = r.headers.get("content-security-policy", "")
             assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp and "default-src 'none'" in csp, path
             assert r.headers.get("x-frame-options") == "DENY" and r.headers.get("x-content-type-options") == "nosniff", path
@@ -238,7 +244,9 @@ async def test_pages_show_what_the_api_returns(api: Api) -> None:
         turn = mem["sources"][0]
         assert f'id="turn-{turn["turn_id"]}"' in page and f"conversation={turn['conversation_id']}" in page
         # the context preview is the API's context
-        ctx = (await rest.post("/v1/context", json={"user_id": "ana", "query": "Which museums in Lisbon?", "budget_tokens": 120})).json()
+        ctx = (
+            await rest.post("/v1/context", json={"user_id": "ana", "query": "Which museums in Lisbon?", "budget_tokens": 120})
+        ).json()
         page = (await c.get("/ui/context", params={"user": "ana", "q": "Which museums in Lisbon?", "budget": 120})).text
         assert f"{ctx['total_tokens']} of 120 tokens" in page
         for part in ctx["parts"]:

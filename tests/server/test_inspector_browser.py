@@ -29,7 +29,7 @@ pytestmark = pytest.mark.slow  # a real browser against a real server process
 
 REQUIRED = os.environ.get("DEEPCONTEXT_REQUIRE_BROWSER", "") == "1"
 SHOTS = ROOT / "tests" / "screenshots"
-PWNED = "<script>window.__pwned = 1</script><img src=x onerror=\"window.__pwned = 2\">"
+PWNED = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
 
 def _problem() -> str | None:
@@ -86,7 +86,9 @@ async def _seed(db_url: str) -> Site:
         await s.flush()
         await ctx.compress_conversation(u, "plans", keep_recent=1)
         for i in range(60):  # more than a page of memories
-            await ctx.add([{"role": "user", "name": "Ana", "content": f"Reading log {i}: chapter {i} of the Kafka book."}], u, "log")
+            await ctx.add(
+                [{"role": "user", "name": "Ana", "content": f"Reading log {i}: chapter {i} of the Kafka book."}], u, "log"
+            )
     return Site("", writer, reader)
 
 

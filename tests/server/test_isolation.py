@@ -38,8 +38,13 @@ async def test_randomised_isolation(api: Api) -> None:
             for u in USERS:
                 ids: set[int] = set()
                 for k in range(3):
-                    msgs = [{"role": "user", "name": "Sam", "content":
-                             f"Sam keeps the {marker(tenant, u)} {rng.choice(WORDS)} note in Lisbon, number {k}."}]
+                    msgs = [
+                        {
+                            "role": "user",
+                            "name": "Sam",
+                            "content": f"Sam keeps the {marker(tenant, u)} {rng.choice(WORDS)} note in Lisbon, number {k}.",
+                        }
+                    ]
                     r = await c.post("/v1/memories", json={"user_id": u, "messages": msgs, "conversation_id": "shared"})
                     assert r.status_code == 201, r.text
                     ids |= set(r.json()["memory_ids"])

@@ -51,8 +51,10 @@ async def test_stdio(db_url: str) -> None:
 
         added = data(await c.call_tool("add_memories", {"messages": "I live in Lisbon and I work at Globex Corporation."}))
         assert added["memory_ids"] and "Lisbon" in added["entities"]
-        msgs = [{"role": "user", "name": "Bo", "content": "I play the cello on Sundays."},
-                {"role": "assistant", "content": "Lovely."}]
+        msgs = [
+            {"role": "user", "name": "Bo", "content": "I play the cello on Sundays."},
+            {"role": "assistant", "content": "Lovely."},
+        ]
         data(await c.call_tool("add_memories", {"messages": msgs, "user_id": "bo", "conversation_id": "music"}))
 
         found = data(await c.call_tool("search_memories", {"query": "Where does the user work?"}))
@@ -174,8 +176,11 @@ async def test_streamable_http_with_keys(db_url: str) -> None:
 
 def test_http_without_keys_is_refused_off_loopback(tmp_path) -> None:
     url = f"sqlite:///{tmp_path}/na.db"
-    p = run_cli(["--db", url, "--embedder", "hash", "mcp", "--http", "--host", "0.0.0.0", "--no-auth", "--port", "1"],
-                cwd=ROOT, timeout=120)
+    p = run_cli(
+        ["--db", url, "--embedder", "hash", "mcp", "--http", "--host", "0.0.0.0", "--no-auth", "--port", "1"],
+        cwd=ROOT,
+        timeout=120,
+    )
     assert p.returncode == 2 and "refusing to serve without authentication" in p.stderr
 
 

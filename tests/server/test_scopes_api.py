@@ -42,7 +42,9 @@ async def test_rest_scopes_and_filter_operators(api: Api) -> None:
         assert [x["text"] for x in hits] == ["User: I swim on Fridays."]
         assert len(await search(metadata={"level": {"gte": 3}})) == 2
         assert len(await search(metadata={"NOT": [{"level": {"in": [1, 7]}}]})) == 1
-        body = assert_problem(await c.post("/v1/search", json={"user_id": "ana", "query": "x", "metadata": {"level": {"near": 2}}}), 400)
+        body = assert_problem(
+            await c.post("/v1/search", json={"user_id": "ana", "query": "x", "metadata": {"level": {"near": 2}}}), 400
+        )
         assert "unknown operator" in body["detail"]
         assert_problem(await c.post("/v1/search", json={"user_id": "ana", "query": "x", "agent_id": ""}), 422)
 
@@ -74,7 +76,9 @@ async def test_mcp_tools_take_scopes_and_filters(tmp_path) -> None:
         return result.structured_content if result.structured_content is not None else json.loads(result.content[0].text)
 
     async with Client(params) as c:
-        await c.call_tool("add_memories", {"messages": "I swim on Fridays.", "agent_id": "coach", "run_id": "r1", "metadata": {"n": 2}})
+        await c.call_tool(
+            "add_memories", {"messages": "I swim on Fridays.", "agent_id": "coach", "run_id": "r1", "metadata": {"n": 2}}
+        )
         await c.call_tool("add_memories", {"messages": "I read poetry at night.", "metadata": {"n": 9}})
         found = data(await c.call_tool("search_memories", {"query": "swim poetry", "agent_id": "coach"}))
         assert found["results"] and {(r["agent_id"], r["run_id"]) for r in found["results"]} == {("coach", "r1")}

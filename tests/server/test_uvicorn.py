@@ -53,8 +53,10 @@ def test_two_workers_lose_nothing(db_url: str) -> None:
             async with httpx.AsyncClient(base_url=base, headers=headers, limits=limits, timeout=120) as c:
 
                 async def add(u: str, i: int) -> None:
-                    msgs = [{"role": "user", "name": u, "content": f"Entry {i} of {u}: I bought {i} red apples."},
-                            {"role": "assistant", "content": f"Noted entry {i} for {u}."}]
+                    msgs = [
+                        {"role": "user", "name": u, "content": f"Entry {i} of {u}: I bought {i} red apples."},
+                        {"role": "assistant", "content": f"Noted entry {i} for {u}."},
+                    ]
                     r = await c.post("/v1/memories", json={"user_id": u, "messages": msgs, "conversation_id": "log"})
                     assert r.status_code == 201, r.text
 

@@ -42,9 +42,7 @@ def run_cli(
     command runs in a thread and a call still running after it fails the test (a server that
     should have refused to start would otherwise hold the test run).
     """
-    overlay: dict[str, str | None] = {
-        k: None for k in os.environ if k.startswith(_CLEARED_PREFIXES) or k in _CLEARED
-    }
+    overlay: dict[str, str | None] = {k: None for k in os.environ if k.startswith(_CLEARED_PREFIXES) or k in _CLEARED}
     overlay["COLUMNS"] = "80"  # rich would otherwise measure a terminal on the test run's stdin
     overlay.update(env or {})
     box: list[subprocess.CompletedProcess[str]] = []

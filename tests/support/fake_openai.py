@@ -108,9 +108,7 @@ class Reply:
         return cls(content=json.dumps(value, ensure_ascii=False), **kw)
 
     @classmethod
-    def error(
-        cls, status: int = 500, message: str | None = None, *, retry_after: float | None = None, **kw: Any
-    ) -> Reply:
+    def error(cls, status: int = 500, message: str | None = None, *, retry_after: float | None = None, **kw: Any) -> Reply:
         headers = dict(kw.pop("headers", {}))
         if retry_after is not None:
             headers["retry-after"] = f"{retry_after:g}"
@@ -333,11 +331,7 @@ class FakeOpenAI:
     @staticmethod
     def _error(reply: Reply) -> JSONResponse:
         kind = (
-            "rate_limit_exceeded"
-            if reply.status == 429
-            else "server_error"
-            if reply.status >= 500
-            else "invalid_request_error"
+            "rate_limit_exceeded" if reply.status == 429 else "server_error" if reply.status >= 500 else "invalid_request_error"
         )
         return JSONResponse(
             {"error": {"message": reply.message or "error", "type": kind, "param": None, "code": None}},
@@ -453,9 +447,7 @@ class FakeOpenAI:
             data = []
             for i, t in enumerate(texts):
                 vec = fake_embedding(t, dimensions)
-                emb: Any = (
-                    base64.b64encode(np.asarray(vec, dtype="<f4").tobytes()).decode("ascii") if fmt == "base64" else vec
-                )
+                emb: Any = base64.b64encode(np.asarray(vec, dtype="<f4").tobytes()).decode("ascii") if fmt == "base64" else vec
                 data.append({"object": "embedding", "index": i, "embedding": emb})
             tokens = sum(len(_WORD.findall(t)) or 1 for t in texts)
             return JSONResponse(

@@ -90,7 +90,11 @@ def _first_results(scores: np.ndarray, position: np.ndarray, own: np.ndarray) ->
     first = position == 1
     a, b = scores[first & own], scores[first & ~own]
     return [
-        {"min_score": bar, "answerable": float(np.mean(a >= bar)) if len(a) else None, "off_topic": float(np.mean(b >= bar)) if len(b) else None}
+        {
+            "min_score": bar,
+            "answerable": float(np.mean(a >= bar)) if len(a) else None,
+            "off_topic": float(np.mean(b >= bar)) if len(b) else None,
+        }
         for bar in MIN_SCORES
     ]
 

@@ -120,10 +120,17 @@ class ExtractionReport:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "conversations": self.conversations, "turns": self.turns, "facts": self.facts, "memories": self.memories,
-            "precision": round(self.precision, 4), "recall": round(self.recall, 4),
-            "unresolved_pronouns": self.unresolved_pronouns, "unresolved_dates": self.unresolved_dates,
-            "grammar_defects": self.grammar_defects, "seconds": round(self.seconds, 3), "by_topic": self.by_topic,
+            "conversations": self.conversations,
+            "turns": self.turns,
+            "facts": self.facts,
+            "memories": self.memories,
+            "precision": round(self.precision, 4),
+            "recall": round(self.recall, 4),
+            "unresolved_pronouns": self.unresolved_pronouns,
+            "unresolved_dates": self.unresolved_dates,
+            "grammar_defects": self.grammar_defects,
+            "seconds": round(self.seconds, 3),
+            "by_topic": self.by_topic,
             "misses": self.misses,
         }
 
@@ -141,8 +148,9 @@ def run_extraction(extractor: Extractor, gold: list[dict[str, Any]]) -> Extracti
             MessageIn(index=i, role=t["role"], content=t["content"], said_at=said, name=t.get("name"))
             for i, t in enumerate(conv["turns"])
         ]
-        ctx = ExtractionContext(user_id="bench", conversation_id=str(conv.get("id", "")), now=said,
-                                user_name=conv.get("user_name"))
+        ctx = ExtractionContext(
+            user_id="bench", conversation_id=str(conv.get("id", "")), now=said, user_name=conv.get("user_name")
+        )
         t0 = time.perf_counter()
         sync = getattr(extractor, "extract_sync", None)
         result = sync(msgs, ctx) if sync is not None else asyncio.run(extractor.extract(msgs, ctx))
@@ -176,8 +184,12 @@ def run_extraction(extractor: Extractor, gold: list[dict[str, Any]]) -> Extracti
         acc[2] += len(recalled)
         acc[3] += len(facts)
     rep.by_topic = {
-        t: {"precision": round(a[0] / a[1], 4) if a[1] else 1.0, "recall": round(a[2] / a[3], 4) if a[3] else 1.0,
-            "facts": a[3], "memories": a[1]}
+        t: {
+            "precision": round(a[0] / a[1], 4) if a[1] else 1.0,
+            "recall": round(a[2] / a[3], 4) if a[3] else 1.0,
+            "facts": a[3],
+            "memories": a[1],
+        }
         for t, a in sorted(topics.items())
     }
     return rep

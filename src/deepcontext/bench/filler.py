@@ -18,14 +18,28 @@ _NAMES = "Alex Bea Carlos Dana Eli Fern Gus Hira Ivan Jill Kemal Lou Mara Nico O
 _CITIES = "Lima|Oslo|Cairo|Hanoi|Quito|Perth|Bergen|Tbilisi|Riga|Cusco|Fes|Hobart|Ghent|Split|Bologna".split("|")
 _SHOWS = "a cooking show|a nature documentary|a detective series|a quiz show|an old sitcom|a space documentary".split("|")
 _TEAMS = "the home team|the visitors|our local club|the underdogs|the national side".split("|")
-_DISHES = "a mushroom risotto|a lentil soup|a tray of roast vegetables|a curry|a pot of chili|fish tacos|a frittata|dumplings".split("|")
+_DISHES = (
+    "a mushroom risotto|a lentil soup|a tray of roast vegetables|a curry|a pot of chili|fish tacos|a frittata|dumplings".split(
+        "|"
+    )
+)
 _DRINKS = "a smoothie|some lemonade|iced tea|a hot cider|a milkshake|fresh orange juice".split("|")
-_THINGS = "the printer|my laptop charger|the wifi router|the dishwasher|my headphones|the car's tyre pressure|the bike lock".split("|")
+_THINGS = (
+    "the printer|my laptop charger|the wifi router|the dishwasher|my headphones|the car's tyre pressure|the bike lock".split("|")
+)
 _CHORES = "do the laundry|water the plants|fix the squeaky door|sort the recycling|clean the windows|return a parcel".split("|")
-_TOPICS = "black holes|the history of tea|how bees navigate|why the sky is blue|ancient Roman roads|how vaccines work|the tallest trees".split("|")
-_WEATHER = "pouring all day|weirdly warm for the season|foggy this morning|windy enough to lose an umbrella|finally sunny".split("|")
+_TOPICS = "black holes|the history of tea|how bees navigate|why the sky is blue|ancient Roman roads|how vaccines work|the tallest trees".split(
+    "|"
+)
+_WEATHER = "pouring all day|weirdly warm for the season|foggy this morning|windy enough to lose an umbrella|finally sunny".split(
+    "|"
+)
 _DAYS = "on Monday|yesterday|this morning|last night|over the weekend|on Thursday|earlier today".split("|")
-_BOOKS = "a mystery novel|a book about mountaineering|a biography of a chess player|a short story collection|a graphic novel".split("|")
+_BOOKS = (
+    "a mystery novel|a book about mountaineering|a biography of a chess player|a short story collection|a graphic novel".split(
+        "|"
+    )
+)
 _SHOPS = "the hardware store|the pharmacy|the farmers market|the bookshop|the post office|the garden centre".split("|")
 
 _USER = [
@@ -110,10 +124,21 @@ _ASSISTANT = [
 def _fill(template: str, rng: random.Random) -> str:
     name, name2 = rng.sample(_NAMES, 2)
     return template.format(
-        name=name, name2=name2, city=rng.choice(_CITIES), show=rng.choice(_SHOWS), team=rng.choice(_TEAMS),
-        dish=rng.choice(_DISHES), drink=rng.choice(_DRINKS), thing=rng.choice(_THINGS), chore=rng.choice(_CHORES),
-        topic=rng.choice(_TOPICS), weather=rng.choice(_WEATHER), day=rng.choice(_DAYS), day2=rng.choice(_DAYS),
-        book=rng.choice(_BOOKS), shops=rng.choice(_SHOPS),
+        name=name,
+        name2=name2,
+        city=rng.choice(_CITIES),
+        show=rng.choice(_SHOWS),
+        team=rng.choice(_TEAMS),
+        dish=rng.choice(_DISHES),
+        drink=rng.choice(_DRINKS),
+        thing=rng.choice(_THINGS),
+        chore=rng.choice(_CHORES),
+        topic=rng.choice(_TOPICS),
+        weather=rng.choice(_WEATHER),
+        day=rng.choice(_DAYS),
+        day2=rng.choice(_DAYS),
+        book=rng.choice(_BOOKS),
+        shops=rng.choice(_SHOPS),
     )
 
 

@@ -147,7 +147,15 @@ def cited(results: Sequence[Any], dia_of: dict[int, str]) -> list[list[str]]:
     return [[dia_of[s.turn_id] for s in hit.sources if s.turn_id in dia_of] for hit in results]
 
 
-async def _context_recall(ctx: Any, question: str, user: str, evidence: list[str], budgets: Sequence[int], dia_of: dict[int, str], cache: dict[int, list[str]]) -> dict[int, float]:
+async def _context_recall(
+    ctx: Any,
+    question: str,
+    user: str,
+    evidence: list[str],
+    budgets: Sequence[int],
+    dia_of: dict[int, str],
+    cache: dict[int, list[str]],
+) -> dict[int, float]:
     out: dict[int, float] = {}
     ev = set(evidence)
     for budget in budgets:
@@ -333,7 +341,9 @@ async def run_locomo(
     n_sessions = sum(1 for c in convs for _, _, ts in c.sessions if ts)
     n_questions = sum(len(c.questions) for c in convs)
     if progress:
-        progress("total", (n_sessions + n_questions) * (1 + bool(peer)) + n_questions * (baselines + (calibration and len(convs) > 1)))
+        progress(
+            "total", (n_sessions + n_questions) * (1 + bool(peer)) + n_questions * (baselines + (calibration and len(convs) > 1))
+        )
 
     def tick(_: str) -> None:
         if progress:

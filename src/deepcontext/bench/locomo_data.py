@@ -82,9 +82,7 @@ def load(path: str | Path) -> list[Conversation]:
     for sample in data:
         conv = sample["conversation"]
         sessions = []
-        nums = sorted(
-            int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k) and isinstance(conv[k], list)
-        )
+        nums = sorted(int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k) and isinstance(conv[k], list))
         for n in nums:
             date = parse_session_date(conv[f"session_{n}_date_time"])
             turns = []

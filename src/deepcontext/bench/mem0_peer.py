@@ -133,7 +133,12 @@ class Mem0Peer:
         config = MemoryConfig(
             vector_store={
                 "provider": "qdrant",
-                "config": {"path": str(root / "qdrant"), "on_disk": True, "collection_name": "bench", "embedding_model_dims": dims},
+                "config": {
+                    "path": str(root / "qdrant"),
+                    "on_disk": True,
+                    "collection_name": "bench",
+                    "embedding_model_dims": dims,
+                },
             },
             # never called (infer=False and our embedder replaces this one); a key so the clients construct
             embedder={"provider": "openai", "config": {"api_key": "unused", "embedding_dims": dims}},

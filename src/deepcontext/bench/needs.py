@@ -22,7 +22,15 @@ from typing import Any
 from deepcontext.bench.filler import filler_turns
 
 __all__ = [
-    "DEFAULT_NEEDS", "DIRECT_REQUESTS", "NeedCase", "NeedResult", "NeedsReport", "holdout_sets", "load_needs", "run_need", "run_needs",
+    "DEFAULT_NEEDS",
+    "DIRECT_REQUESTS",
+    "NeedCase",
+    "NeedResult",
+    "NeedsReport",
+    "holdout_sets",
+    "load_needs",
+    "run_need",
+    "run_needs",
 ]
 
 DEFAULT_NEEDS = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "needs.jsonl"
@@ -55,9 +63,7 @@ class NeedsReport:
 
     def metrics(self) -> dict[str, float]:
         n = max(1, len(self.results))
-        return {
-            f"top_{k}": sum(1 for r in self.results if r.rank is not None and r.rank <= k) / n for k in (1, 3, 10)
-        }
+        return {f"top_{k}": sum(1 for r in self.results if r.rank is not None and r.rank <= k) / n for k in (1, 3, 10)}
 
 
 def holdout_sets() -> list[Path]:
@@ -94,7 +100,12 @@ async def run_need(ctx: Any, case: NeedCase, *, filler: int, seed: int) -> NeedR
 
 
 async def run_needs(
-    path: Path, *, filler: int = 120, seed: int = 11, db_url: str | None = None, settings: dict[str, Any] | None = None,
+    path: Path,
+    *,
+    filler: int = 120,
+    seed: int = 11,
+    db_url: str | None = None,
+    settings: dict[str, Any] | None = None,
     progress: Callable[[str, int], None] | None = None,
 ) -> NeedsReport:
     """Every case of ``path`` through the public API, with the default settings unless ``settings``."""
@@ -114,7 +125,9 @@ async def run_needs(
     return report
 
 
-def kfold(ranks: dict[tuple[float, ...], list[int | None]], *, folds: int = 5, top: int = 3, seed: int = 0) -> tuple[float, list[tuple[float, ...]]]:
+def kfold(
+    ranks: dict[tuple[float, ...], list[int | None]], *, folds: int = 5, top: int = 3, seed: int = 0
+) -> tuple[float, list[tuple[float, ...]]]:
     """k-fold cross-validation of a parameter choice: for each fold, the candidate with the most
     cases in the top ``top`` on the other folds (ties: the higher mean reciprocal rank, then the
     first given) is scored on the fold. Returns the share of held-out cases in the top ``top`` and
@@ -138,8 +151,13 @@ def kfold(ranks: dict[tuple[float, ...], list[int | None]], *, folds: int = 5, t
 
 
 async def sweep_needs(
-    paths: Path | list[Path], grid: list[dict[str, float]], *, filler: int = 120, seed: int = 11,
-    db_url: str | None = None, settings: dict[str, Any] | None = None,
+    paths: Path | list[Path],
+    grid: list[dict[str, float]],
+    *,
+    filler: int = 120,
+    seed: int = 11,
+    db_url: str | None = None,
+    settings: dict[str, Any] | None = None,
     progress: Callable[[str, int], None] | None = None,
 ) -> dict[tuple[float, ...], list[int | None]]:
     """Every case (of one file or several) ingested once, then asked under each search configuration

@@ -113,7 +113,9 @@ def _collect(proc: subprocess.Popen[str], acks: list[tuple[str, str]], errors: l
             errors.append(line.strip())
 
 
-def _kill_rounds(kind: str, url: str, rounds: int, rng: random.Random, extra: str, max_delay: float) -> tuple[list[tuple[str, str]], list[str]]:
+def _kill_rounds(
+    kind: str, url: str, rounds: int, rng: random.Random, extra: str, max_delay: float
+) -> tuple[list[tuple[str, str]], list[str]]:
     """Start a worker, SIGKILL it a random time (up to ``max_delay`` s) after its first call
     returned, ``rounds`` times; its acks and errors."""
     import threading
@@ -163,7 +165,9 @@ async def _kill_import(url: str, rounds: int, rng: random.Random, workdir: Path,
     out = Outcome("kill-import", backend_name(url))
     async with open_context(url) as ctx:
         for i in range(20):
-            await ctx.add([{"role": "user", "name": "Ana", "content": f"I visited city {i} and met friend number {i}"}], user_id="source")
+            await ctx.add(
+                [{"role": "user", "name": "Ana", "content": f"I visited city {i} and met friend number {i}"}], user_id="source"
+            )
         records = [json.loads(json.dumps(r)) async for r in ctx.export("source")]
         expected = (await ctx.stats("source"))["memories"]
     path = workdir / f"export-{backend_name(url)}.json"

@@ -84,8 +84,12 @@ def check_index(ctx: Any) -> list[str]:
         except SQLAlchemyError as exc:
             problems.append(f"fts integrity-check: {exc}")
     else:
-        unindexed = query_rows(ctx, "SELECT count(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_fts f WHERE f.memory_id = m.id)")
-        orphans = query_rows(ctx, "SELECT count(*) FROM memory_fts f WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = f.memory_id)")
+        unindexed = query_rows(
+            ctx, "SELECT count(*) FROM memories m WHERE NOT EXISTS (SELECT 1 FROM memory_fts f WHERE f.memory_id = m.id)"
+        )
+        orphans = query_rows(
+            ctx, "SELECT count(*) FROM memory_fts f WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.id = f.memory_id)"
+        )
     if unindexed[0][0]:
         problems.append(f"{unindexed[0][0]} memories missing from the keyword index")
     if orphans[0][0]:

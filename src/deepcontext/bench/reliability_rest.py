@@ -17,7 +17,9 @@ def _hostile(rng: random.Random, other_ids: list[int]) -> tuple[str, str, Any, d
     """(method, path, body or raw bytes, extra headers, must be refused) of one hostile request.
     Not refused may be right for some (a NUL cleaned from a query, a quote in a metadata key, one's
     own memory id); none may fail with a 5xx, none may show another tenant's data."""
-    deep = ('{"user_id": "a", "messages": [{"role": "user", "content": "hi"}], "metadata": {"d": ' + "[" * 3000 + "]" * 3000 + "}}").encode()
+    deep = (
+        '{"user_id": "a", "messages": [{"role": "user", "content": "hi"}], "metadata": {"d": ' + "[" * 3000 + "]" * 3000 + "}}"
+    ).encode()
     one = [{"role": "user", "content": "hi"}]
     foreign = rng.choice(other_ids) if other_ids else None
     choices: list[tuple[str, str, Any, dict[str, str], bool]] = [
@@ -28,7 +30,13 @@ def _hostile(rng: random.Random, other_ids: list[int]) -> tuple[str, str, Any, d
         ("POST", "/v1/memories", {"user_id": "../b", "messages": one}, {}, True),
         ("POST", "/v1/memories", {"user_id": " a", "messages": one}, {}, True),
         ("POST", "/v1/memories", b'{"user_id": "a", "messages": [{"role": "user", "content": "hi"}], "ttl": NaN}', {}, True),
-        ("POST", "/v1/memories", b'{"user_id": "a", "messages": [{"role": "user", "content": "hi"}], "timestamp": 1e300}', {}, True),
+        (
+            "POST",
+            "/v1/memories",
+            b'{"user_id": "a", "messages": [{"role": "user", "content": "hi"}], "timestamp": 1e300}',
+            {},
+            True,
+        ),
         ("POST", "/v1/memories", deep, {}, True),
         ("POST", "/v1/search", {"user_id": "a", "query": "q", "limit": 10**9}, {}, True),
         ("POST", "/v1/search", {"user_id": "a", "query": "code\x00word"}, {}, False),
@@ -39,7 +47,10 @@ def _hostile(rng: random.Random, other_ids: list[int]) -> tuple[str, str, Any, d
         ("GET", "/v1/turns?user_id=a&conversation_id=%00", None, {}, True),
     ]
     if foreign is not None:  # another tenant's memory id
-        choices += [("GET", f"/v1/memories/{foreign}?user_id=a", None, {}, True), ("DELETE", f"/v1/memories/{foreign}?user_id=a", None, {}, True)]
+        choices += [
+            ("GET", f"/v1/memories/{foreign}?user_id=a", None, {}, True),
+            ("DELETE", f"/v1/memories/{foreign}?user_id=a", None, {}, True),
+        ]
     return rng.choice(choices)
 
 
@@ -53,7 +64,20 @@ async def run_rest(url: str, requests: int, concurrency: int, rng: random.Random
         keys = {t: create_key(ctx.store, t, now=ctx.clock.now())[1] for t in ("red", "blue")}
     with socket_port() as port:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "deepcontext", "--db", url, "--embedder", "hash", "serve", "--host", "127.0.0.1", "--port", str(port)],
+            [
+                sys.executable,
+                "-m",
+                "deepcontext",
+                "--db",
+                url,
+                "--embedder",
+                "hash",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+            ],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
@@ -88,7 +112,10 @@ async def run_rest(url: str, requests: int, concurrency: int, rng: random.Random
                     out.tried += 1
                     try:
                         if kind < 0.35:
-                            body: Any = {"user_id": "a", "messages": [{"role": "user", "content": f"My code word is {token} today"}]}
+                            body: Any = {
+                                "user_id": "a",
+                                "messages": [{"role": "user", "content": f"My code word is {token} today"}],
+                            }
                             r = await client.post("/v1/memories", json=body, headers=headers)
                             if r.status_code == 201:
                                 acked[tenant].append(token)
@@ -98,7 +125,9 @@ async def run_rest(url: str, requests: int, concurrency: int, rng: random.Random
                                 out.failed += 1
                                 out.notes.append(f"add -> {r.status_code} {r.text[:120]}")
                         elif kind < 0.7:
-                            r = await client.post("/v1/search", json={"user_id": "a", "query": "code word", "limit": 20}, headers=headers)
+                            r = await client.post(
+                                "/v1/search", json={"user_id": "a", "query": "code word", "limit": 20}, headers=headers
+                            )
                             if r.status_code != 200:
                                 out.failed += 1
                                 out.notes.append(f"search -> {r.status_code} {r.text[:120]}")
@@ -110,7 +139,9 @@ async def run_rest(url: str, requests: int, concurrency: int, rng: random.Random
                             method, path, payload, extra, refuse = _hostile(rng, red_ids if tenant == "blue" else [])
                             h = {**headers, **extra}
                             if isinstance(payload, bytes):
-                                r = await client.request(method, path, content=payload, headers={**h, "Content-Type": "application/json"})
+                                r = await client.request(
+                                    method, path, content=payload, headers={**h, "Content-Type": "application/json"}
+                                )
                             elif payload is None:
                                 r = await client.request(method, path, headers=h)
                             else:

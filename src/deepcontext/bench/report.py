@@ -52,7 +52,16 @@ def markdown_table(headers: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-def save_plot(series: dict[str, tuple[list[float], list[float]]], *, title: str, xlabel: str, ylabel: str, path: Path, logx: bool = False, logy: bool = False) -> Path | None:
+def save_plot(
+    series: dict[str, tuple[list[float], list[float]]],
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    path: Path,
+    logx: bool = False,
+    logy: bool = False,
+) -> Path | None:
     """A line plot of several series; None if matplotlib is not installed."""
     try:
         import matplotlib

@@ -44,7 +44,9 @@ class ScaleRecords:
     """Deterministic export records: record ``i`` of a user is the same in every run, so an
     interrupted build resumes by skipping the records already imported."""
 
-    def __init__(self, pool_texts: list[str], pool_vectors: np.ndarray, template: dict[str, Any], embedder: str, dim: int) -> None:
+    def __init__(
+        self, pool_texts: list[str], pool_vectors: np.ndarray, template: dict[str, Any], embedder: str, dim: int
+    ) -> None:
         self.texts = pool_texts
         self.vectors = pool_vectors
         self.template = template
@@ -119,7 +121,9 @@ async def _template(ctx: Any) -> dict[str, Any]:
     return keep
 
 
-async def _import(ctx: Any, records: ScaleRecords, user: str, have: int, want: int, batch: int, progress: Progress | None) -> None:
+async def _import(
+    ctx: Any, records: ScaleRecords, user: str, have: int, want: int, batch: int, progress: Progress | None
+) -> None:
     for start in range(have, want, batch):
         stop = min(want, start + batch)
         recs = await asyncio.to_thread(records.batch, user, start, stop)

@@ -156,7 +156,12 @@ async def run_speed(
                     "stage_turns": stage_turns,
                     "ingest_seconds": round(ingest_s, 3),
                     "ingest_turns_per_s": round(stage_turns / ingest_s, 1) if stage_turns else None,
-                    "search_ms": {"p50": _pct(lat, 50), "p95": _pct(lat, 95), "p99": _pct(lat, 99), "mean": statistics.fmean(lat)},
+                    "search_ms": {
+                        "p50": _pct(lat, 50),
+                        "p95": _pct(lat, 95),
+                        "p99": _pct(lat, 99),
+                        "mean": statistics.fmean(lat),
+                    },
                     "vector_only_ms": {"p50": _pct(vec_lat, 50), "p95": _pct(vec_lat, 95), "p99": _pct(vec_lat, 99)},
                     "brute_force_ms": {"p50": _pct(brute, 50), "p95": _pct(brute, 95), "p99": _pct(brute, 99)},
                     "query_embedding_ms_p50": _pct(embed_lat, 50),
@@ -235,7 +240,12 @@ def _run_mem0(
                         "memories": total,
                         "ingest_seconds": round(ingest_s, 3),
                         "ingest_turns_per_s": round(n / ingest_s, 1) if n else None,
-                        "search_ms": {"p50": _pct(lat, 50), "p95": _pct(lat, 95), "p99": _pct(lat, 99), "mean": statistics.fmean(lat)},
+                        "search_ms": {
+                            "p50": _pct(lat, 50),
+                            "p95": _pct(lat, 95),
+                            "p99": _pct(lat, 99),
+                            "mean": statistics.fmean(lat),
+                        },
                         "peak_rss_mb": round(_rss_mb(), 1),
                     }
                 )

@@ -17,9 +17,13 @@ Otto Paula Rafael Sofia Tomas Uma Viktor Wanda Yusuf Zoe""".split()
 PLACES = """Lisbon Porto Madrid Berlin Paris Kyoto Oslo Nairobi Lima Quito Seoul Dublin Prague Vienna Toronto Denver
 Austin Cairo Hanoi Sydney Auckland Bergen Krakow Seville Turin Lyon Munich Zurich Geneva Boston""".split()
 ORGS = """Northwind Labs|Globex Corporation|Initech|Acme Corp|Umbrella Health|Stark Industries|Wayne Foods|
-Hooli|Vandelay Imports|Contoso|Fabrikam|Tyrell Systems|Soylent Farms|Cyberdyne Robotics|Wonka Sweets""".replace("\n", "").split("|")
+Hooli|Vandelay Imports|Contoso|Fabrikam|Tyrell Systems|Soylent Farms|Cyberdyne Robotics|Wonka Sweets""".replace("\n", "").split(
+    "|"
+)
 ACTIVITIES = """hiking|painting|running|baking sourdough|playing the cello|learning Portuguese|rock climbing|
-birdwatching|woodworking|sailing|chess|yoga|photography|gardening|pottery|cycling|swimming|knitting""".replace("\n", "").split("|")
+birdwatching|woodworking|sailing|chess|yoga|photography|gardening|pottery|cycling|swimming|knitting""".replace("\n", "").split(
+    "|"
+)
 OBJECTS = """a bicycle|an old camera|a sourdough starter|a vintage guitar|a kayak|a telescope|a drone|a sewing machine|
 a espresso machine|a laptop|a record player|a tent|a chess set|an e-reader""".replace("\n", "").split("|")
 PROJECTS = """the data pipeline|the mobile app|the billing service|the search index|the marketing site|
@@ -27,7 +31,9 @@ the analytics dashboard|the onboarding flow|the payments API|the recommendation 
 FOODS = """peanuts|shellfish|gluten|dairy|eggs|soy|sesame|strawberries""".split("|")
 RELATIONS = "sister brother mother father cousin friend colleague neighbour partner aunt uncle".split()
 WHEN = "yesterday|last week|last weekend|two days ago|this morning|last month|on Monday|on Friday evening".split("|")
-FEELINGS = "it was amazing|it was exhausting but worth it|I loved every minute|it rained the whole time|we got a bit lost".split("|")
+FEELINGS = "it was amazing|it was exhausting but worth it|I loved every minute|it rained the whole time|we got a bit lost".split(
+    "|"
+)
 CLAUSES = [
     "and honestly {feel}",
     "because {name} had recommended it months ago",
@@ -90,7 +96,11 @@ class SyntheticChat:
     def turns(self, n: int) -> Iterator[tuple[str, str | None, str]]:
         for i in range(n):
             if i % 4 == 3:
-                yield "assistant", None, self._fill(self.rng.choice(TEMPLATES[-3:] + ["Got it, I'll remember that about {proj}."]))
+                yield (
+                    "assistant",
+                    None,
+                    self._fill(self.rng.choice(TEMPLATES[-3:] + ["Got it, I'll remember that about {proj}."])),
+                )
             else:
                 yield "user", self.speaker, self._fill(self.rng.choice(TEMPLATES))
 

@@ -95,8 +95,9 @@ async def _session(ctx: Any, user: str, statement: str, filler: int, seed: int, 
     half = len(turns) // 2
     if turns[:half]:
         await ctx.add(turns[:half], user_id=user, conversation_id=conv, timestamp=when)
-    r = await ctx.add([{"role": "user", "content": statement}], user_id=user, conversation_id=conv,
-                      timestamp=when + timedelta(minutes=5))
+    r = await ctx.add(
+        [{"role": "user", "content": statement}], user_id=user, conversation_id=conv, timestamp=when + timedelta(minutes=5)
+    )
     if turns[half:]:
         await ctx.add(turns[half:], user_id=user, conversation_id=conv, timestamp=when + timedelta(minutes=10))
     return list(r.turn_ids)
@@ -117,7 +118,12 @@ async def run_case(ctx: Any, case: UpdateCase, *, filler: int, seed: int) -> Upd
 
 
 async def run_updates(
-    path: Path, *, filler: int = 60, seed: int = 7, db_url: str | None = None, settings: dict[str, Any] | None = None,
+    path: Path,
+    *,
+    filler: int = 60,
+    seed: int = 7,
+    db_url: str | None = None,
+    settings: dict[str, Any] | None = None,
     progress: Callable[[str, int], None] | None = None,
 ) -> UpdatesReport:
     """Every case of ``path`` through the public API, with the default settings unless ``settings``."""
@@ -138,8 +144,14 @@ async def run_updates(
 
 
 async def sweep_updates(
-    path: Path, grid: list[dict[str, float]], *, filler: int = 60, seed: int = 7, db_url: str | None = None,
-    settings: dict[str, Any] | None = None, progress: Callable[[str, int], None] | None = None,
+    path: Path,
+    grid: list[dict[str, float]],
+    *,
+    filler: int = 60,
+    seed: int = 7,
+    db_url: str | None = None,
+    settings: dict[str, Any] | None = None,
+    progress: Callable[[str, int], None] | None = None,
 ) -> dict[tuple[float, ...], list[int | None]]:
     """Every case ingested once, then each update case's question asked under each search
     configuration of ``grid``: 1 where the first result names the current value, else None (the

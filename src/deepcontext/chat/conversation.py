@@ -96,9 +96,7 @@ class ChatSession:
         self.dialogue = await self.ctx.dialogue(self.user_id, self.conversation_id, planner="offline")
         out = self.console
         out.print(
-            Text.assemble(
-                ("deepcontext chat", "bold"), f" · user {self.user_id!r} · conversation {self.conversation_id!r}"
-            )
+            Text.assemble(("deepcontext chat", "bold"), f" · user {self.user_id!r} · conversation {self.conversation_id!r}")
         )
         if self.llm is None:
             out.print(Text(OFFLINE_NOTICE, style="yellow"))

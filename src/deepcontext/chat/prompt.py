@@ -99,9 +99,7 @@ async def build_turn(
     )
 
 
-async def _branch_context(
-    ctx: Any, message: str, user_id: str, conversation_id: str, budget: int, node_id: int
-) -> ContextResult:
+async def _branch_context(ctx: Any, message: str, user_id: str, conversation_id: str, budget: int, node_id: int) -> ContextResult:
     """The builder's pinned, memories and tiers parts, plus the path to ``node_id`` in the
     conversation's share of the budget."""
     from deepcontext.context import (

@@ -84,7 +84,9 @@ def search_view(res: SearchResponse) -> RenderableType:
         return Text(f"no memory matches {res.query!r}")
     table = _table(f"{res.total} memories for {res.query!r}", "id", "score", "tier", "type", "memory", "cites")
     for r in res.results:
-        table.add_row(f"#{r.memory_id}", f"{r.score:.4f}", r.tier.value, r.memory_type.value, clip(r.text, 90), cites(r.sources, 2))
+        table.add_row(
+            f"#{r.memory_id}", f"{r.score:.4f}", r.tier.value, r.memory_type.value, clip(r.text, 90), cites(r.sources, 2)
+        )
     return table
 
 
@@ -132,9 +134,7 @@ def graph_view(entity: str, hood: Sequence[dict[str, Any]]) -> RenderableType:
     for h in hood[1:]:
         parent = nodes.get(h["via"], root)
         edge = f"<--{h['relation']}--" if h.get("direction") == "in" else f"--{h['relation']}-->"
-        label = Text.assemble(
-            f"{edge} ", (h["entity"], "bold"), f" ({h['entity_type']}, strength {h['strength']:.1f})"
-        )
+        label = Text.assemble(f"{edge} ", (h["entity"], "bold"), f" ({h['entity_type']}, strength {h['strength']:.1f})")
         nodes[h["entity"]] = parent.add(label)
     return root
 

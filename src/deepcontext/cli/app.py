@@ -26,9 +26,7 @@ def main(
         envvar="DEEPCONTEXT_DATABASE_URL",
         help="Database: a SQLite file path, sqlite:///path.db or postgresql://... (default ~/.deepcontext/memory.db)",
     ),
-    embedder: str = typer.Option(
-        None, "--embedder", envvar="DEEPCONTEXT_EMBEDDER", help="local (default), openai or hash"
-    ),
+    embedder: str = typer.Option(None, "--embedder", envvar="DEEPCONTEXT_EMBEDDER", help="local (default), openai or hash"),
     debug: bool = typer.Option(False, "--debug", help="Show tracebacks and SQL on errors"),
 ) -> None:
     state.db = db

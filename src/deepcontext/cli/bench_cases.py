@@ -54,7 +54,9 @@ def updates(
     from deepcontext.bench.updates import DEFAULT_UPDATES, run_updates, sweep_updates
 
     path, extra, c = _labelled(data, DEFAULT_UPDATES, settings)
-    report = with_progress("cases", lambda cb: run_updates(path, filler=filler, db_url=database_url(db), settings=extra, progress=cb))
+    report = with_progress(
+        "cases", lambda cb: run_updates(path, filler=filler, db_url=database_url(db), settings=extra, progress=cb)
+    )
     rows = [
         [r.case.id, r.case.kind, r.case.attribute, "yes" if r.superseded else "no", "ok" if r.correct else "WRONG",
          r.current_rank if r.case.kind == "update" else "", r.old_rank if r.case.kind == "update" else ""]
@@ -78,12 +80,14 @@ def needs(
     data: Path = typer.Option(None, "--data", help="Labelled cases, JSON lines (default benchmarks/data/needs.jsonl)"),
     filler: int = typer.Option(120, "--filler", min=100, help="Everyday chat turns each statement is buried in"),
     cv: bool = typer.Option(
-        False, "--cv",
+        False,
+        "--cv",
         help="Also cross-validate profile_weight, profile_hard_bonus, profile_time_bonus and profile_margin (5 folds, "
         "over the cases and, with the default set, the direct requests)",
     ),
     holdout: bool = typer.Option(
-        False, "--holdout",
+        False,
+        "--holdout",
         help="Also run the held-out sets (benchmarks/data/needs-holdout*.jsonl, written apart from the rules) and "
         "print their shares",
     ),
@@ -102,7 +106,9 @@ def needs(
         return f"{name}{len(report.results)} cases: top 1 {100 * m['top_1']:.1f} %, top 3 {100 * m['top_3']:.1f} %, top 10 {100 * m['top_10']:.1f} %"
 
     path, extra, c = _labelled(data, DEFAULT_NEEDS, settings)
-    report = with_progress("cases", lambda cb: run_needs(path, filler=filler, db_url=database_url(db), settings=extra, progress=cb))
+    report = with_progress(
+        "cases", lambda cb: run_needs(path, filler=filler, db_url=database_url(db), settings=extra, progress=cb)
+    )
     rows = [[r.case.id, r.case.kind, r.case.question, r.rank or "-", r.top[:60]] for r in report.results]
     c.print(markdown_table(["case", "kind", "question", "rank", "first result"], rows))
     c.print("\n" + share("", report))
@@ -117,7 +123,11 @@ def needs(
         for held in holdout_sets():
             run = partial(run_needs, held, filler=filler, db_url=database_url(db), settings=extra)
             r: NeedsReport = with_progress(held.name, lambda cb: run(progress=cb))
-            c.print(share(f"{held.name}: ", r) + "; misses: " + (", ".join(x.case.id for x in r.results if not x.rank or x.rank > 3) or "none"))
+            c.print(
+                share(f"{held.name}: ", r)
+                + "; misses: "
+                + (", ".join(x.case.id for x in r.results if not x.rank or x.rank > 3) or "none")
+            )
     if cv:
         grid = [
             {"profile_weight": w, "profile_hard_bonus": b, "profile_time_bonus": t, "profile_margin": m}
@@ -160,15 +170,31 @@ def extraction(
         print_json(report)
         return
     c = console()
-    c.print(f"extraction: {report['conversations']} conversations, {report['turns']} turns, {report['facts']} facts, "
-            f"{report['memories']} memories in {report['seconds']:.2f} s")
-    c.print(markdown_table(
-        ["precision", "recall", "unresolved pronouns", "unresolved dates", "grammar defects"],
-        [[report["precision"], report["recall"], report["unresolved_pronouns"], report["unresolved_dates"], report["grammar_defects"]]],
-    ))
+    c.print(
+        f"extraction: {report['conversations']} conversations, {report['turns']} turns, {report['facts']} facts, "
+        f"{report['memories']} memories in {report['seconds']:.2f} s"
+    )
+    c.print(
+        markdown_table(
+            ["precision", "recall", "unresolved pronouns", "unresolved dates", "grammar defects"],
+            [
+                [
+                    report["precision"],
+                    report["recall"],
+                    report["unresolved_pronouns"],
+                    report["unresolved_dates"],
+                    report["grammar_defects"],
+                ]
+            ],
+        )
+    )
     c.print()
-    c.print(markdown_table(["topic", "facts", "memories", "precision", "recall"],
-                           [[t, v["facts"], v["memories"], v["precision"], v["recall"]] for t, v in report["by_topic"].items()]))
+    c.print(
+        markdown_table(
+            ["topic", "facts", "memories", "precision", "recall"],
+            [[t, v["facts"], v["memories"], v["precision"], v["recall"]] for t, v in report["by_topic"].items()],
+        )
+    )
     for kind, items in report["misses"].items():
         if items and show:
             c.print(f"\n{kind} ({len(items)}):")

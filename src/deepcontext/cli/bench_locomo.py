@@ -26,7 +26,9 @@ GET_LOCOMO = (
 @bench.command()
 def locomo(
     data: str = typer.Option(
-        None, "--data", help=f"LoCoMo-format JSON, e.g. LoCoMo's data/locomo10.json (default: $DEEPCONTEXT_LOCOMO, else {DEFAULT_LOCOMO} if present)"
+        None,
+        "--data",
+        help=f"LoCoMo-format JSON, e.g. LoCoMo's data/locomo10.json (default: $DEEPCONTEXT_LOCOMO, else {DEFAULT_LOCOMO} if present)",
     ),
     conversations: int = typer.Option(None, "--conversations", min=1, help="Only the first N conversations"),
     questions: int = typer.Option(None, "--questions", min=1, help="Only the first N questions of each"),
@@ -68,7 +70,14 @@ def locomo(
         if chosen
         else "settings: the defaults"
     )
-    with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console(stderr=True),
+        transient=True,
+    ) as progress:
         task = progress.add_task("locomo", total=None)
         result = asyncio.run(
             run_locomo(
@@ -98,7 +107,9 @@ def locomo(
          s["ingest_turns_per_s"], s["search_ms_p50"], s["search_ms_p95"], s["search_ms_p99"]]
         for name, s in systems.items()
     ]  # fmt: skip
-    c.print(f"LoCoMo: {result['turns']} turns, {result['questions']} questions, embedder {result['embedder']}, {result['backend']}")
+    c.print(
+        f"LoCoMo: {result['turns']} turns, {result['questions']} questions, embedder {result['embedder']}, {result['backend']}"
+    )
     c.print(
         markdown_table(
             ["system", "questions", *[f"R@{k}" for k in KS], *[f"user R@{k}" for k in KS], "turns in top 10", "ingest s",
@@ -112,7 +123,12 @@ def locomo(
         c.print(markdown_table([f"deepcontext / {result['peer']}", *r], [["ratio", *r.values()]]))
     if result["ratio_ours_over"]:
         c.print()
-        c.print(markdown_table(["deepcontext / baseline", *[f"R@{k}" for k in KS]], [[n, *[r[k] for k in KS]] for n, r in result["ratio_ours_over"].items()]))
+        c.print(
+            markdown_table(
+                ["deepcontext / baseline", *[f"R@{k}" for k in KS]],
+                [[n, *[r[k] for k in KS]] for n, r in result["ratio_ours_over"].items()],
+            )
+        )
     cat_rows = []
     for name, s in systems.items():
         if name not in ("deepcontext", "naive hybrid (RRF)"):
@@ -132,7 +148,9 @@ def locomo(
             f"are {min(sizes.values())}-{max(sizes.values())} tokens (mean {sum(sizes.values()) // len(sizes)})"
         )
         ctx_rows = [["all", ours["questions"], *[ours["context_recall"][b] for b in budgets]]]
-        ctx_rows += [[cat, v["n"], *[v["context"][b] for b in budgets]] for cat, v in ours["by_category"].items() if "context" in v]
+        ctx_rows += [
+            [cat, v["n"], *[v["context"][b] for b in budgets]] for cat, v in ours["by_category"].items() if "context" in v
+        ]
         c.print(markdown_table(["category", "n", *[f"B={b}" for b in budgets]], ctx_rows))
     plot = save_plot(
         {n: (list(KS), [s["recall"][k] for k in KS]) for n, s in systems.items()},
@@ -173,7 +191,9 @@ def _print_calibration(result: dict[str, Any], refit: bool) -> None:
         for part, label in (("answerable", "asked of their own conversation"), ("off_topic", "asked of another one")):
             if part in rel:
                 p = rel[part]
-                c.print(f"  questions {label}: {p['results']} results, {p['relevant']} relevant; Brier {p['brier']:.4f}, ECE {p['ece']:.4f}")
+                c.print(
+                    f"  questions {label}: {p['results']} results, {p['relevant']} relevant; Brier {p['brier']:.4f}, ECE {p['ece']:.4f}"
+                )
         if "first_results_kept" in rel:
             c.print(
                 markdown_table(

@@ -20,15 +20,23 @@ def reliability(
         "Repeat it to run every scenario on each",
     ),
     scenario: list[str] = typer.Option(
-        None, "--scenario", help="Run only these (repeatable): kill-add, kill-import, kill-consolidate, processes, race-delete, rest"
+        None,
+        "--scenario",
+        help="Run only these (repeatable): kill-add, kill-import, kill-consolidate, processes, race-delete, rest",
     ),
     kills: int = typer.Option(6, "--kills", min=1, help="SIGKILLs of the writer per kill scenario"),
-    kill_delay: float = typer.Option(3.0, "--kill-delay", min=0.0, help="Most seconds between a writer's first acknowledged call and its SIGKILL"),
+    kill_delay: float = typer.Option(
+        3.0, "--kill-delay", min=0.0, help="Most seconds between a writer's first acknowledged call and its SIGKILL"
+    ),
     writers: int = typer.Option(4, "--writers", min=1, help="Writer processes of the processes scenario"),
-    per_writer: int = typer.Option(30, "--per-writer", min=1, help="Adds per writer process (and, times the writers, adds racing deletes)"),
+    per_writer: int = typer.Option(
+        30, "--per-writer", min=1, help="Adds per writer process (and, times the writers, adds racing deletes)"
+    ),
     requests: int = typer.Option(600, "--requests", min=1, help="REST requests (valid and hostile mixed), on loopback"),
     concurrency: int = typer.Option(16, "--concurrency", min=1, help="REST requests in flight at once"),
-    time_limit: float = typer.Option(120.0, "--time-limit", min=1.0, help="Seconds after which the REST run sends no more requests"),
+    time_limit: float = typer.Option(
+        120.0, "--time-limit", min=1.0, help="Seconds after which the REST run sends no more requests"
+    ),
     seed: int = typer.Option(0, "--seed", help="Random seed (kill times, request mix)"),
     out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
 ) -> None:
@@ -55,7 +63,10 @@ def reliability(
         for o in outcomes
     ]  # fmt: skip
     c = console()
-    c.print(markdown_table(["scenario", "backend", "tried", "failed", "lost", "leaked", "5xx", "timeouts", "p99 ms"], rows), soft_wrap=True)
+    c.print(
+        markdown_table(["scenario", "backend", "tried", "failed", "lost", "leaked", "5xx", "timeouts", "p99 ms"], rows),
+        soft_wrap=True,
+    )
     for o in outcomes:
         for note in o.notes[:5]:
             c.print(f"  {o.scenario} ({o.backend}): {note}", markup=False, highlight=False, soft_wrap=True)

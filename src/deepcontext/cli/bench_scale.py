@@ -23,12 +23,18 @@ def scale(
     sizes: str = typer.Option(
         "100000,300000,1000000", "--sizes", help="Comma-separated memories per user, one measured stage each (growing)"
     ),
-    users: int = typer.Option(1, "--users", min=1, help="Users in the database; each holds the stage's size (e.g. --users 10000 --sizes 100)"),
-    pool: int = typer.Option(20_000, "--pool", min=100, help="Distinct sentences embedded with the real model; records combine 2-3 of them"),
+    users: int = typer.Option(
+        1, "--users", min=1, help="Users in the database; each holds the stage's size (e.g. --users 10000 --sizes 100)"
+    ),
+    pool: int = typer.Option(
+        20_000, "--pool", min=100, help="Distinct sentences embedded with the real model; records combine 2-3 of them"
+    ),
     batch: int = typer.Option(5_000, "--batch", min=1, help="Records per import transaction (one user)"),
     queries: int = typer.Option(200, "--queries", min=10, help="Measured searches per stage (a random user each)"),
     adds: int = typer.Option(50, "--adds", min=1, help="Measured one-message adds per stage (a random user each)"),
-    reuse: bool = typer.Option(False, "--reuse", help="Keep what --db holds from an earlier (possibly interrupted) run and top it up"),
+    reuse: bool = typer.Option(
+        False, "--reuse", help="Keep what --db holds from an earlier (possibly interrupted) run and top it up"
+    ),
     build_only: bool = typer.Option(False, "--build-only", help="Import up to the sizes, measure nothing (e.g. under nice)"),
     measure_only: bool = typer.Option(
         False, "--measure-only", help="Import nothing: measure what --db holds (implies --reuse; --sizes is ignored)"
@@ -58,7 +64,13 @@ def scale(
     url = str(database_url(db)) if db else f"sqlite:///{out_dir / 'scale.db'}"
     if not db:
         out_dir.mkdir(parents=True, exist_ok=True)
-    columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TimeRemainingColumn())
+    columns = (
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
     with Progress(*columns, console=console(stderr=True), transient=True) as progress:
         task = progress.add_task(PHASES[0], total=None)
 
@@ -71,9 +83,21 @@ def scale(
                 progress.advance(task, n)
 
         result: dict[str, Any] = asyncio.run(
-            run_scale(db_url=url, sizes=size_list, users=users, pool=pool, batch=batch, queries=queries, adds=adds,
-                      reuse=reuse, build=not measure_only, measure=not build_only, settings=run_settings(settings),
-                      cache_dir=out_dir, progress=cb)  # fmt: skip
+            run_scale(
+                db_url=url,
+                sizes=size_list,
+                users=users,
+                pool=pool,
+                batch=batch,
+                queries=queries,
+                adds=adds,
+                reuse=reuse,
+                build=not measure_only,
+                measure=not build_only,
+                settings=run_settings(settings),
+                cache_dir=out_dir,
+                progress=cb,
+            )  # fmt: skip
         )
     result["machine"] = machine()
     result["settings"] = run_settings(settings)
@@ -105,7 +129,9 @@ def scale(
 
 @bench.command("plot")
 def plot(
-    results: list[Path] = typer.Argument(..., help="Results JSON files of `bench scale` (one user) and `bench speed` (with --peer mem0)"),
+    results: list[Path] = typer.Argument(
+        ..., help="Results JSON files of `bench scale` (one user) and `bench speed` (with --peer mem0)"
+    ),
     output: Path = typer.Option(Path("docs/images/latency-vs-size.png"), "--output", "-o", help="PNG to write"),
     percentile: str = typer.Option("p95", "--percentile", help="p50, p95 or p99"),
 ) -> None:
@@ -140,13 +166,25 @@ def plot(
         if data.get("benchmark") == "scale" and data.get("shape") == "one user":
             st = data["stages"]
             st = [s for s in st if "search_ms" in s]  # --build-only stages measured nothing
-            put(f"deepcontext, {backend} (bench scale, {when})", [s["memories_total"] for s in st], [s["search_ms"][percentile] for s in st])
+            put(
+                f"deepcontext, {backend} (bench scale, {when})",
+                [s["memories_total"] for s in st],
+                [s["search_ms"][percentile] for s in st],
+            )
         elif data.get("benchmark") == "speed":
             st = data["stages"]
-            put(f"deepcontext, {backend} (bench speed, {when})", [s["memories"] for s in st], [s["search_ms"][percentile] for s in st])
+            put(
+                f"deepcontext, {backend} (bench speed, {when})",
+                [s["memories"] for s in st],
+                [s["search_ms"][percentile] for s in st],
+            )
             if data.get("peer"):
                 ps = data["peer"]["stages"]
-                put(f"{data['peer']['name']} (bench speed, {when})", [s["memories"] for s in ps], [s["search_ms"][percentile] for s in ps])
+                put(
+                    f"{data['peer']['name']} (bench speed, {when})",
+                    [s["memories"] for s in ps],
+                    [s["search_ms"][percentile] for s in ps],
+                )
         else:
             fail(f"{path}: not a `bench scale` (one user) or `bench speed` result")
     out = save_plot(
@@ -156,6 +194,9 @@ def plot(
     if out is None:
         fail("matplotlib is not installed (pip install -e '.[bench]')")
     console().print(
-        markdown_table(["line", "memories", f"search {percentile} ms"], [[label, x, y] for label, (xs, ys) in series.items() for x, y in zip(xs, ys, strict=True)])
+        markdown_table(
+            ["line", "memories", f"search {percentile} ms"],
+            [[label, x, y] for label, (xs, ys) in series.items() for x, y in zip(xs, ys, strict=True)],
+        )
     )
     console().print(f"plot: {out}")

@@ -51,12 +51,24 @@ def speed(
     c = console()
     results: list[dict[str, Any]] = []
     for url in urls:
-        with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console(stderr=True), transient=True) as progress:
+        with Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console(stderr=True),
+            transient=True,
+        ) as progress:
             task = progress.add_task("memories", total=None)
             result = asyncio.run(
                 run_speed(
-                    sizes=size_list, db_url=url, settings=run_settings(settings), queries=queries,
-                    progress=progress_callback(progress, task), reuse=reuse, peer=peer if url == urls[0] else None,
+                    sizes=size_list,
+                    db_url=url,
+                    settings=run_settings(settings),
+                    queries=queries,
+                    progress=progress_callback(progress, task),
+                    reuse=reuse,
+                    peer=peer if url == urls[0] else None,
                 )  # fmt: skip
             )
         result["machine"] = machine()
@@ -65,7 +77,7 @@ def speed(
         results.append(result)
     # a label per run: the backend, numbered when one backend was measured more than once
     backends = [r["backend"] for r in results]
-    labels = [b if backends.count(b) == 1 else f"{b} #{backends[:i + 1].count(b)}" for i, b in enumerate(backends)]
+    labels = [b if backends.count(b) == 1 else f"{b} #{backends[: i + 1].count(b)}" for i, b in enumerate(backends)]
     rows = [
         [
             label, s["memories"], s["ingest_turns_per_s"], s["search_ms"]["p50"], s["search_ms"]["p95"], s["search_ms"]["p99"],
@@ -97,12 +109,18 @@ def speed(
         c.print(
             markdown_table(
                 [f"deepcontext / {theirs['name']}", "ingest turns/s", "search p50", "p95", "p99"],
-                [[r["turns"], r["ingest_turns_per_s"], r["search_ms_p50"], r["search_ms_p95"], r["search_ms_p99"]] for r in results[0]["ours_over_peer"]],
+                [
+                    [r["turns"], r["ingest_turns_per_s"], r["search_ms_p50"], r["search_ms_p95"], r["search_ms_p99"]]
+                    for r in results[0]["ours_over_peer"]
+                ],
             )
         )
     series: dict[str, tuple[list[float], list[float]]] = {}
     if theirs:
-        series[f"{theirs['name']} p95"] = ([s["memories"] for s in theirs["stages"]], [s["search_ms"]["p95"] for s in theirs["stages"]])
+        series[f"{theirs['name']} p95"] = (
+            [s["memories"] for s in theirs["stages"]],
+            [s["search_ms"]["p95"] for s in theirs["stages"]],
+        )
     for label, result in zip(labels, results, strict=True):
         xs = [s["memories"] for s in result["stages"]]
         prefix = f"{label} " if len(results) > 1 else ""

@@ -32,13 +32,21 @@ def ui(
                   console=console(stderr=True), transient=True) as progress:  # fmt: skip
         task = progress.add_task("memories", total=None)
         result: dict[str, Any] = asyncio.run(
-            run_ui_bench(memories=memories, db_url=url, settings=run_settings(settings), rounds=rounds, reuse=reuse,
-                         progress=progress_callback(progress, task))  # fmt: skip
+            run_ui_bench(
+                memories=memories,
+                db_url=url,
+                settings=run_settings(settings),
+                rounds=rounds,
+                reuse=reuse,
+                progress=progress_callback(progress, task),
+            )  # fmt: skip
         )
     result["machine"] = machine()
     path = save_json(result, out or default_results_dir(), f"ui-{result['backend']}")
     c = console()
-    c.print(f"inspector pages: {result['backend']}, {result['memories']} memories, {result['turns']} turns, {result['rounds']} requests each")
+    c.print(
+        f"inspector pages: {result['backend']}, {result['memories']} memories, {result['turns']} turns, {result['rounds']} requests each"
+    )
     rows = [[name, p["p50_ms"], p["p95_ms"], p["bytes"] // 1024] for name, p in result["pages"].items()]
     c.print(markdown_table(["page", "p50 ms", "p95 ms", "KiB"], rows))
     c.print(f"\nresults: {path}")

@@ -14,9 +14,7 @@ def chat(
     conversation: str = typer.Option(
         "chat", "--conversation", "-c", help="Conversation id; a new start continues it where it stopped"
     ),
-    budget: int = typer.Option(
-        2000, "--budget", min=100, max=200_000, help="Token budget of the context built for each message"
-    ),
+    budget: int = typer.Option(2000, "--budget", min=100, max=200_000, help="Token budget of the context built for each message"),
     system_prompt: str = typer.Option(
         None, "--system", help="System prompt put before the context (default: a short memory-aware one)"
     ),

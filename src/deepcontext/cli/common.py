@@ -102,8 +102,7 @@ def run(body: Callable[[DeepContext], Awaitable[T]], *, db: str | None = None, c
         if path is not None and not path.exists() and (there or not ctx.settings.database_url):
             if not create:
                 raise ConfigurationError(
-                    f"no database at {path}: check --db (or DEEPCONTEXT_DATABASE_URL); "
-                    "`deepcontext add` creates one"
+                    f"no database at {path}: check --db (or DEEPCONTEXT_DATABASE_URL); `deepcontext add` creates one"
                 )
             created.append(path)
         await ctx.init()

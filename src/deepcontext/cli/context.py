@@ -39,9 +39,7 @@ def _print(res: Any) -> None:
     out = console()
     out.print(res.text or "(nothing to include)", markup=False)
     out.print()
-    table = Table(
-        title=f"{res.total_tokens} of {res.budget_tokens} tokens ({res.token_counter})", show_lines=False
-    )
+    table = Table(title=f"{res.total_tokens} of {res.budget_tokens} tokens ({res.token_counter})", show_lines=False)
     for col in ("part", "tokens", "share", "items", "left out"):
         table.add_column(col, overflow="fold")
     for p in res.parts:

@@ -56,6 +56,8 @@ def demo(
         out.print(Rule(f"knowledge graph around {entity}"))
         print_graph(entity, await ctx.get_entity_graph(user, entity, depth=2))
         stats = await ctx.stats(user)
-        out.print(f"stored: {stats['turns']} turns, {stats['memories']} memories, {stats['entities']} entities, {stats['relations']} relations")
+        out.print(
+            f"stored: {stats['turns']} turns, {stats['memories']} memories, {stats['entities']} entities, {stats['relations']} relations"
+        )
 
     run(body, db=target, create=True)

@@ -192,9 +192,7 @@ def compress(
     writes it; offline, an extractive summary). Original turns are kept, marked archived."""
 
     async def body(ctx: Any) -> Any:
-        sid = await ctx.compress_conversation(
-            user, conversation, node_id=node, keep_recent=keep_recent, max_nodes=max_nodes
-        )
+        sid = await ctx.compress_conversation(user, conversation, node_id=node, keep_recent=keep_recent, max_nodes=max_nodes)
         if sid is None:
             return None, [], ctx.llm is not None
         path = await ctx.conversation_path(user, conversation, node_id=sid, max_nodes=1)

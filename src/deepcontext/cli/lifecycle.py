@@ -77,9 +77,7 @@ def _cell(value: float) -> str:
 def lifecycle(
     user: str = typer.Option(None, "--user", "-u", help="Run the lifecycle for this user"),
     all_users: bool = typer.Option(False, "--all", help="Run it for every user in the database"),
-    every: str = typer.Option(
-        None, "--every", help="Run again after this interval (30s, 15m, 1h, 1d) until interrupted"
-    ),
+    every: str = typer.Option(None, "--every", help="Run again after this interval (30s, 15m, 1h, 1d) until interrupted"),
     runs: int = typer.Option(0, "--runs", min=0, help="With --every: stop after this many runs (0: never)"),
     consolidate: bool = typer.Option(
         None,

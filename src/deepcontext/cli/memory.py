@@ -222,7 +222,9 @@ def search(
         why = (
             f"user {user!r} has no memories"
             if not known
-            else f"no memory scores {min_score} or more" if min_score else "no memory matches"
+            else f"no memory scores {min_score} or more"
+            if min_score
+            else "no memory matches"
         )
         console().print(f"no results for {query!r}: {why}", markup=False)
         return
@@ -250,7 +252,8 @@ def print_results(res: Any) -> None:
     for i, r in enumerate(res.results, start=1):
         src = r.sources[0] if r.sources else None
         origin = (
-            f"turn {src.turn_id} · {src.speaker or src.role} · {src.said_at:%Y-%m-%d}" + (f" (+{len(r.sources) - 1})" if len(r.sources) > 1 else "")
+            f"turn {src.turn_id} · {src.speaker or src.role} · {src.said_at:%Y-%m-%d}"
+            + (f" (+{len(r.sources) - 1})" if len(r.sources) > 1 else "")
             if src
             else "-"
         )
@@ -275,8 +278,14 @@ def list_cmd(
     """List a user's memories, newest first."""
     page = run(
         lambda ctx: ctx.list(
-            user, tier=tier or None, memory_type=memory_type or None, limit=limit, cursor=cursor,
-            include_inactive=include_inactive, agent_id=agent or None, run_id=run_id or None,
+            user,
+            tier=tier or None,
+            memory_type=memory_type or None,
+            limit=limit,
+            cursor=cursor,
+            include_inactive=include_inactive,
+            agent_id=agent or None,
+            run_id=run_id or None,
             metadata=_metadata_filter(metadata),
         )  # fmt: skip
     )

@@ -55,9 +55,7 @@ def serve(
     host: str = typer.Option(None, "--host", help="Address to bind (default 127.0.0.1, setting server_host)"),
     port: int = typer.Option(None, "--port", help="Port (default 8000, setting server_port)"),
     workers: int = typer.Option(None, "--workers", help="Worker processes (default 1, setting server_workers)"),
-    no_auth: bool = typer.Option(
-        False, "--no-auth", help="Serve without API keys: loopback addresses and clients only"
-    ),
+    no_auth: bool = typer.Option(False, "--no-auth", help="Serve without API keys: loopback addresses and clients only"),
     cors_origin: list[str] = typer.Option(None, "--cors-origin", help="Allow this browser origin (repeat; default: CORS off)"),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level"),
 ) -> None:

@@ -86,7 +86,11 @@ def import_cmd(
     shown = {k: v for k, v in counts.items() if v and k not in ("resumed_parts", "already_imported")}
     # a resumed run may have only memories left to write: the rate counts this run's records too
     written, turns = sum(shown.values()), counts.get("turns", 0)
-    rate = f" in {seconds:.1f} s ({written / seconds:.1f} records/s, {turns / seconds:.1f} turns/s)" if written and seconds > 0 else ""
+    rate = (
+        f" in {seconds:.1f} s ({written / seconds:.1f} records/s, {turns / seconds:.1f} turns/s)"
+        if written and seconds > 0
+        else ""
+    )
     if counts.get("already_imported"):
         console().print("already imported: " + ", ".join(f"{v} {k}" for k, v in shown.items()), soft_wrap=True)
         return

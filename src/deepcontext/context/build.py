@@ -89,9 +89,7 @@ async def build_context(
     config = SearchConfig.from_settings(ctx.settings).model_copy(update={"group_by_source": False, "neighbour_turns": False})
     pinned, hits, snapshot, path = await asyncio.gather(
         asyncio.to_thread(gather.pinned_memories, store, user_id, now) if weights["pinned"] > 0 else none(),
-        asyncio.to_thread(
-            hybrid_search, store, user_id, query, qvec, limit=memory_limit, filters=filters, config=config, now=now
-        )
+        asyncio.to_thread(hybrid_search, store, user_id, query, qvec, limit=memory_limit, filters=filters, config=config, now=now)
         if qvec is not None
         else none(),
         asyncio.to_thread(load_tier_snapshot, store, user_id) if weights["tiers"] > 0 else none(),

@@ -27,9 +27,7 @@ class TokenCounter:
         self._count: Callable[[str], int] = embedder.count_tokens
         own = type(embedder).count_tokens is not Embedder.count_tokens
         self.description = (
-            f"{embedder.model_id} tokenizer (approximates the LLM's count)"
-            if own
-            else "estimate: 1 token per 4 characters"
+            f"{embedder.model_id} tokenizer (approximates the LLM's count)" if own else "estimate: 1 token per 4 characters"
         )
 
     def count(self, text: str) -> int:

@@ -150,9 +150,7 @@ def _backend_from_config(cfg: LLMBackendConfig) -> LLM:
     from deepcontext.llm.openai_compat import OpenAICompatibleLLM
 
     if not cfg.api_key and not cfg.api_url:
-        raise ValidationError(
-            f"backend {cfg.name!r}: an api_key is required (or an api_url for a local server)", field="api_key"
-        )
+        raise ValidationError(f"backend {cfg.name!r}: an api_key is required (or an api_url for a local server)", field="api_key")
     return OpenAICompatibleLLM(
         cfg.model,
         name=cfg.name,
@@ -384,9 +382,7 @@ class LLMFetcher:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         await self.aclose()
 
     def __repr__(self) -> str:

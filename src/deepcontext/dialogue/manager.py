@@ -251,9 +251,7 @@ class ContextManager:
             lines = [MEMORY_HEADER] + [f"- {m.content}" for m in memories]
             out.append({"role": "system", "content": "\n".join(lines)})
         with self.graph.backend.topology() as topo:
-            chains = [
-                ancestor_chain(topo, topo.resolve(n), self.max_context_nodes, "longest") for n in selected if n in topo
-            ]
+            chains = [ancestor_chain(topo, topo.resolve(n), self.max_context_nodes, "longest") for n in selected if n in topo]
             main = chains[0] if chains and anchors else []
         order = merge_chains(chains, priority=main)
         report.context_node_ids = order

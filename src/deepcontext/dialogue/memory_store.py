@@ -124,11 +124,7 @@ class MemoryStore:
         q = (query or "").casefold()
         if not q.strip():
             return []
-        return [
-            m
-            for m in self.backend.get_memories()
-            if q in m.content.casefold() or any(q in t.casefold() for t in m.tags)
-        ]
+        return [m for m in self.backend.get_memories() if q in m.content.casefold() or any(q in t.casefold() for t in m.tags)]
 
     def get_all_memories(self) -> list[KeyMemory]:
         """Every memory, by id."""

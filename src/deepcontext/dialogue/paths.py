@@ -202,6 +202,7 @@ def merge_chains(chains: Sequence[Sequence[int]], priority: Sequence[int] = ()) 
                 succ[prev].append(n)
                 indeg[n] += 1
             prev = n
+
     def key(n: int) -> tuple[int, int]:
         r = rank.get(n)
         return (0, n) if r is None else (1, r)

@@ -258,7 +258,10 @@ def select_candidates(
     chain = full_chain[-window:]
     on_chain = set(chain)
     nodes = graph.backend.get_nodes(pool)
-    texts = {n: " ".join([node.context.user_role.content, node.context.llm_role.content, node.summary, *node.tags]) for n, node in nodes.items()}
+    texts = {
+        n: " ".join([node.context.user_role.content, node.context.llm_role.content, node.summary, *node.tags])
+        for n, node in nodes.items()
+    }
     q_terms = set(keyword_terms(message))
     doc_terms = {n: set(keyword_terms(t)) for n, t in texts.items()}
     df: Counter[str] = Counter()

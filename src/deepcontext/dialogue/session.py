@@ -23,6 +23,7 @@ __all__ = ["DialogueSession", "SyncDialogueSession", "TrackedBackend"]
 
 log = logging.getLogger("deepcontext.dialogue")
 
+
 class TrackedBackend(StoreDialogueBackend):
     """A store-backed conversation that remembers the nodes appended through it, until derived."""
 

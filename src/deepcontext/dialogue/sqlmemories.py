@@ -134,9 +134,7 @@ def _soft_delete(b: Conversation, tx: WriteTx, row: Any, meta: dict[str, Any], r
     conn.execute(
         update(mt)
         .where(mt.c.id == row.id)
-        .values(
-            status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev, metadata=meta
-        )
+        .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev, metadata=meta)
     )
     b.store.writer.history(conn, b.user_id, int(row.id), HistoryEvent.DELETE, now, old_text=row.text, actor=_ACTOR, reason=reason)
 
@@ -145,9 +143,7 @@ def set_status(b: Conversation, tx: WriteTx, *, turn_id: int, from_status: str, 
     mt = b.t.memories
     conn, now = tx.conn, tx.now
     rows = conn.execute(
-        select(mt.c.id, mt.c.text, mt.c.metadata)
-        .where(*_mine(b), mt.c.status == MemoryStatus.ACTIVE.value)
-        .order_by(mt.c.id)
+        select(mt.c.id, mt.c.text, mt.c.metadata).where(*_mine(b), mt.c.status == MemoryStatus.ACTIVE.value).order_by(mt.c.id)
     ).all()
     changed: list[int] = []
     for r in rows:

@@ -44,6 +44,7 @@ from deepcontext.text import content_hash
 
 __all__ = ["PART_KEY", "REV_KEY", "StoreDialogueBackend"]
 
+
 class StoreDialogueBackend:
     """A :class:`~deepcontext.dialogue.backend.DialogueBackend` over a deepcontext SQL store.
 
@@ -307,8 +308,8 @@ class StoreDialogueBackend:
                     raise DialogueConflictError("some of these nodes were compressed meanwhile")
                 covered = g.member_turns(summarized_ids)
                 parents = list(dict.fromkeys(parent_ids))
-                s = sqlturns.insert_turn(self, 
-                    conn, now, role="system", content=context.llm_role.content, kind="summary", summary_of=covered
+                s = sqlturns.insert_turn(
+                    self, conn, now, role="system", content=context.llm_role.content, kind="summary", summary_of=covered
                 )
                 parent_turns = [g.tail(p) for p in parents]
                 child_turns = [g.first(c) for c in dict.fromkeys(child_ids)]
@@ -400,5 +401,9 @@ def _pair(members: Sequence[Any]) -> LLMContextPair:
             llm_role=LLMContext(role="assistant", content=first.content),
         )
     if first.role == "assistant":
-        return LLMContextPair(user_role=LLMContext(role="user", content=""), llm_role=LLMContext(role="assistant", content=first.content))
-    return LLMContextPair(user_role=LLMContext(role=first.role, content=first.content), llm_role=LLMContext(role="assistant", content=""))
+        return LLMContextPair(
+            user_role=LLMContext(role="user", content=""), llm_role=LLMContext(role="assistant", content=first.content)
+        )
+    return LLMContextPair(
+        user_role=LLMContext(role=first.role, content=first.content), llm_role=LLMContext(role="assistant", content="")
+    )

@@ -113,9 +113,7 @@ class _Graph:
     def op(self, op_type: str, inputs: list[str], *, domain: str = "", n_out: int = 1, **attrs: Any) -> list[str]:
         self._n += 1
         outs = [f"{op_type.lower()}_{self._n}_{i}" for i in range(n_out)]
-        self.nodes.append(
-            self.helper.make_node(op_type, inputs, outs, name=f"{op_type}_{self._n}", domain=domain, **attrs)
-        )
+        self.nodes.append(self.helper.make_node(op_type, inputs, outs, name=f"{op_type}_{self._n}", domain=domain, **attrs))
         return outs
 
     def op1(self, op_type: str, inputs: list[str], *, domain: str = "", **attrs: Any) -> str:
@@ -155,9 +153,7 @@ def build_bert_mean_pooling(weights: dict[str, np.ndarray], config: BertConfig) 
             "input_ids",
             "",  # segment_ids
             g.const("word_emb", p("embeddings.word_embeddings.weight")),
-            g.const(
-                "pos_emb", p("embeddings.position_embeddings.weight") + p("embeddings.token_type_embeddings.weight")[0]
-            ),
+            g.const("pos_emb", p("embeddings.position_embeddings.weight") + p("embeddings.token_type_embeddings.weight")[0]),
             "",  # segment_embedding
             g.const("emb_ln_g", p("embeddings.LayerNorm.weight")),
             g.const("emb_ln_b", p("embeddings.LayerNorm.bias")),

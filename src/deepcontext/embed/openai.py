@@ -79,9 +79,7 @@ class OpenAIEmbedder(Embedder):
         super().__init__(cache_size=cache_size)
         if not isinstance(model, str) or not model.strip():
             raise ValidationError("model must be a non-empty string", field="model")
-        if dimensions is not None and (
-            isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1
-        ):
+        if dimensions is not None and (isinstance(dimensions, bool) or not isinstance(dimensions, int) or dimensions < 1):
             raise ValidationError(f"dimensions must be a positive int or None, got {dimensions!r}", field="dimensions")
         if not timeout > 0:
             raise ValidationError(f"timeout must be > 0, got {timeout!r}", field="timeout")

@@ -42,8 +42,12 @@ class BatchAcc:
             self.learned.setdefault(key, sp.type)
             if sp.type in (EntityType.ORGANIZATION, EntityType.PERSON) and sp.name.count(" ") == 1:
                 first, second = sp.name.split(" ")
-                if (first[:1].isupper() and first.lower() not in STOPCAPS and first not in ORG_HEADS
-                        and (sp.type is EntityType.PERSON or second in ORG_SUFFIXES)):
+                if (
+                    first[:1].isupper()
+                    and first.lower() not in STOPCAPS
+                    and first not in ORG_HEADS
+                    and (sp.type is EntityType.PERSON or second in ORG_SUFFIXES)
+                ):
                     known.setdefault(first.lower(), sp.type)
                     self.learned.setdefault(first.lower(), sp.type)
 
@@ -78,7 +82,10 @@ class BatchAcc:
         r = self.relations.get(key)
         if r is None:
             self.relations[key] = ExtractedRelationship(
-                source=hit.source, target=hit.target, relation=hit.relation, properties=dict(hit.properties),
+                source=hit.source,
+                target=hit.target,
+                relation=hit.relation,
+                properties=dict(hit.properties),
                 source_indices=[index],
             )
         elif index not in r.source_indices:
@@ -123,7 +130,12 @@ class BatchAcc:
             return out
         for key, e in self.entities.items():
             cands = longs.get(key)
-            if cands and len(cands) == 1 and " " not in e.name and e.type in (EntityType.ORGANIZATION, EntityType.PERSON, EntityType.OTHER):
+            if (
+                cands
+                and len(cands) == 1
+                and " " not in e.name
+                and e.type in (EntityType.ORGANIZATION, EntityType.PERSON, EntityType.OTHER)
+            ):
                 long = self.entities[cands[0].lower()]
                 if e.type is EntityType.OTHER or e.type is long.type:
                     out[key] = long.name

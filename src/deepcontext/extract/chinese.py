@@ -35,8 +35,7 @@ _ZH_PAST_RE = re.compile(r"了|过|昨天|前天|上周|上个|去年")
 _ZH_FUTURE_RE = re.compile(r"会|要|将|明天|后天|下周|下个|明年|打算|计划")
 
 
-def chinese_fact(msg: MessageIn, raw: str, speaker: str, known: dict[str, EntityType | None],
-                 acc: BatchAcc) -> None:
+def chinese_fact(msg: MessageIn, raw: str, speaker: str, known: dict[str, EntityType | None], acc: BatchAcc) -> None:
     """A Chinese sentence in the first person: 我 -> the speaker; everything else verbatim."""
     _, kana_hangul, han = cjk_patterns()
     if msg.role != "user" or kana_hangul.search(raw) or not han.search(raw):
@@ -63,7 +62,15 @@ def chinese_fact(msg: MessageIn, raw: str, speaker: str, known: dict[str, Entity
         sep = " " if k > 0 and text[k - 1].isascii() and text[k - 1].isalpha() else ""
         text = text[:k] + sep + zh + text[k + len(when.text) :]  # the memory says the date, not 昨天
     text = text.rstrip("。！!. ") + "。"
-    acc.fact(ExtractedFact(
-        text=text, memory_type=mtype, importance=0.5, confidence=0.8, entities=list(dict.fromkeys(names)),
-        source_indices=[index], occurred_at=when.when if when is not None else None, metadata=metadata,
-    ))
+    acc.fact(
+        ExtractedFact(
+            text=text,
+            memory_type=mtype,
+            importance=0.5,
+            confidence=0.8,
+            entities=list(dict.fromkeys(names)),
+            source_indices=[index],
+            occurred_at=when.when if when is not None else None,
+            metadata=metadata,
+        )
+    )

@@ -85,7 +85,9 @@ _MW_FIRST = frozenset(n.split(" ", 1)[0] for n in MULTIWORD)
 _MW_CI = {k: v for k, v in TECH_CI.items() if " " in k}
 _TECH_CI_WORDS = frozenset(TECH_CI)
 _LOWER_TECH_RE = re.compile(
-    r"(?<![\w.-])(?:" + "|".join(re.escape(k) for k in sorted(TECH_CI, key=len, reverse=True) if k[0].islower()) + r")(?![\w-]|\.\w)"
+    r"(?<![\w.-])(?:"
+    + "|".join(re.escape(k) for k in sorted(TECH_CI, key=len, reverse=True) if k[0].islower())
+    + r")(?![\w-]|\.\w)"
 )
 _STRONG = frozenset({EntityType.TECHNOLOGY, EntityType.PRODUCT, EntityType.ORGANIZATION, EntityType.EVENT})
 _EMPHASIS = STOPCAPS | frozenset({"love", "hate", "best", "worst", "much", "so", "really", "never", "always", "not"})
@@ -184,12 +186,14 @@ def _strip_possessive(tok: str) -> tuple[str, bool]:
     return tok.rstrip("-"), False
 
 
-_DIRECTIONS = frozenset({"New", "North", "South", "East", "West", "Upper", "Lower", "San", "Santa", "Saint", "St",
-                         "St.", "Los", "Las"})
+_DIRECTIONS = frozenset(
+    {"New", "North", "South", "East", "West", "Upper", "Lower", "San", "Santa", "Saint", "St", "St.", "Los", "Las"}
+)
 
 
-def _type_span(text: str, start: int, end: int, name: str, toks: list[str], initial: bool,
-               known: dict[str, EntityType | None]) -> tuple[EntityType, dict[str, Any]] | None:
+def _type_span(
+    text: str, start: int, end: int, name: str, toks: list[str], initial: bool, known: dict[str, EntityType | None]
+) -> tuple[EntityType, dict[str, Any]] | None:
     """Type a capitalised span; ``None`` when it should not be an entity after all.
 
     Cheap, decisive evidence first (a known name, a technology / organisation / event gazetteer entry,
@@ -249,7 +253,11 @@ def _type_span(text: str, start: int, end: int, name: str, toks: list[str], init
             return EntityType.PRODUCT, attrs
         if _noun_before(before, _PERSON_NOUNS) or first in FIRST_NAMES:
             return EntityType.PERSON, attrs
-    if person_cue and len(toks) <= 3 and (gaz is None or gaz in (EntityType.LOCATION, EntityType.CONCEPT) or first in FIRST_NAMES):
+    if (
+        person_cue
+        and len(toks) <= 3
+        and (gaz is None or gaz in (EntityType.LOCATION, EntityType.CONCEPT) or first in FIRST_NAMES)
+    ):
         return EntityType.PERSON, attrs
     if gaz is not None:
         return gaz, attrs
@@ -274,8 +282,9 @@ def _type_span(text: str, start: int, end: int, name: str, toks: list[str], init
     return EntityType.OTHER, attrs
 
 
-def find_entities(text: str, known: dict[str, EntityType | None] | None = None, *,
-                  first_is_initial: bool = True) -> list[EntitySpan]:
+def find_entities(
+    text: str, known: dict[str, EntityType | None] | None = None, *, first_is_initial: bool = True
+) -> list[EntitySpan]:
     """Entity mentions in one sentence.
 
     ``known`` maps lower-cased names the caller already knows (the speaker, earlier entities) to a type
@@ -302,8 +311,9 @@ def find_entities(text: str, known: dict[str, EntityType | None] | None = None, 
     shouting = allcaps >= 3 and allcaps >= 0.6 * len(low_text.split())
     # "I Love My New Job At Google": capitalised function words in the middle give title case away
     n_words = len(low_text.split())
-    title_case = (sum(1 for t in toks if t[0] != first_pos and t[2].lower() in _TITLE_TELLS) >= 2
-                  or (n_words >= 5 and len(toks) >= 0.85 * n_words))
+    title_case = sum(1 for t in toks if t[0] != first_pos and t[2].lower() in _TITLE_TELLS) >= 2 or (
+        n_words >= 5 and len(toks) >= 0.85 * n_words
+    )
     gazetteer_only = shouting or title_case
     n = len(toks)
     used = [False] * n
@@ -366,8 +376,15 @@ def find_entities(text: str, known: dict[str, EntityType | None] | None = None, 
         while members:
             low = toks[members[0]][2].lower()
             base = low.removesuffix("'s")
-            if base in STOPCAPS_ALWAYS or (initial and (base in STOPCAPS or base in IMPERATIVE_VERBS or base in REQUEST_VERBS
-                                                        or (base.endswith(("ing", "ly")) and base not in known))):
+            if base in STOPCAPS_ALWAYS or (
+                initial
+                and (
+                    base in STOPCAPS
+                    or base in IMPERATIVE_VERBS
+                    or base in REQUEST_VERBS
+                    or (base.endswith(("ing", "ly")) and base not in known)
+                )
+            ):
                 members.pop(0)  # what follows a dropped opener keeps its position ("Happy Birthday")
                 continue
             break

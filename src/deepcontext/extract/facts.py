@@ -258,7 +258,7 @@ _PERFECT_RE = re.compile(
 
 
 def tense_of(text: str) -> str:
-    """"past", "future" or "present", from auxiliaries, time words and verb forms."""
+    """ "past", "future" or "present", from auxiliaries, time words and verb forms."""
     if _FUTURE_RE.search(text):
         return "future"
     prev = ""
@@ -295,6 +295,7 @@ def is_episodic_action(text: str) -> bool:
 
 
 # --- importance and confidence ------------------------------------------------------------------------------
+
 
 def _cat(words: str) -> frozenset[str]:
     return frozenset(words.split())
@@ -333,23 +334,49 @@ _CATEGORY_WORDS: dict[str, frozenset[str]] = {
 }
 _WORD_CATEGORY: dict[str, str] = {w: c for c, ws in _CATEGORY_WORDS.items() for w in ws}
 _PHRASE_CATEGORIES = (
-    ("name is", "identity"), ("years old", "identity"), ("work at", "identity"), ("works at", "identity"),
-    ("work for", "identity"), ("works for", "identity"), ("work as", "identity"), ("works as", "identity"),
-    ("live in", "identity"), ("lives in", "identity"), ("moved to", "identity"), ("grew up", "identity"),
-    ("is from", "identity"), ("i'm from", "identity"), ("blood pressure", "health"), ("can't stand", "preference"),
-    ("fan of", "preference"), ("going to", "plan"), ("want to", "plan"), ("wants to", "plan"),
-    ("next week", "plan"), ("next month", "plan"), ("next year", "plan"), ("don't forget", "explicit"),
+    ("name is", "identity"),
+    ("years old", "identity"),
+    ("work at", "identity"),
+    ("works at", "identity"),
+    ("work for", "identity"),
+    ("works for", "identity"),
+    ("work as", "identity"),
+    ("works as", "identity"),
+    ("live in", "identity"),
+    ("lives in", "identity"),
+    ("moved to", "identity"),
+    ("grew up", "identity"),
+    ("is from", "identity"),
+    ("i'm from", "identity"),
+    ("blood pressure", "health"),
+    ("can't stand", "preference"),
+    ("fan of", "preference"),
+    ("going to", "plan"),
+    ("want to", "plan"),
+    ("wants to", "plan"),
+    ("next week", "plan"),
+    ("next month", "plan"),
+    ("next year", "plan"),
+    ("don't forget", "explicit"),
     ("make sure", "explicit"),
 )
 _IMPORTANCE_WORD_RE = re.compile(r"[a-z][a-zé]*")
 
 
-_BONUS = {"identity": 0.25, "health": 0.25, "family": 0.2, "preference": 0.15, "plan": 0.15, "possession": 0.1,
-          "procedure": 0.1}
+_BONUS = {"identity": 0.25, "health": 0.25, "family": 0.2, "preference": 0.15, "plan": 0.15, "possession": 0.1, "procedure": 0.1}
 _REL_CATEGORY = {
-    "works_at": "identity", "works_as": "identity", "studies_at": "identity", "lives_in": "identity",
-    "from": "identity", "born_in": "identity", "moved_to": "identity", "likes": "preference",
-    "dislikes": "preference", "prefers": "preference", "allergic_to": "health", "has": "possession",
+    "works_at": "identity",
+    "works_as": "identity",
+    "studies_at": "identity",
+    "lives_in": "identity",
+    "from": "identity",
+    "born_in": "identity",
+    "moved_to": "identity",
+    "likes": "preference",
+    "dislikes": "preference",
+    "prefers": "preference",
+    "allergic_to": "health",
+    "has": "possession",
 }
 _HEDGE_RE = re.compile(
     r"\b(?:maybe|perhaps|probably|possibly|i\s+think|i\s+guess|i\s+believe|i\s+suppose|not\s+(?:\w+\s+)?sure|"
@@ -360,8 +387,14 @@ _HEDGE_RE = re.compile(
 _JOKE_RE = re.compile(r"\b(?:jk|just\s+kidding|kidding|joking|lol|lmao|/s)\b|😂|🤣", re.IGNORECASE)
 
 
-def importance_of(text: str, *, relations: list[str] | tuple[str, ...] = (), named_entities: int = 0,
-                  remember: bool = False, procedural: bool = False) -> float:
+def importance_of(
+    text: str,
+    *,
+    relations: list[str] | tuple[str, ...] = (),
+    named_entities: int = 0,
+    remember: bool = False,
+    procedural: bool = False,
+) -> float:
     """Importance in [0.1, 0.95] by the rules in the module docstring."""
     cats: set[str] = set()
     low = text.lower()

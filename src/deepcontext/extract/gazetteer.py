@@ -168,8 +168,30 @@ FIRST_NAMES = _words(
     Deborah Calvin Dave Evan Andrew Audrey Nate James Maria John Tim Sam Joanna"""
 )
 
-TITLES = frozenset({"Mr", "Mrs", "Ms", "Miss", "Dr", "Prof", "Professor", "Sir", "Madam", "Mx", "Uncle", "Aunt",
-                    "Auntie", "Grandma", "Grandpa", "Coach", "Captain", "Officer", "Judge", "Senator"})
+TITLES = frozenset(
+    {
+        "Mr",
+        "Mrs",
+        "Ms",
+        "Miss",
+        "Dr",
+        "Prof",
+        "Professor",
+        "Sir",
+        "Madam",
+        "Mx",
+        "Uncle",
+        "Aunt",
+        "Auntie",
+        "Grandma",
+        "Grandpa",
+        "Coach",
+        "Captain",
+        "Officer",
+        "Judge",
+        "Senator",
+    }
+)
 
 COMPANIES = _words(
     """Google|Alphabet|Apple|Microsoft|Amazon|Meta|Facebook|Instagram|WhatsApp|Netflix|Tesla|SpaceX|Twitter|
@@ -255,8 +277,27 @@ ORG_SUFFIXES = words(
     Café Restaurant Bistro Diner Pizzeria Brewery Gym Church Library Orchestra Band Choir Trust Fund Charity
     Collective Institute Inc Center Centre"""
 )
-ORG_HEADS = frozenset({"University", "College", "Institute", "Bank", "Academy", "Department", "Ministry", "School",
-                       "Museum", "Church", "Bureau", "Order", "Society", "Federation", "Union", "League", "House"})
+ORG_HEADS = frozenset(
+    {
+        "University",
+        "College",
+        "Institute",
+        "Bank",
+        "Academy",
+        "Department",
+        "Ministry",
+        "School",
+        "Museum",
+        "Church",
+        "Bureau",
+        "Order",
+        "Society",
+        "Federation",
+        "Union",
+        "League",
+        "House",
+    }
+)
 
 LOCATION_SUFFIXES = words(
     """City Town Village County Province State Street St St. Avenue Ave Ave. Road Rd Boulevard Blvd Lane Drive
@@ -265,8 +306,32 @@ LOCATION_SUFFIXES = words(
     Cathedral Museum Gallery Zoo Stadium Arena Mall Market Garden Gardens Trail Springs Heights District
     Quarter Village Shore Reef Glacier Volcano Sea Ocean Gulf Strait Canal Pier"""
 )
-LOCATION_HEADS = frozenset({"Mount", "Mt", "Lake", "Lac", "Port", "Fort", "Cape", "Isle", "Saint", "San", "Santa",
-                            "St", "St.", "Los", "Las", "New", "North", "South", "East", "West", "Upper", "Lower"})
+LOCATION_HEADS = frozenset(
+    {
+        "Mount",
+        "Mt",
+        "Lake",
+        "Lac",
+        "Port",
+        "Fort",
+        "Cape",
+        "Isle",
+        "Saint",
+        "San",
+        "Santa",
+        "St",
+        "St.",
+        "Los",
+        "Las",
+        "New",
+        "North",
+        "South",
+        "East",
+        "West",
+        "Upper",
+        "Lower",
+    }
+)
 
 EVENT_SUFFIXES = words(
     """Festival Fest Conference Summit Con Expo Fair Championship Championships Cup Olympics Games Marathon
@@ -329,22 +394,68 @@ ADVERBS = words(
 
 # Kinship and social nouns -> relation name (the named person is <relation> the speaker).
 KIN: dict[str, str] = {
-    "sister": "sister_of", "sis": "sister_of", "brother": "brother_of", "bro": "brother_of",
-    "mom": "mother_of", "mum": "mother_of", "mother": "mother_of", "mommy": "mother_of", "mama": "mother_of",
-    "dad": "father_of", "father": "father_of", "daddy": "father_of", "papa": "father_of",
-    "son": "child_of", "daughter": "child_of", "kid": "child_of", "child": "child_of", "baby": "child_of",
-    "husband": "married_to", "wife": "married_to", "spouse": "married_to",
-    "partner": "partner_of", "boyfriend": "partner_of", "girlfriend": "partner_of", "fiance": "partner_of",
-    "fiancé": "partner_of", "fiancee": "partner_of", "fiancée": "partner_of",
-    "friend": "friend_of", "buddy": "friend_of", "pal": "friend_of", "bestie": "friend_of", "bff": "friend_of",
-    "roommate": "roommate_of", "flatmate": "roommate_of", "neighbor": "neighbor_of", "neighbour": "neighbor_of",
-    "colleague": "colleague_of", "coworker": "colleague_of", "co-worker": "colleague_of",
-    "teammate": "colleague_of", "boss": "manager_of", "manager": "manager_of", "mentor": "mentor_of",
-    "grandma": "grandparent_of", "grandmother": "grandparent_of", "grandpa": "grandparent_of",
-    "grandfather": "grandparent_of", "granny": "grandparent_of", "grandson": "grandchild_of",
-    "granddaughter": "grandchild_of", "cousin": "cousin_of", "aunt": "aunt_of", "uncle": "uncle_of",
-    "niece": "niece_of", "nephew": "nephew_of", "stepmom": "mother_of", "stepdad": "father_of",
-    "stepson": "child_of", "stepdaughter": "child_of", "twin": "sibling_of", "sibling": "sibling_of",
+    "sister": "sister_of",
+    "sis": "sister_of",
+    "brother": "brother_of",
+    "bro": "brother_of",
+    "mom": "mother_of",
+    "mum": "mother_of",
+    "mother": "mother_of",
+    "mommy": "mother_of",
+    "mama": "mother_of",
+    "dad": "father_of",
+    "father": "father_of",
+    "daddy": "father_of",
+    "papa": "father_of",
+    "son": "child_of",
+    "daughter": "child_of",
+    "kid": "child_of",
+    "child": "child_of",
+    "baby": "child_of",
+    "husband": "married_to",
+    "wife": "married_to",
+    "spouse": "married_to",
+    "partner": "partner_of",
+    "boyfriend": "partner_of",
+    "girlfriend": "partner_of",
+    "fiance": "partner_of",
+    "fiancé": "partner_of",
+    "fiancee": "partner_of",
+    "fiancée": "partner_of",
+    "friend": "friend_of",
+    "buddy": "friend_of",
+    "pal": "friend_of",
+    "bestie": "friend_of",
+    "bff": "friend_of",
+    "roommate": "roommate_of",
+    "flatmate": "roommate_of",
+    "neighbor": "neighbor_of",
+    "neighbour": "neighbor_of",
+    "colleague": "colleague_of",
+    "coworker": "colleague_of",
+    "co-worker": "colleague_of",
+    "teammate": "colleague_of",
+    "boss": "manager_of",
+    "manager": "manager_of",
+    "mentor": "mentor_of",
+    "grandma": "grandparent_of",
+    "grandmother": "grandparent_of",
+    "grandpa": "grandparent_of",
+    "grandfather": "grandparent_of",
+    "granny": "grandparent_of",
+    "grandson": "grandchild_of",
+    "granddaughter": "grandchild_of",
+    "cousin": "cousin_of",
+    "aunt": "aunt_of",
+    "uncle": "uncle_of",
+    "niece": "niece_of",
+    "nephew": "nephew_of",
+    "stepmom": "mother_of",
+    "stepdad": "father_of",
+    "stepson": "child_of",
+    "stepdaughter": "child_of",
+    "twin": "sibling_of",
+    "sibling": "sibling_of",
 }
 
 PET_NOUNS = words(

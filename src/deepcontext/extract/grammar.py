@@ -26,14 +26,19 @@ _SUBJECT_RE = re.compile(r"(?:^|[,;]\s+|\b(?:and|but|that|because|when|so)\s+)(?
 _COMPOUND_RE = re.compile(r"\b(?:and|or|&)\s+$")
 _VBZ_AND_RE = re.compile(r"\b(?P<vz>[a-z]+s)\b(?P<mid>[^.;]{1,60}?)\band\s+(?P<v>[a-z]+)\b(?P<after>\s+[a-z0-9]|\s*[.;,!]|$)")
 _DOUBLED_RE = re.compile(r"\b(on|in|at|the|a|an|is|was|has|to|of|and|for|with)\s+\1\b", re.IGNORECASE)
-_PREP_PAIR_RE = re.compile(r"\b(?:on|in|at|since|from|during|by|until)\s+(?:on|in|at)\s+(?!least\b|the\s+(?:morning|evening|night|afternoon))", re.IGNORECASE)
+_PREP_PAIR_RE = re.compile(
+    r"\b(?:on|in|at|since|from|during|by|until)\s+(?:on|in|at)\s+(?!least\b|the\s+(?:morning|evening|night|afternoon))",
+    re.IGNORECASE,
+)
 _QUOTE_RE = re.compile(r"^[A-Z][\w' ]{0,40}\s(?:said|says|wrote|told\s+\w+):\s")
 _POSS_RE = re.compile(r"'s's\b")
 _ARTICLE_RE = re.compile(r"\ba\s+(?![Uu]ni|[Uu]s[eu]|[Oo]ne|[Ee]u|[Uu]r)[aeiouAEIOU][a-z]")
 _SPACING_RE = re.compile(r"\S {2,}\S|\s[,.;:!?](?:\s|$)")
 _TO_VERB_RE = re.compile(r"\bto ([a-z]+)\b")
-_NEW_CLAUSE_RE = re.compile(r"\b(?:can|could|will|would|should|may|might|must|did|didn't|don't|doesn't)\s|"
-                            r",\s+(?:they|it|we|you|he|she|i)\b|\s-\s")
+_NEW_CLAUSE_RE = re.compile(
+    r"\b(?:can|could|will|would|should|may|might|must|did|didn't|don't|doesn't)\s|"
+    r",\s+(?:they|it|we|you|he|she|i)\b|\s-\s"
+)
 
 _PRONOUN_START_RE = re.compile(r"^(?:he|she|it|they|his|her|its|their|them|him|this|these|those)\b", re.IGNORECASE)
 _WE_RE = re.compile(r"(?<![\w'-])(?:we|us|our|ours|ourselves)(?![\w'-])", re.IGNORECASE)

@@ -124,9 +124,7 @@ class LLMClassifier(Classifier):
         for i, ns in enumerate(neighbours):
             if not ns:
                 decisions[i] = Decision(action=ToolAction.ADD.value, reason="no similar memory")
-        batches = [
-            asked[k : k + self.max_candidates_per_call] for k in range(0, len(asked), self.max_candidates_per_call)
-        ]
+        batches = [asked[k : k + self.max_candidates_per_call] for k in range(0, len(asked), self.max_candidates_per_call)]
         try:
             answers = await asyncio.gather(
                 *(
@@ -152,9 +150,7 @@ class LLMClassifier(Classifier):
             decision, problem = self._check(given.get(i), candidates[i], neighbours[i])
             if decision is None:
                 rejected += 1
-                decision = offline_decision(
-                    neighbours[i], self.dedup_threshold, why=f"rejected LLM decision: {problem}"
-                )
+                decision = offline_decision(neighbours[i], self.dedup_threshold, why=f"rejected LLM decision: {problem}")
             decisions[i] = decision
         if rejected:
             self.rejected_total += rejected
@@ -162,9 +158,7 @@ class LLMClassifier(Classifier):
         return [d for d in decisions if d is not None]
 
     @staticmethod
-    def _check(
-        d: _Decision | None, candidate: ExtractedFact, shown: list[ExistingMemory]
-    ) -> tuple[Decision | None, str]:
+    def _check(d: _Decision | None, candidate: ExtractedFact, shown: list[ExistingMemory]) -> tuple[Decision | None, str]:
         """The decision if valid, else (None, what is wrong)."""
         if d is None:
             return None, "no decision was given for this candidate"

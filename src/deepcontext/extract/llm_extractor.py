@@ -102,10 +102,7 @@ class ExtractionAnswer(BaseModel):
 
     facts: list[_Fact] = Field(default_factory=list)
     entities: list[_Entity] = Field(default_factory=list)
-    relations: list[_Relation] = Field(
-        default_factory=list, validation_alias=AliasChoices("relations", "relationships")
-    )
-
+    relations: list[_Relation] = Field(default_factory=list, validation_alias=AliasChoices("relations", "relationships"))
 
 
 # --- results -----------------------------------------------------------------------------------------
@@ -252,9 +249,7 @@ class LLMExtractor(Extractor):
         current: list[MessageIn] = []
         size = 0
         for m in messages:
-            if current and (
-                len(current) >= self.max_messages_per_call or size + len(m.content) > self.max_chars_per_call
-            ):
+            if current and (len(current) >= self.max_messages_per_call or size + len(m.content) > self.max_chars_per_call):
                 windows.append(current)
                 current, size = [], 0
             current.append(m)
@@ -263,12 +258,12 @@ class LLMExtractor(Extractor):
             windows.append(current)
         return windows
 
-    def _prompt(
-        self, window: list[MessageIn], earlier: list[MessageIn], context: ExtractionContext
-    ) -> list[dict[str, str]]:
+    def _prompt(self, window: list[MessageIn], earlier: list[MessageIn], context: ExtractionContext) -> list[dict[str, str]]:
         parts = [f"Current time: {prompts.format_time(context.now)}"]
         if context.user_name:
-            parts.append(f"The user's name is {context.user_name}: facts about an unnamed user turn call them {context.user_name}.")
+            parts.append(
+                f"The user's name is {context.user_name}: facts about an unnamed user turn call them {context.user_name}."
+            )
         if context.summary:
             parts.append(f"Summary of the conversation so far:\n{context.summary}")
         if context.known_entities:
@@ -292,9 +287,7 @@ class LLMExtractor(Extractor):
             for prev in windows[:n]:
                 before.extend(prev)
             earlier = before[-self.context_messages :] if self.context_messages else []
-            calls.append(
-                self.llm.complete_json(self._prompt(window, earlier, context), ExtractionAnswer, timeout=self.timeout)
-            )
+            calls.append(self.llm.complete_json(self._prompt(window, earlier, context), ExtractionAnswer, timeout=self.timeout))
         answers = await asyncio.gather(*calls)
         result = LLMExtractionResult()
         for window, answer in zip(windows, answers, strict=True):
@@ -317,9 +310,7 @@ class LLMExtractor(Extractor):
             cited = sorted({i for i in indices if i in valid})
             if not cited:
                 reason = "cites no message of the batch" if not indices else f"cites unknown message(s) {indices}"
-                result.rejected.append(
-                    Rejection(kind=kind, text=shorten(text, 200) or "", reason=reason, cited=indices)
-                )
+                result.rejected.append(Rejection(kind=kind, text=shorten(text, 200) or "", reason=reason, cited=indices))
                 return None
             return cited
 
@@ -330,9 +321,7 @@ class LLMExtractor(Extractor):
                 continue
             if len(text) > self.max_fact_chars:
                 result.rejected.append(
-                    Rejection(
-                        kind="fact", text=shorten(text, 200) or "", reason="text too long", cited=f.source_indices
-                    )
+                    Rejection(kind="fact", text=shorten(text, 200) or "", reason="text too long", cited=f.source_indices)
                 )
                 continue
             cited = cite("fact", text, f.source_indices)

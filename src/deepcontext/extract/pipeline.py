@@ -100,8 +100,11 @@ _WE_CONTRACTION_RE = re.compile(r"(?<![\w'-])[Ww]e'(?:re|ve|ll|d)\b")
 _NEG_LIKE_RE = re.compile(r"\b(?:doesn't|does\s+not|never)\s+(?:really\s+)?(?:like|love|enjoy|eat|drink|want)\b")
 _ASSIST_SINCE_RE = re.compile(r"^(?:since|as|because|given\s+that)\s+(you(?:'re|\s)[^,?]{4,}),", re.IGNORECASE)
 # "it's ok, I'm taking ibuprofen": a reaction before the fact
-_OK_LEAD_RE = re.compile(r"^(?:it's|it\s+is|that's|that\s+is|all\s+good|no\s+worries)\s*(?:ok|okay|fine|alright|all\s+right)?"
-                         r"(?:\s+(?:now|though))?\s*[,;:-]+\s*(?=\w)", re.IGNORECASE)
+_OK_LEAD_RE = re.compile(
+    r"^(?:it's|it\s+is|that's|that\s+is|all\s+good|no\s+worries)\s*(?:ok|okay|fine|alright|all\s+right)?"
+    r"(?:\s+(?:now|though))?\s*[,;:-]+\s*(?=\w)",
+    re.IGNORECASE,
+)
 # "..., lol", "... btw": chat fillers at the end say nothing
 _TRAILING_FILLER_RE = re.compile(r"[\s,]+(?:btw|lol|haha+|hehe+|tbh|fwiw|lmao|imo)\s*([.!]*)$", re.IGNORECASE)
 # "im a pescatarian": the chat spelling of "I'm" where a sentence or clause starts
@@ -110,9 +113,7 @@ _NAMED_BEFORE_RE = re.compile(r"\b(?:named|called)\s+$")
 _AND_WE_RE = re.compile(r"\band we ([a-z]+)\b")
 _IT_START_RE = re.compile(r"^(It|Its)\s+(?=[a-z])")
 # "I'm a pescatarian": one noun says who the speaker is
-_IDENTITY_RE = re.compile(
-    r"^(?:I'm|I\s+am)\s+(?:a|an)\s+(?!(?:bit|little|lot|mess|fan)\b)[a-z][a-z-]+\s*[.!]*$", re.IGNORECASE
-)
+_IDENTITY_RE = re.compile(r"^(?:I'm|I\s+am)\s+(?:a|an)\s+(?!(?:bit|little|lot|mess|fan)\b)[a-z][a-z-]+\s*[.!]*$", re.IGNORECASE)
 _LEADING_PRONOUN_RE = re.compile(r"^(?:he|she|it|its|his|her|they|their)\b", re.IGNORECASE)
 # ", remind me a week before": a request riding on a fact is not part of it
 _REQUEST_TAIL_RE = re.compile(
@@ -205,8 +206,7 @@ class RulePipeline:
 
     # --- one message ---------------------------------------------------------------------------------------
 
-    def _message(self, msg: MessageIn, speaker: str, known: dict[str, EntityType | None], acc: BatchAcc,
-                 refs: Referents) -> None:
+    def _message(self, msg: MessageIn, speaker: str, known: dict[str, EntityType | None], acc: BatchAcc, refs: Referents) -> None:
         for sent in _join_lists(split_sentences(clean_text(msg.content))):
             raw = sent.text
             if len(raw) > self.max_sentence_chars or len(raw) < 6:
@@ -216,8 +216,16 @@ class RulePipeline:
                 continue
             self._sentence(msg, raw, sent.list_item, speaker, known, acc, refs)
 
-    def _sentence(self, msg: MessageIn, raw: str, list_item: bool, speaker: str,
-                  known: dict[str, EntityType | None], acc: BatchAcc, refs: Referents) -> None:
+    def _sentence(
+        self,
+        msg: MessageIn,
+        raw: str,
+        list_item: bool,
+        speaker: str,
+        known: dict[str, EntityType | None],
+        acc: BatchAcc,
+        refs: Referents,
+    ) -> None:
         s, remember = strip_lead(_IM_RE.sub(r"\1I'm", raw) if msg.role == "user" else raw)
         s = _TRAILING_FILLER_RE.sub(r"\1", s)
         said_before = len(refs.said)
@@ -289,8 +297,13 @@ class RulePipeline:
                 we_owner = quoted_by or speaker
         # an imperative has no subject; "doesn't like" says as much as "likes"
         # "we" counts as the speaker's name does; so does the one noun of "I'm a pescatarian"
-        words_said = (content_word_count(text) + (1 if procedural else 0) + (1 if _NEG_LIKE_RE.search(text) else 0)
-                      + (1 if we else 0) + (1 if _IDENTITY_RE.match(s) else 0))
+        words_said = (
+            content_word_count(text)
+            + (1 if procedural else 0)
+            + (1 if _NEG_LIKE_RE.search(text) else 0)
+            + (1 if we else 0)
+            + (1 if _IDENTITY_RE.match(s) else 0)
+        )
         # one word short is still a fact when it is about identity, health or family: "I'm vegetarian"
         if words_said < self.min_content_words and (
             words_said < self.min_content_words - 1 or importance_of(s, remember=remember) < 0.6
@@ -374,7 +387,10 @@ class RulePipeline:
 
         named = sum(1 for sp in spans if sp.name.lower() != speaker.lower() and sp.type is not EntityType.DATE)
         importance = importance_of(
-            s, relations=[h.relation for h in hits], named_entities=named, remember=remember,
+            s,
+            relations=[h.relation for h in hits],
+            named_entities=named,
+            remember=remember,
             procedural=procedural,
         )
         confidence, hedged = confidence_of(s, from_assistant=from_assistant)
@@ -386,10 +402,18 @@ class RulePipeline:
             metadata["hedged"] = True
         if reporter is not None:
             metadata["reported_by"] = reporter
-        acc.fact(ExtractedFact(
-            text=fact_text, memory_type=mtype, importance=importance, confidence=confidence, entities=names,
-            source_indices=[index], occurred_at=when.when if when is not None else None, metadata=metadata,
-        ))
+        acc.fact(
+            ExtractedFact(
+                text=fact_text,
+                memory_type=mtype,
+                importance=importance,
+                confidence=confidence,
+                entities=names,
+                source_indices=[index],
+                occurred_at=when.when if when is not None else None,
+                metadata=metadata,
+            )
+        )
         people = list(dict.fromkeys(people))
         if people:  # two people named: a "she" next is anyone's guess
             refs.person = people[0] if len(people) == 1 and not set(maybe_people) - set(people) else None
@@ -440,5 +464,3 @@ def _owned(who: str, speaker: str) -> str:
     """A reporter as a name: "my boss" said by Sam -> "Sam's boss"."""
     first, _, rest = who.partition(" ")
     return f"{speaker}'s {rest}" if first.lower() in ("my", "our") and rest else who
-
-

@@ -63,8 +63,11 @@ class Referents:
             here = thing_phrase(text, speaker) if len(text) >= 6 and text.isascii() else None
             thing = here or named
             if thing:
-                sure = (not (here and named and named.lower() not in here.lower())
-                        and _about_speaker(text) and _PLURAL_END_RE.search(thing) is None)
+                sure = (
+                    not (here and named and named.lower() not in here.lower())
+                    and _about_speaker(text)
+                    and _PLURAL_END_RE.search(thing) is None
+                )
                 return thing, sure
         return None, True
 
@@ -88,8 +91,13 @@ def it_is_thing(rest: str, thing: str | None, sure: bool) -> bool:
     """Whether the "It" of "It is / has <rest>" is ``thing``: the one thing named, a predicate saying
     something of its own about it, no dummy "it" (weather, time, "It is hard to ...") and no person it
     would leave unnamed."""
-    return (thing is not None and sure and content_word_count(rest) >= 2 and _IT_DUMMY_RE.match(rest) is None
-            and _THIRD_PERSON_RE.search(rest) is None)
+    return (
+        thing is not None
+        and sure
+        and content_word_count(rest) >= 2
+        and _IT_DUMMY_RE.match(rest) is None
+        and _THIRD_PERSON_RE.search(rest) is None
+    )
 
 
 def single_thing(spans: list[EntitySpan]) -> str | None:
@@ -99,7 +107,7 @@ def single_thing(spans: list[EntitySpan]) -> str | None:
 
 
 def name_pronoun(s: str, p: re.Match[str], name: str) -> str:
-    """"She starts ..." -> "Jo starts ...", "She's a beagle" -> "Jo is a beagle", "Her boss ..." ->
+    """ "She starts ..." -> "Jo starts ...", "She's a beagle" -> "Jo is a beagle", "Her boss ..." ->
     "Jo's boss ..."."""
     rest = s[p.end() :]
     if p.group("p") is None:
@@ -112,6 +120,9 @@ def name_pronoun(s: str, p: re.Match[str], name: str) -> str:
 
 def single_person(spans: list[EntitySpan], speaker: str) -> str | None:
     """The one named person or pet a sentence introduces (for "He..." / "She..." next), if exactly one."""
-    cands = [sp.name for sp in spans if sp.type in (EntityType.PERSON, EntityType.OTHER)
-             and sp.name.lower() != speaker.lower() and not sp.possessive]
+    cands = [
+        sp.name
+        for sp in spans
+        if sp.type in (EntityType.PERSON, EntityType.OTHER) and sp.name.lower() != speaker.lower() and not sp.possessive
+    ]
     return cands[0] if len(cands) == 1 else None

@@ -133,7 +133,7 @@ def _kin_relation(kin: str) -> tuple[str, bool]:
 
 
 def possessives(ctx: RelCtx) -> None:
-    """"Caroline's sister Sarah", "Caroline's dog Max", "Caroline's sister's name is Sarah", "Sarah is Caroline's sister"."""
+    """ "Caroline's sister Sarah", "Caroline's dog Max", "Caroline's sister's name is Sarah", "Sarah is Caroline's sister"."""
     text = ctx.text
     for owner in ctx.spans:
         if not owner.possessive or owner.type is not T.PERSON:
@@ -264,7 +264,7 @@ _CATEGORY_TYPES = {
 
 
 def _category_retype(category: str) -> dict[EntityType, EntityType] | None:
-    """"favourite band" -> a band is an organisation (when the recogniser said "other")."""
+    """ "favourite band" -> a band is an organisation (when the recogniser said "other")."""
     t = _CATEGORY_TYPES.get(category.split()[-1].rstrip("s") if category else "") or _CATEGORY_TYPES.get(category)
     return {T.OTHER: t} if t else None
 
@@ -274,7 +274,9 @@ _FAV_RE = re.compile(
     re.IGNORECASE,
 )
 _FAV_AFTER_RE = re.compile(r"\s+(?:is|was|are)\s+$", re.IGNORECASE)
-_IS_FAV_RE = re.compile(r"'s\s+(?:(?:all-time|absolute|current|new)\s+)?favou?rite\b(?:\s+(?P<cat>[a-z][a-z-]{1,20}))?", re.IGNORECASE)
+_IS_FAV_RE = re.compile(
+    r"'s\s+(?:(?:all-time|absolute|current|new)\s+)?favou?rite\b(?:\s+(?P<cat>[a-z][a-z-]{1,20}))?", re.IGNORECASE
+)
 
 
 def _favourites(ctx: RelCtx) -> None:
@@ -317,10 +319,22 @@ _PAIR_RE = re.compile(
     r"|engaged|cousins|partners)\b",
     re.IGNORECASE,
 )
-_PAIR_REL = {"friends": "friend_of", "siblings": "sibling_of", "sisters": "sister_of", "brothers": "brother_of",
-             "colleagues": "colleague_of", "coworkers": "colleague_of", "co-workers": "colleague_of",
-             "roommates": "roommate_of", "neighbors": "neighbor_of", "neighbours": "neighbor_of",
-             "married": "married_to", "engaged": "partner_of", "cousins": "cousin_of", "partners": "partner_of"}
+_PAIR_REL = {
+    "friends": "friend_of",
+    "siblings": "sibling_of",
+    "sisters": "sister_of",
+    "brothers": "brother_of",
+    "colleagues": "colleague_of",
+    "coworkers": "colleague_of",
+    "co-workers": "colleague_of",
+    "roommates": "roommate_of",
+    "neighbors": "neighbor_of",
+    "neighbours": "neighbor_of",
+    "married": "married_to",
+    "engaged": "partner_of",
+    "cousins": "cousin_of",
+    "partners": "partner_of",
+}
 
 
 def _pairs(ctx: RelCtx) -> None:
@@ -376,8 +390,13 @@ CUSTOM: tuple[tuple[frozenset[str], Callable[[RelCtx], None]], ...] = (
     (words("is was been became becomes works worked working job employed"), _jobs),
     (words("has had have got own owns owned adopted adopts bought rescued gets getting"), _has),
     (words("favorite favourite"), _favourites),
-    (words("friends siblings sisters brothers colleagues coworkers co-workers roommates neighbors neighbours married "
-        "engaged cousins partners"), _pairs),
+    (
+        words(
+            "friends siblings sisters brothers colleagues coworkers co-workers roommates neighbors neighbours married "
+            "engaged cousins partners"
+        ),
+        _pairs,
+    ),
     (words("allergy allergies"), _allergy),
     (words("play plays played playing"), _plays),
 )

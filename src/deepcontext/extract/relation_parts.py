@@ -56,8 +56,7 @@ _SUBJECT_TYPES = frozenset({T.PERSON, T.OTHER, T.ORGANIZATION})
 PLACE_OK = frozenset({T.LOCATION, T.OTHER, T.ORGANIZATION, T.EVENT})
 ORG_OK = frozenset({T.ORGANIZATION, T.OTHER, T.PRODUCT, T.TECHNOLOGY})
 LOC_OK = frozenset({T.LOCATION, T.OTHER})
-ANY_THING = frozenset({T.ORGANIZATION, T.OTHER, T.PRODUCT, T.TECHNOLOGY, T.LOCATION, T.EVENT, T.CONCEPT,
-                        T.PERSON, T.PREFERENCE})
+ANY_THING = frozenset({T.ORGANIZATION, T.OTHER, T.PRODUCT, T.TECHNOLOGY, T.LOCATION, T.EVENT, T.CONCEPT, T.PERSON, T.PREFERENCE})
 SCHOOL_OK = frozenset({T.ORGANIZATION, T.OTHER})
 TECH_OK = frozenset({T.TECHNOLOGY, T.PRODUCT, T.OTHER, T.CONCEPT})
 
@@ -75,15 +74,21 @@ _AUX_GAP_RE = re.compile(rf"\s*(?:,\s*)?(?:(?:{_AUX_WORDS})\s+)*", re.IGNORECASE
 # "we" or a coordinating word, then a few words that _AUX_GAP_RE must accept
 _WE_RE = re.compile(r"(?:^|[\s,;])(?:we|we're|we've|we'll)\s+(?P<gap>(?:[\w']+\s+){0,5})$", re.IGNORECASE)
 _COORD_RE = re.compile(r"(?:\band|\bbut|\bthen|\bso|,)\s+(?P<gap>(?:[\w']+\s+){0,5})$", re.IGNORECASE)
-NEG_RE = re.compile(r"\b(?:not|never|no\s+longer|doesn't|don't|didn't|isn't|wasn't|won't|can't|cannot|hasn't|haven't)\b", re.IGNORECASE)
-_WISH_RE = re.compile(r"\b(?:would|could|should|might|may|'d|wants?\s+to|wanted\s+to|hopes?\s+to|hoping\s+to|wish(?:es)?)\b", re.IGNORECASE)
+NEG_RE = re.compile(
+    r"\b(?:not|never|no\s+longer|doesn't|don't|didn't|isn't|wasn't|won't|can't|cannot|hasn't|haven't)\b", re.IGNORECASE
+)
+_WISH_RE = re.compile(
+    r"\b(?:would|could|should|might|may|'d|wants?\s+to|wanted\s+to|hopes?\s+to|hoping\s+to|wish(?:es)?)\b", re.IGNORECASE
+)
 _FUTURE_RE = re.compile(r"\b(?:will|'ll|going\s+to|gonna|plans?\s+to|planning\s+to|about\s+to)\b", re.IGNORECASE)
 _USED_TO_RE = re.compile(r"\bused\s+to\b", re.IGNORECASE)
 _DET_RE = re.compile(r"(?:the|a|an|some|this|that|these|those|his|her|their|its|our|my)\s+", re.IGNORECASE)
 _MODIFIED_RE = re.compile(r" ([a-z][a-z-]+)")
 _CALLED_RE = re.compile(r"(?:(?:the|a|an|this)\s+)?(?:[\w-]+\s+){0,2}?(?:called|named)\s+", re.IGNORECASE)
 _AND_RE = re.compile(r"\s*(?:,|and|&)\s*")
-_CLAUSE_OPEN_RE = re.compile(r"(?:^|[,;:]\s*|\b(?:and|but|so|when|because|then|after|before|while|since)\s+)(?:\W*[\w'-]+\W+){0,3}$", re.IGNORECASE)
+_CLAUSE_OPEN_RE = re.compile(
+    r"(?:^|[,;:]\s*|\b(?:and|but|so|when|because|then|after|before|while|since)\s+)(?:\W*[\w'-]+\W+){0,3}$", re.IGNORECASE
+)
 LIST_RE = re.compile(r"\s*(?:,\s*(?:and\s+|or\s+)?|\s+(?:and|or|&)\s+)")
 _PHRASE_RE = re.compile(r"[A-Za-z][a-z'-]*(?:\s+[a-z][a-z'-]*){0,5}")
 PHRASE_STOP = CONTENT_STOP | words(
@@ -109,7 +114,7 @@ def gerund(verb: str) -> str:
         return v[:-1] + "ing"
     vowels = "aeiou"
     groups = sum(1 for i, c in enumerate(v) if c in vowels and (i == 0 or v[i - 1] not in vowels))
-    if (len(v) >= 3 and groups == 1 and v[-1] not in vowels + "wxy" and v[-2] in vowels and v[-3] not in vowels):
+    if len(v) >= 3 and groups == 1 and v[-1] not in vowels + "wxy" and v[-2] in vowels and v[-3] not in vowels:
         return v + v[-1] + "ing"
     return v + "ing"
 
@@ -240,8 +245,13 @@ def subjects_before(ctx: RelCtx, pos: int) -> tuple[list[str], str]:
             # "Sarah and Caroline went": a pair of people opening the clause
             if prev.type is T.PERSON:
                 for sp in ctx.spans:
-                    if (sp.end <= prev.start and sp.type is T.PERSON and not sp.possessive
-                            and _AND_RE.fullmatch(text, sp.end, prev.start) and _CLAUSE_OPEN_RE.search(text, 0, sp.start)):
+                    if (
+                        sp.end <= prev.start
+                        and sp.type is T.PERSON
+                        and not sp.possessive
+                        and _AND_RE.fullmatch(text, sp.end, prev.start)
+                        and _CLAUSE_OPEN_RE.search(text, 0, sp.start)
+                    ):
                         names.insert(0, sp.name)
             return names, gap
     window = text[max(0, pos - 80) : pos]
@@ -275,13 +285,19 @@ def _main_subject(ctx: RelCtx) -> str | None:
 
 def modality_of(gap: str) -> tuple[bool, bool, bool, bool]:
     """negated, wish, future, used_to"""
-    return (bool(NEG_RE.search(gap)), bool(_WISH_RE.search(gap)), bool(_FUTURE_RE.search(gap)),
-            bool(_USED_TO_RE.search(gap)))
+    return (bool(NEG_RE.search(gap)), bool(_WISH_RE.search(gap)), bool(_FUTURE_RE.search(gap)), bool(_USED_TO_RE.search(gap)))
 
 
-def emit(ctx: RelCtx, subjects: list[str], relation: str, targets: list[tuple[str, EntitySpan | None]],
-          phrase_type: EntityType | None, retype: dict[EntityType, EntityType] | None, props: dict[str, Any],
-          attrs: dict[str, Any] | None = None) -> None:
+def emit(
+    ctx: RelCtx,
+    subjects: list[str],
+    relation: str,
+    targets: list[tuple[str, EntitySpan | None]],
+    phrase_type: EntityType | None,
+    retype: dict[EntityType, EntityType] | None,
+    props: dict[str, Any],
+    attrs: dict[str, Any] | None = None,
+) -> None:
     for s in subjects:
         for name, sp in targets:
             if name.lower() == s.lower():

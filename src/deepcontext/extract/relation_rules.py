@@ -59,101 +59,152 @@ RULES: tuple[_Rule, ...] = (
                   (?:job|position|role|internship|gig) )
               \s+ (?:(?:full[- ]time|part[- ]time|remotely|there|now|currently)\s+)?
               (?:as\s+(?:a|an)\s+(?:[\w-]+\s+){1,3}?)? (?:at|for)\s+"""),
-        ORG_OK, retype={T.OTHER: T.ORGANIZATION}, past_words=words("worked interned held had"),
+        ORG_OK,
+        retype={T.OTHER: T.ORGANIZATION},
+        past_words=words("worked interned held had"),
     ),
     _Rule(
-        "colleague_of", words("work works worked working"), _rx(r"\bwork(?:s|ed|ing)?\s+(?:closely\s+)?with\s+"),
-        frozenset({T.PERSON}), past_words=words("worked"),
+        "colleague_of",
+        words("work works worked working"),
+        _rx(r"\bwork(?:s|ed|ing)?\s+(?:closely\s+)?with\s+"),
+        frozenset({T.PERSON}),
+        past_words=words("worked"),
     ),
     _Rule(
         "studies_at",
-        words("study studies studied studying student enrolled graduated graduate graduates attend attends attended "
-           "attending major majoring majored degree phd"),
+        words(
+            "study studies studied studying student enrolled graduated graduate graduates attend attends attended "
+            "attending major majoring majored degree phd"
+        ),
         _rx(r"""\b(?: (?:stud(?:y|ies|ied|ying)|enrolled|graduated|graduates|graduate|student|major(?:s|ed|ing)?)
                       (?:\s+[\w-]+){0,3}?\s+(?:at|from)\s+
                 | attend(?:s|ed|ing)?\s+ )"""),
-        frozenset({T.ORGANIZATION, T.OTHER}), retype={T.OTHER: T.ORGANIZATION},
+        frozenset({T.ORGANIZATION, T.OTHER}),
+        retype={T.OTHER: T.ORGANIZATION},
         past_words=words("studied graduated attended majored"),
     ),
     _Rule(
-        "lives_in", words("live lives lived living based reside resides resided residing settled"),
+        "lives_in",
+        words("live lives lived living based reside resides resided residing settled"),
         _rx(r"""\b(?:live[sd]?|living|resid(?:es?|ed|ing)|based|settled)\s+
               (?:(?:now|currently|still|happily|right|alone|together|here|there|full-time)\s+)?
               (?:with\s+(?:[\w']+\s+){1,3})? (?:in|near)\s+"""),
-        LOC_OK, retype={T.OTHER: T.LOCATION}, past_words=words("lived resided"),
+        LOC_OK,
+        retype={T.OTHER: T.LOCATION},
+        past_words=words("lived resided"),
     ),
     _Rule(
-        "from", words("from grew raised"),
+        "from",
+        words("from grew raised"),
         _rx(r"""\b(?: (?:is|was|comes|came|hails|are)\s+(?:originally\s+)?from | grew\s+up\s+in
                 | (?:was\s+)?raised\s+in )\s+"""),
-        LOC_OK, retype={T.OTHER: T.LOCATION},
+        LOC_OK,
+        retype={T.OTHER: T.LOCATION},
     ),
     _Rule("born_in", words("born"), _rx(r"\bborn\s+(?:and\s+raised\s+)?in\s+"), LOC_OK, retype={T.OTHER: T.LOCATION}),
     _Rule(
-        "moved_to", words("moved move moves moving relocated relocate relocates relocating"),
+        "moved_to",
+        words("moved move moves moving relocated relocate relocates relocating"),
         _rx(r"\b(?:moved|moves|moving|move|relocat(?:ed|es|ing|e))\s+(?:back\s+|here\s+|out\s+|over\s+)?to\s+"),
-        LOC_OK, retype={T.OTHER: T.LOCATION},
+        LOC_OK,
+        retype={T.OTHER: T.LOCATION},
     ),
     _Rule(
         "visited",
-        words("visited visit visits visiting went go goes going gone been traveled travelled travel travels traveling "
-           "travelling flew fly flies flying trip vacation vacationed holiday drove"),
+        words(
+            "visited visit visits visiting went go goes going gone been traveled travelled travel travels traveling "
+            "travelling flew fly flies flying trip vacation vacationed holiday drove"
+        ),
         _rx(r"""\b(?: visit(?:ed|s|ing)?\s+
                 | (?:went|go|goes|going|gone|been|travel(?:l?ed|l?ing|s)?|flew|fl(?:y|ies|ying)|drove|driving|trip
                     |vacation(?:ed|ing)?|holiday(?:ed|ing)?)\s+(?:back\s+|out\s+)?(?:to|in)\s+ )"""),
-        PLACE_OK, retype={T.OTHER: T.LOCATION},
+        PLACE_OK,
+        retype={T.OTHER: T.LOCATION},
     ),
     _Rule(
         "likes",
-        words("love loves loved loving enjoy enjoys enjoyed enjoying like likes liked adore adores adored into fan "
-           "passionate fond obsessed crazy addicted"),
+        words(
+            "love loves loved loving enjoy enjoys enjoyed enjoying like likes liked adore adores adored into fan "
+            "passionate fond obsessed crazy addicted"
+        ),
         _rx(r"""\b(?: lov(?:e|es|ed|ing) | enjoy(?:s|ed|ing)? | lik(?:e|es|ed) | ador(?:e|es|ed)
                 | (?:is|was|are|has\s+been|have\s+been)\s+
                   (?:really\s+|so\s+|very\s+|super\s+|totally\s+|also\s+|always\s+been\s+)?
                   (?:into|passionate\s+about|fond\s+of|obsessed\s+with|crazy\s+about
                     |(?:a\s+)?(?:big\s+|huge\s+|massive\s+|great\s+)?fan\s+of|addicted\s+to) )\s+"""),
-        ANY_THING, phrases=True, phrase_type=T.PREFERENCE, negatable=True, negated_relation="dislikes",
+        ANY_THING,
+        phrases=True,
+        phrase_type=T.PREFERENCE,
+        negatable=True,
+        negated_relation="dislikes",
         keep_future=False,
     ),
     _Rule(
-        "dislikes", words("hate hates hated dislike dislikes disliked stand detest detests loathe loathes fan into"),
+        "dislikes",
+        words("hate hates hated dislike dislikes disliked stand detest detests loathe loathes fan into"),
         _rx(r"""\b(?: hat(?:e|es|ed) | dislik(?:e|es|ed) | detests? | loathes?
                 | (?:can't|cannot|can\s+not|couldn't)\s+stand
                 | (?:(?:is|was)\s+not|isn't)\s+(?:really\s+)?(?:a\s+)?(?:big\s+|huge\s+)?(?:fan\s+of|into) )\s+"""),
-        ANY_THING, phrases=True, phrase_type=T.PREFERENCE, negatable=True, keep_future=False,
+        ANY_THING,
+        phrases=True,
+        phrase_type=T.PREFERENCE,
+        negatable=True,
+        keep_future=False,
     ),
     _Rule(
-        "prefers", words("prefer prefers preferred"), _rx(r"\bprefer(?:s|red)?\s+"), ANY_THING, phrases=True,
-        phrase_type=T.PREFERENCE, negatable=True, keep_future=False,
+        "prefers",
+        words("prefer prefers preferred"),
+        _rx(r"\bprefer(?:s|red)?\s+"),
+        ANY_THING,
+        phrases=True,
+        phrase_type=T.PREFERENCE,
+        negatable=True,
+        keep_future=False,
     ),
     _Rule(
-        "allergic_to", words("allergic"), _rx(r"\ballergic\s+to\s+"), ANY_THING, phrases=True,
-        phrase_type=T.CONCEPT, negatable=True,
+        "allergic_to",
+        words("allergic"),
+        _rx(r"\ballergic\s+to\s+"),
+        ANY_THING,
+        phrases=True,
+        phrase_type=T.CONCEPT,
+        negatable=True,
     ),
     _Rule(
         "uses",
-        words("use uses used using code codes coded coding program programs programming programmed write writes wrote "
-           "writing develop develops developed developing build builds built building"),
+        words(
+            "use uses used using code codes coded coding program programs programming programmed write writes wrote "
+            "writing develop develops developed developing build builds built building"
+        ),
         _rx(r"""\b(?: us(?:e|es|ed|ing)(?!\s+to\b)\s+
                 | (?:cod(?:e|es|ed|ing)|program(?:s|med|ming)?|writ(?:e|es|ing)|wrote|develop(?:s|ed|ing)?
                     |build(?:s|ing)?|built)\s+
                   (?:(?:mostly|mainly|primarily|only|everything|apps|things|websites?|software|stuff|tools|services
                      |backends?)\s+)?
                   (?:in|with)\s+ )"""),
-        TECH_OK, retype={T.OTHER: T.TECHNOLOGY}, negatable=True, keep_future=False,
-    ),
-    _Rule(
-        "learns", words("learn learns learned learnt learning study studies studied studying taking"),
-        _rx(r"""\b(?: learn(?:s|ed|t|ing)? | stud(?:y|ies|ied|ying)
-                | taking\s+(?:\w+\s+)?(?:classes|lessons|a\s+class|a\s+course)\s+(?:in|on) )\s+
-              (?!at\b|from\b|in\b|for\b|with\b|abroad\b|hard\b)(?:how\s+)?"""),
-        frozenset({T.CONCEPT, T.TECHNOLOGY, T.PRODUCT}), phrases=True, phrase_type=T.CONCEPT, negatable=True,
+        TECH_OK,
+        retype={T.OTHER: T.TECHNOLOGY},
+        negatable=True,
         keep_future=False,
     ),
     _Rule(
-        "owns", words("run runs ran own owns owned founded co-founded cofounded opened"),
+        "learns",
+        words("learn learns learned learnt learning study studies studied studying taking"),
+        _rx(r"""\b(?: learn(?:s|ed|t|ing)? | stud(?:y|ies|ied|ying)
+                | taking\s+(?:\w+\s+)?(?:classes|lessons|a\s+class|a\s+course)\s+(?:in|on) )\s+
+              (?!at\b|from\b|in\b|for\b|with\b|abroad\b|hard\b)(?:how\s+)?"""),
+        frozenset({T.CONCEPT, T.TECHNOLOGY, T.PRODUCT}),
+        phrases=True,
+        phrase_type=T.CONCEPT,
+        negatable=True,
+        keep_future=False,
+    ),
+    _Rule(
+        "owns",
+        words("run runs ran own owns owned founded co-founded cofounded opened"),
         _rx(r"\b(?:runs?|ran|owns?|owned|(?:co-?)?founded|opened)\s+"),
-        frozenset({T.ORGANIZATION}), past_words=words("ran owned"),
+        frozenset({T.ORGANIZATION}),
+        past_words=words("ran owned"),
     ),
     _Rule(
         "member_of",
@@ -161,26 +212,39 @@ RULES: tuple[_Rule, ...] = (
         _rx(r"""\b(?: (?:is|was|became|becomes)\s+(?:a\s+)?(?:proud\s+|founding\s+|active\s+|new\s+)?member\s+of
                 | joined | joins | joining | belongs?\s+to | (?:is|was)\s+(?:a\s+)?part\s+of
                 | volunteer(?:s|ed|ing)?\s+(?:at|with|for) )\s+"""),
-        frozenset({T.ORGANIZATION, T.OTHER, T.EVENT}), retype={T.OTHER: T.ORGANIZATION},
+        frozenset({T.ORGANIZATION, T.OTHER, T.EVENT}),
+        retype={T.OTHER: T.ORGANIZATION},
     ),
     _Rule(
-        "speaks", words("speak speaks spoke speaking fluent native"),
+        "speaks",
+        words("speak speaks spoke speaking fluent native"),
         _rx(r"""\b(?: speak(?:s|ing)? | spoke | (?:is\s+)?fluent\s+in
                 | (?:is\s+)?(?:a\s+)?native\s+(?:\w+\s+)?speaker\s+of )\s+
               (?:some\s+|a\s+little\s+|fluent\s+|basic\s+|conversational\s+)?"""),
-        frozenset({T.CONCEPT}), negatable=True,
+        frozenset({T.CONCEPT}),
+        negatable=True,
     ),
     _Rule(
-        "married_to", words("married"), _rx(r"\bmarried\s+to\s+"), frozenset({T.PERSON, T.OTHER}),
+        "married_to",
+        words("married"),
+        _rx(r"\bmarried\s+to\s+"),
+        frozenset({T.PERSON, T.OTHER}),
         retype={T.OTHER: T.PERSON},
     ),
     _Rule(
-        "partner_of", words("engaged dating"), _rx(r"\b(?:engaged\s+to|dating)\s+"), frozenset({T.PERSON, T.OTHER}),
-        retype={T.OTHER: T.PERSON}, keep_future=False,
+        "partner_of",
+        words("engaged dating"),
+        _rx(r"\b(?:engaged\s+to|dating)\s+"),
+        frozenset({T.PERSON, T.OTHER}),
+        retype={T.OTHER: T.PERSON},
+        keep_future=False,
     ),
     _Rule(
-        "friend_of", words("friends"), _rx(r"\b(?:best\s+|good\s+|close\s+|old\s+)?friends\s+with\s+"),
-        frozenset({T.PERSON, T.OTHER}), retype={T.OTHER: T.PERSON},
+        "friend_of",
+        words("friends"),
+        _rx(r"\b(?:best\s+|good\s+|close\s+|old\s+)?friends\s+with\s+"),
+        frozenset({T.PERSON, T.OTHER}),
+        retype={T.OTHER: T.PERSON},
     ),
 )
 

@@ -19,8 +19,9 @@ from deepcontext.extract.relation_rules import RULES, apply_rule
 __all__ = ["RelationHit", "find_relations", "gerund"]
 
 
-def find_relations(text: str, spans: list[EntitySpan], words: frozenset[str] | set[str], *,
-                   we_subject: str | None = None, future: bool = False) -> list[RelationHit]:
+def find_relations(
+    text: str, spans: list[EntitySpan], words: frozenset[str] | set[str], *, we_subject: str | None = None, future: bool = False
+) -> list[RelationHit]:
     """Relations stated in one rewritten sentence.
 
     ``spans`` are its entities (from :func:`~deepcontext.extract.entities.find_entities`), ``words`` its

@@ -28,8 +28,20 @@ __all__ = [
     "thing_phrase",
 ]
 
-_MONTH_NAMES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
-                "October", "November", "December")
+_MONTH_NAMES = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 _SEASONS = {3: "spring", 6: "summer", 9: "autumn", 12: "winter"}
 _PARTS = {9: "morning", 15: "afternoon", 19: "evening", 20: "night"}
 
@@ -89,8 +101,15 @@ def with_year(sentence: str, m: TimeMention, said_at: datetime) -> TimeMention:
         when = m.when.replace(year=year)
     except ValueError:  # 29 February
         when = m.when.replace(year=year, day=28)
-    return TimeMention(when=when, granularity=m.granularity, text=sentence[m.start : y.end()], start=m.start,
-                       end=y.end(), explicit=False, since=m.since)
+    return TimeMention(
+        when=when,
+        granularity=m.granularity,
+        text=sentence[m.start : y.end()],
+        start=m.start,
+        end=y.end(),
+        explicit=False,
+        since=m.since,
+    )
 
 
 def write_time(sentence: str, m: TimeMention) -> str:
@@ -143,12 +162,22 @@ _WORK_WORDS = words(
     department budget launch launched launching shipping ship ships stack vendor contract hiring hire
     analytics dashboard outage incident oncall on-call"""
 )
-_WE_ANY_RE = re.compile(r"(?<![\w'-])(?P<w>[Ww]e|[Oo]ur|[Oo]urs|[Uu]s|[Oo]urselves)(?:'(?P<c>re|ve|ll|d))?(?![\w'-])"
-                        r"(?P<adv>(?:\s+(?:also|just|really|still|usually|always|never|often|finally|already|"
-                        r"recently|both|all))*)(?:\s+(?P<verb>[A-Za-z]+)(?![\w'-]))?")
+_WE_ANY_RE = re.compile(
+    r"(?<![\w'-])(?P<w>[Ww]e|[Oo]ur|[Oo]urs|[Uu]s|[Oo]urselves)(?:'(?P<c>re|ve|ll|d))?(?![\w'-])"
+    r"(?P<adv>(?:\s+(?:also|just|really|still|usually|always|never|often|finally|already|"
+    r"recently|both|all))*)(?:\s+(?P<verb>[A-Za-z]+)(?![\w'-]))?"
+)
 _WORD_RE = re.compile(r"[a-z][a-z-]*")
-_PLURAL_AGREE = {"are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't", "aren't": "isn't",
-                 "weren't": "wasn't", "haven't": "hasn't"}
+_PLURAL_AGREE = {
+    "are": "is",
+    "were": "was",
+    "have": "has",
+    "do": "does",
+    "don't": "doesn't",
+    "aren't": "isn't",
+    "weren't": "wasn't",
+    "haven't": "hasn't",
+}
 
 
 def is_work(text: str) -> bool:

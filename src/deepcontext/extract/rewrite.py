@@ -25,8 +25,15 @@ from deepcontext.extract.gazetteer import (
 from deepcontext.extract.verbs import AGREE as _AGREE
 from deepcontext.extract.verbs import agree_coordinated, is_base_verb, third_person
 
-__all__ = ["FIRST_PERSON_RE", "SECOND_PERSON_RE", "WE_RE", "rename_person", "rewrite_first_person",
-           "rewrite_second_person", "third_person"]
+__all__ = [
+    "FIRST_PERSON_RE",
+    "SECOND_PERSON_RE",
+    "WE_RE",
+    "rename_person",
+    "rewrite_first_person",
+    "rewrite_second_person",
+    "third_person",
+]
 
 _ADV = "|".join(sorted(ADVERBS, key=len, reverse=True))
 _VERB = r"[A-Za-z]+(?:n't)?"
@@ -217,6 +224,6 @@ def rename_person(text: str, former: str, name: str) -> str:
     sister"; "Ana" -> "Ana Silva" leaves an "Ana Silva" already there as it is."""
     if not former or former == name:
         return text
-    rest = name[len(former):] if name.startswith(former + " ") else ""
+    rest = name[len(former) :] if name.startswith(former + " ") else ""
     guard = f"(?!{re.escape(rest)}(?![\\w-]))" if rest else ""
     return re.sub(rf"(?<![\w'-]){re.escape(former)}(?![\w-]){guard}", lambda _m: name, text)

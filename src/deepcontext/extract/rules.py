@@ -43,8 +43,14 @@ class RuleExtractor(Extractor):
 
     name = "rules"
 
-    def __init__(self, *, min_content_words: int = 3, assistant_facts: bool = True, thread_threshold: int = 32,
-                 max_sentence_chars: int = 600) -> None:
+    def __init__(
+        self,
+        *,
+        min_content_words: int = 3,
+        assistant_facts: bool = True,
+        thread_threshold: int = 32,
+        max_sentence_chars: int = 600,
+    ) -> None:
         if min_content_words < 1:
             raise ValidationError("min_content_words must be at least 1")
         if thread_threshold < 1:
@@ -68,7 +74,8 @@ class RuleExtractor(Extractor):
 
                     lexicon()
                     self._pipeline = RulePipeline(
-                        min_content_words=self.min_content_words, assistant_facts=self.assistant_facts,
+                        min_content_words=self.min_content_words,
+                        assistant_facts=self.assistant_facts,
                         max_sentence_chars=self.max_sentence_chars,
                     )
 

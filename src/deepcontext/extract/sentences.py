@@ -36,9 +36,7 @@ _ABBREV_NEVER = words(
 _ABBREV_MAYBE = words("inc ltd corp co etc a.m p.m am pm llc jan feb mar apr jun jul aug sep sept oct nov dec")
 _LASTWORD_RE = re.compile(r"([\w.&'-]+)$")
 _NEXTWORD_RE = re.compile(r"\s*[\"'(\[]*(\S)")
-URL_RE = re.compile(
-    r"(?:https?://|www\.)\S*[^\s.,!?;:)\]'\"]|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE
-)
+URL_RE = re.compile(r"(?:https?://|www\.)\S*[^\s.,!?;:)\]'\"]|\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.IGNORECASE)
 
 
 def clean_text(text: str) -> str:
@@ -54,7 +52,9 @@ def clean_text(text: str) -> str:
 def _split_line(line: str, out: list[str]) -> None:
     start = 0
     # URLs and e-mails never contain a boundary: remember their spans
-    protected = [m.span() for m in URL_RE.finditer(line)] if ("." in line and ("/" in line or "@" in line or "www" in line)) else []
+    protected = (
+        [m.span() for m in URL_RE.finditer(line)] if ("." in line and ("/" in line or "@" in line or "www" in line)) else []
+    )
     for m in _BOUNDARY_RE.finditer(line):
         punct_end = m.end()
         if protected and any(a <= m.start() < b for a, b in protected):

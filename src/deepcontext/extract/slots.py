@@ -58,9 +58,17 @@ _MEALS = frozenset(
     fruit avocado waffles""".split()
 )
 _DIETS = {
-    "vegetarian": "vegetarian", "veggie": "vegetarian", "vegan": "vegan", "pescatarian": "pescatarian",
-    "pescetarian": "pescatarian", "flexitarian": "flexitarian", "keto": "keto", "paleo": "paleo",
-    "plant-based": "vegan", "carnivore": "carnivore", "omnivore": "omnivore",
+    "vegetarian": "vegetarian",
+    "veggie": "vegetarian",
+    "vegan": "vegan",
+    "pescatarian": "pescatarian",
+    "pescetarian": "pescatarian",
+    "flexitarian": "flexitarian",
+    "keto": "keto",
+    "paleo": "paleo",
+    "plant-based": "vegan",
+    "carnivore": "carnivore",
+    "omnivore": "omnivore",
 }
 _DIET_RE = "|".join(sorted(_DIETS, key=len, reverse=True))
 _SCHOOL_NOUNS = frozenset(
@@ -69,8 +77,12 @@ _SCHOOL_NOUNS = frozenset(
 )
 _VEHICLES = frozenset("car suv van truck pickup hatchback sedan minivan convertible wagon jeep".split())
 _REL_STATUS = {
-    "married": "married", "divorced": "divorced", "engaged": "engaged", "separated": "separated",
-    "widowed": "widowed", "single": "single",
+    "married": "married",
+    "divorced": "divorced",
+    "engaged": "engaged",
+    "separated": "separated",
+    "widowed": "widowed",
+    "single": "single",
 }
 _STOP_VALUE = frozenset(
     """in on at with for from to by since because when while and or but so than as if that which who now
@@ -147,15 +159,18 @@ def _cut_value(raw: str) -> str:
     if tokens[0][:1].isupper():
         for i, t in enumerate(tokens):
             bare = t.strip(".,!?;:")
-            if bare[:1].isupper() or bare[:1].isdigit() or (out and bare.lower() in _LINKERS and i + 1 < len(tokens)
-                                                           and tokens[i + 1][:1].isupper()):
+            if (
+                bare[:1].isupper()
+                or bare[:1].isdigit()
+                or (out and bare.lower() in _LINKERS and i + 1 < len(tokens) and tokens[i + 1][:1].isupper())
+            ):
                 out.append(bare)
                 if bare != t:
                     break
             else:
                 break
         # "Italian restaurant", "Oakland office": a capitalised word naming a kind of place
-        rest = tokens[len(out):]
+        rest = tokens[len(out) :]
         if len(out) == 1 and out[0] == tokens[0] and rest:
             for t in rest[:2]:
                 bare = t.strip(".,!?;:")
@@ -211,8 +226,12 @@ def _subject(before: str, speaker: str) -> str | None:
         low = bare.lower()
         if picked and low in _SUBJECT_SKIP:  # "Now User drives ...": a capitalised adverb opens the clause
             break
-        if bare[:1].isupper() or low.endswith("'s") or low in KIN or low.rstrip("s") in KIN or low in (
-            "older", "younger", "little", "big", "baby", "oldest", "youngest", "eldest", "new"
+        if (
+            bare[:1].isupper()
+            or low.endswith("'s")
+            or low in KIN
+            or low.rstrip("s") in KIN
+            or low in ("older", "younger", "little", "big", "baby", "oldest", "youngest", "eldest", "new")
         ):
             picked.append(bare)
             if bare[:1].isupper() and not low.endswith("'s") and len(picked) > 1:
@@ -228,8 +247,11 @@ def _subject(before: str, speaker: str) -> str | None:
         return picked[0].lower()[:-2]
     words = [p.lower() for p in picked if p.lower() not in ("older", "younger", "little", "big", "baby", "new")]
     # "User's daughter Mia": the child goes by her name
-    if len(words) >= 2 and words[-1][:1].isalpha() and picked[-1][:1].isupper() and any(
-        w in KIN or w.rstrip("s") in KIN for w in words[:-1]
+    if (
+        len(words) >= 2
+        and words[-1][:1].isalpha()
+        and picked[-1][:1].isupper()
+        and any(w in KIN or w.rstrip("s") in KIN for w in words[:-1])
     ):
         return words[-1]
     while words and not words[0].endswith("'s") and len(words) > 1 and words[0] not in KIN:
@@ -255,88 +277,220 @@ def _rx(p: str) -> re.Pattern[str]:
 
 _PATTERNS: tuple[_Pattern, ...] = (
     # --- where they live
-    _Pattern("residence", _rx(rf"\b(?:lives?|living|resides?|residing|(?:is|are)\s+based|settled)\s+"
-                              rf"(?:(?:now|currently|full-time|permanently|together|alone)\s+)?(?:in|near)\s+{_VAL}")),
-    _Pattern("residence", _rx(rf"\b(?:moved|moves|moving|relocated|relocates|relocating|emigrated)\s+"
-                              rf"(?:(?:back|over|house|permanently|for\s+good)\s+)?to\s+{_VAL}"), event=True),
-    _Pattern("residence", _rx(rf"\b(?:rents?|renting|owns?|bought|shares?|sharing|found|got|moved\s+into)\s+{_ART}"
-                              rf"(?:[\w-]+\s+){{0,3}}?(?:apartment|flat|house|home|place|condo|studio|loft|cottage)\s+"
-                              rf"(?:in|near|outside(?:\s+of)?)\s+{_VAL}"), event=True),
+    _Pattern(
+        "residence",
+        _rx(
+            rf"\b(?:lives?|living|resides?|residing|(?:is|are)\s+based|settled)\s+"
+            rf"(?:(?:now|currently|full-time|permanently|together|alone)\s+)?(?:in|near)\s+{_VAL}"
+        ),
+    ),
+    _Pattern(
+        "residence",
+        _rx(
+            rf"\b(?:moved|moves|moving|relocated|relocates|relocating|emigrated)\s+"
+            rf"(?:(?:back|over|house|permanently|for\s+good)\s+)?to\s+{_VAL}"
+        ),
+        event=True,
+    ),
+    _Pattern(
+        "residence",
+        _rx(
+            rf"\b(?:rents?|renting|owns?|bought|shares?|sharing|found|got|moved\s+into)\s+{_ART}"
+            rf"(?:[\w-]+\s+){{0,3}}?(?:apartment|flat|house|home|place|condo|studio|loft|cottage)\s+"
+            rf"(?:in|near|outside(?:\s+of)?)\s+{_VAL}"
+        ),
+        event=True,
+    ),
     _Pattern("residence", _rx(rf"\bhome\s+is\s+(?:now\s+)?(?:in\s+)?{_VAL}")),
     _Pattern("residence", _rx(rf"\b(?:no(?:es)?\s+longer|doesn't|does\s+not|don't)\s+lives?\s+in\s+{_VAL}"), ended=True),
-    _Pattern("residence", _rx(rf"\b(?:moved|moving)\s+(?:away\s+)?(?:out\s+of|away\s+from)\s+{_VAL}"), ended=True,
-             event=True),
+    _Pattern("residence", _rx(rf"\b(?:moved|moving)\s+(?:away\s+)?(?:out\s+of|away\s+from)\s+{_VAL}"), ended=True, event=True),
     # --- who they work for, as what
-    _Pattern("employer", _rx(rf"\b(?:works?|working|employed)\s+(?:(?:now|currently|full[- ]time|part[- ]time|"
-                             rf"remotely)\s+)?(?:as\s+(?:a|an)\s+(?:[\w-]+\s+){{1,3}}?)?(?:at|for|by)\s+{_VAL}")),
-    _Pattern("employer", _rx(rf"\b(?:started|starts|starting)\s+(?:(?:a\s+)?(?:new\s+)?(?:job|position|role|working)\s+)?"
-                             rf"(?:at|with)\s+{_VAL}"), event=True),
+    _Pattern(
+        "employer",
+        _rx(
+            rf"\b(?:works?|working|employed)\s+(?:(?:now|currently|full[- ]time|part[- ]time|"
+            rf"remotely)\s+)?(?:as\s+(?:a|an)\s+(?:[\w-]+\s+){{1,3}}?)?(?:at|for|by)\s+{_VAL}"
+        ),
+    ),
+    _Pattern(
+        "employer",
+        _rx(
+            rf"\b(?:started|starts|starting)\s+(?:(?:a\s+)?(?:new\s+)?(?:job|position|role|working)\s+)?"
+            rf"(?:at|with)\s+{_VAL}"
+        ),
+        event=True,
+    ),
     _Pattern("employer", _rx(rf"\b(?:joined|joins)\s+{_VAL}\s+as\s+(?:a|an)\b"), event=True),
-    _Pattern("employer", _rx(rf"\b(?:got|landed|accepted|took|has|have)\s+(?:a|an|the)\s+(?:new\s+|dream\s+)?"
-                             rf"(?:job|position|role|offer)\s+(?:as\s+(?:a|an)\s+(?:[\w-]+\s+){{1,3}}?)?(?:at|with|from)\s+{_VAL}"),
-             event=True),
+    _Pattern(
+        "employer",
+        _rx(
+            rf"\b(?:got|landed|accepted|took|has|have)\s+(?:a|an|the)\s+(?:new\s+|dream\s+)?"
+            rf"(?:job|position|role|offer)\s+(?:as\s+(?:a|an)\s+(?:[\w-]+\s+){{1,3}}?)?(?:at|with|from)\s+{_VAL}"
+        ),
+        event=True,
+    ),
     _Pattern("employer", _rx(rf"\bhired\s+(?:by|at)\s+{_VAL}"), event=True),
-    _Pattern("employer", _rx(rf"\b(?:is|'s|became|as)\s+(?:now\s+)?(?:a|an)\s+(?:[\w-]+\s+){{0,2}}?(?:{_JOB_RE})\s+(?:at|for|with)\s+{_VAL}")),
+    _Pattern(
+        "employer",
+        _rx(rf"\b(?:is|'s|became|as)\s+(?:now\s+)?(?:a|an)\s+(?:[\w-]+\s+){{0,2}}?(?:{_JOB_RE})\s+(?:at|for|with)\s+{_VAL}"),
+    ),
     _Pattern("employer", _rx(rf"\bnew\s+(?:job|position|role|employer)\s+(?:is\s+)?(?:at|with)\s+{_VAL}"), event=True),
-    _Pattern("employer", _rx(rf"\b(?:quit|left|leaves|quits|leaving|quitting)\s+(?:(?:his|her|their|the|a|\w+'s)\s+)?"
-                             rf"(?:job|position|role)\s+(?:at|with)\s+{_VAL}"), ended=True, event=True),
+    _Pattern(
+        "employer",
+        _rx(
+            rf"\b(?:quit|left|leaves|quits|leaving|quitting)\s+(?:(?:his|her|their|the|a|\w+'s)\s+)?"
+            rf"(?:job|position|role)\s+(?:at|with)\s+{_VAL}"
+        ),
+        ended=True,
+        event=True,
+    ),
     _Pattern("employer", _rx(rf"\b(?:no(?:es)?\s+longer|doesn't|does\s+not)\s+works?\s+(?:at|for)\s+{_VAL}"), ended=True),
     _Pattern("employer", _rx(rf"\b(?:laid\s+off|fired|let\s+go)\s+(?:from|by)\s+{_VAL}"), ended=True, event=True),
-    _Pattern("employer", _rx(r"\b(?:lost|quit)\s+(?:(?:his|her|their|the|\w+'s)\s+)?job\b(?!\s+(?:at|with|as))"),
-             ended=True, event=True, value=""),
-    _Pattern("job", _rx(rf"\b(?:works?|working|employed|hired|started|starts|joined\s+\S+)\s+as\s+(?:a|an)\s+{_VAL}"),
-             event=True, check="job"),
+    _Pattern(
+        "employer",
+        _rx(r"\b(?:lost|quit)\s+(?:(?:his|her|their|the|\w+'s)\s+)?job\b(?!\s+(?:at|with|as))"),
+        ended=True,
+        event=True,
+        value="",
+    ),
+    _Pattern(
+        "job",
+        _rx(rf"\b(?:works?|working|employed|hired|started|starts|joined\s+\S+)\s+as\s+(?:a|an)\s+{_VAL}"),
+        event=True,
+        check="job",
+    ),
     _Pattern("job", _rx(rf"\b(?:is|'s|became|becomes|has\s+become)\s+(?:now\s+)?(?:a|an)\s+{_VAL}"), check="job"),
     _Pattern("job", _rx(rf"\b(?:job|position|role|career)\s+as\s+(?:a|an)\s+{_VAL}"), event=True, check="job"),
     _Pattern("job", _rx(rf"\bretrained\s+as\s+(?:a|an)\s+{_VAL}"), event=True, check="job"),
-    _Pattern("job", _rx(rf"\b(?:started|starts|joined|joins)\s+(?:at\s+)?\S+(?:\s+\S+)?\s+as\s+(?:a|an)\s+{_VAL}"), event=True,
-             check="job"),
-    _Pattern("job", _rx(r"\b(?:is|are|has|got|just|recently|finally|now)\s+(?:(?:now|just|recently|finally|officially|"
-                        r"been)\s+)?(retired|unemployed|between\s+jobs|out\s+of\s+work)\b"), event=True),
+    _Pattern(
+        "job",
+        _rx(rf"\b(?:started|starts|joined|joins)\s+(?:at\s+)?\S+(?:\s+\S+)?\s+as\s+(?:a|an)\s+{_VAL}"),
+        event=True,
+        check="job",
+    ),
+    _Pattern(
+        "job",
+        _rx(
+            r"\b(?:is|are|has|got|just|recently|finally|now)\s+(?:(?:now|just|recently|finally|officially|"
+            r"been)\s+)?(retired|unemployed|between\s+jobs|out\s+of\s+work)\b"
+        ),
+        event=True,
+    ),
     _Pattern("job", _rx(r"\bretired\s+(?:last|this|in|from|a|two|three|after)\b"), event=True, value="retired"),
-    _Pattern("job", _rx(rf"\b(?:no(?:es)?\s+longer|isn't|is\s+not)\s+(?:working\s+as\s+)?(?:a|an)\s+{_VAL}"), ended=True,
-             check="job"),
+    _Pattern(
+        "job", _rx(rf"\b(?:no(?:es)?\s+longer|isn't|is\s+not)\s+(?:working\s+as\s+)?(?:a|an)\s+{_VAL}"), ended=True, check="job"
+    ),
     # --- relationship status
-    _Pattern("relationship", _rx(r"\b(?:is|are|got|get|gets|getting|became|has\s+been|have\s+been|just|recently|finally)"
-                                 r"\s+(?:(?:now|recently|finally|officially|happily|just|been|got)\s+)*"
-                                 r"(married|divorced|engaged|separated|widowed|single)\b"), event=True),
-    _Pattern("relationship", _rx(r"\b(?:broke|broken|breaking)\s+up\b|\bsplit\s+up\b|\bcalled\s+off\s+\S+\s+engagement\b"),
-             event=True, value="single"),
-    _Pattern("relationship", _rx(r"\b(?:is|are)\s+(?:now\s+)?(?:dating|seeing)\s+\S+|\bin\s+a\s+(?:new\s+)?relationship\b|"
-                                 r"\bhas\s+a\s+new\s+(?:girlfriend|boyfriend|partner)\b|\bstarted\s+dating\b"),
-             event=True, value="in a relationship"),
+    _Pattern(
+        "relationship",
+        _rx(
+            r"\b(?:is|are|got|get|gets|getting|became|has\s+been|have\s+been|just|recently|finally)"
+            r"\s+(?:(?:now|recently|finally|officially|happily|just|been|got)\s+)*"
+            r"(married|divorced|engaged|separated|widowed|single)\b"
+        ),
+        event=True,
+    ),
+    _Pattern(
+        "relationship",
+        _rx(r"\b(?:broke|broken|breaking)\s+up\b|\bsplit\s+up\b|\bcalled\s+off\s+\S+\s+engagement\b"),
+        event=True,
+        value="single",
+    ),
+    _Pattern(
+        "relationship",
+        _rx(
+            r"\b(?:is|are)\s+(?:now\s+)?(?:dating|seeing)\s+\S+|\bin\s+a\s+(?:new\s+)?relationship\b|"
+            r"\bhas\s+a\s+new\s+(?:girlfriend|boyfriend|partner)\b|\bstarted\s+dating\b"
+        ),
+        event=True,
+        value="in a relationship",
+    ),
     _Pattern("relationship", _rx(r"\b(?:tied\s+the\s+knot|got\s+hitched)\b"), event=True, value="married"),
     _Pattern("relationship", _rx(r"\b(?:have|has|are|is)\s+(?:been\s+)?together\b"), value="in a relationship"),
     # --- food and drink habits
-    _Pattern("diet", _rx(rf"\b(?:is|'s|went|gone|going|became|turned|has\s+been|have\s+been|eats|eating|follows|on)\s+"
-                         rf"(?:(?:now|fully|completely|strictly|mostly|a|an)\s+)*({_DIET_RE})\b"), event=True),
-    _Pattern("diet", _rx(r"\b(?:stopped|quit|gave\s+up|gives\s+up|cut\s+out)\s+(?:eating\s+)?meat\b|"
-                         r"\b(?:no(?:es)?\s+longer|doesn't|does\s+not)\s+eats?\s+meat\b"), event=True, value="vegetarian"),
-    _Pattern("diet", _rx(r"\beats?\s+(?:meat|fish|chicken|everything)\s+again\b|\bback\s+to\s+eating\s+meat\b"),
-             event=True, value="omnivore"),
+    _Pattern(
+        "diet",
+        _rx(
+            rf"\b(?:is|'s|went|gone|going|became|turned|has\s+been|have\s+been|eats|eating|follows|on)\s+"
+            rf"(?:(?:now|fully|completely|strictly|mostly|a|an)\s+)*({_DIET_RE})\b"
+        ),
+        event=True,
+    ),
+    _Pattern(
+        "diet",
+        _rx(
+            r"\b(?:stopped|quit|gave\s+up|gives\s+up|cut\s+out)\s+(?:eating\s+)?meat\b|"
+            r"\b(?:no(?:es)?\s+longer|doesn't|does\s+not)\s+eats?\s+meat\b"
+        ),
+        event=True,
+        value="vegetarian",
+    ),
+    _Pattern(
+        "diet",
+        _rx(r"\beats?\s+(?:meat|fish|chicken|everything)\s+again\b|\bback\s+to\s+eating\s+meat\b"),
+        event=True,
+        value="omnivore",
+    ),
     _Pattern("diet", _rx(r"\beats?\s+(?:everything|anything|meat)\b"), value="omnivore"),
-    _Pattern("diet", _rx(rf"\b(?:no(?:es)?\s+longer|isn't|is\s+not|stopped\s+being|quit\s+being)\s+(?:a\s+)?({_DIET_RE})\b"),
-             ended=True, event=True),
-    _Pattern("drink", _rx(rf"\b(?:drinks|drinking|drink|sips|has|have|having|gets|orders|makes|brews|grabs|"
-                          rf"starts\s+(?:the|\w+'s|every)\s+(?:day|morning)\s+with)\s+{_VAL}"), check="drink"),
-    _Pattern("drink", _rx(rf"\b(?:switched|switches|switching|moved|changed)\s+(?:over\s+)?(?:from\s+[\w\s-]+?\s+)?to\s+{_VAL}"),
-             event=True, check="drink"),
+    _Pattern(
+        "diet",
+        _rx(rf"\b(?:no(?:es)?\s+longer|isn't|is\s+not|stopped\s+being|quit\s+being)\s+(?:a\s+)?({_DIET_RE})\b"),
+        ended=True,
+        event=True,
+    ),
+    _Pattern(
+        "drink",
+        _rx(
+            rf"\b(?:drinks|drinking|drink|sips|has|have|having|gets|orders|makes|brews|grabs|"
+            rf"starts\s+(?:the|\w+'s|every)\s+(?:day|morning)\s+with)\s+{_VAL}"
+        ),
+        check="drink",
+    ),
+    _Pattern(
+        "drink",
+        _rx(rf"\b(?:switched|switches|switching|moved|changed)\s+(?:over\s+)?(?:from\s+[\w\s-]+?\s+)?to\s+{_VAL}"),
+        event=True,
+        check="drink",
+    ),
     _Pattern("breakfast", _rx(rf"\b(?:eats|has|have|having|makes)\s+{_VAL}\s+(?:for|at)\s+breakfast\b"), check="meal"),
     _Pattern("breakfast", _rx(rf"\bbreakfast\s+is\s+(?:now\s+)?{_VAL}"), check="meal"),
-    _Pattern("drink", _rx(rf"\b(?:doesn't|does\s+not|don't|no(?:es)?\s+longer|never)\s+(?:drinks?|has|have)\s+{_VAL}"),
-             ended=True, check="drink"),
-    _Pattern("drink", _rx(rf"\b(?:gave\s+up|gives\s+up|quit|stopped\s+drinking|cut\s+out)\s+{_VAL}"), ended=True,
-             event=True, check="drink"),
+    _Pattern(
+        "drink",
+        _rx(rf"\b(?:doesn't|does\s+not|don't|no(?:es)?\s+longer|never)\s+(?:drinks?|has|have)\s+{_VAL}"),
+        ended=True,
+        check="drink",
+    ),
+    _Pattern(
+        "drink",
+        _rx(rf"\b(?:gave\s+up|gives\s+up|quit|stopped\s+drinking|cut\s+out)\s+{_VAL}"),
+        ended=True,
+        event=True,
+        check="drink",
+    ),
     # --- car
     _Pattern("car", _rx(rf"\bdrives\s+(?:a|an|the)\s+{_VAL}")),
     _Pattern("car", _rx(rf"\b(?:car|ride)\s+is\s+(?:now\s+)?(?:a|an)\s+{_VAL}")),
-    _Pattern("car", _rx(rf"\b(?:bought|got|leased|leases|traded\s+\S+\s+(?:\S+\s+)?for)\s+(?:a|an)\s+(?:new\s+|used\s+|"
-                        rf"second-hand\s+)?{_VAL}"), event=True, check="vehicle"),
+    _Pattern(
+        "car",
+        _rx(
+            rf"\b(?:bought|got|leased|leases|traded\s+\S+\s+(?:\S+\s+)?for)\s+(?:a|an)\s+(?:new\s+|used\s+|"
+            rf"second-hand\s+)?{_VAL}"
+        ),
+        event=True,
+        check="vehicle",
+    ),
     _Pattern("car", _rx(r"\bsold\s+(?:(?:his|her|their|the|\w+'s)\s+)?(?:old\s+)?car\b"), ended=True, event=True, value=""),
     # --- school or university
-    _Pattern("school", _rx(rf"\b(?:goes|go|going|attends|attending|started|starts|enrolled|transferred|switched|moved|"
-                           rf"changed\s+schools|studies|studying|is\s+a\s+student|is|are)\s+(?:(?:now|schools)\s+)?"
-                           rf"(?:to|at|in)?\s*(?:a\s+new\s+school\s*,?\s*)?{_VAL}"), event=True, check="school"),
+    _Pattern(
+        "school",
+        _rx(
+            rf"\b(?:goes|go|going|attends|attending|started|starts|enrolled|transferred|switched|moved|"
+            rf"changed\s+schools|studies|studying|is\s+a\s+student|is|are)\s+(?:(?:now|schools)\s+)?"
+            rf"(?:to|at|in)?\s*(?:a\s+new\s+school\s*,?\s*)?{_VAL}"
+        ),
+        event=True,
+        check="school",
+    ),
 )
 
 # a value said to stop is read before the same clause's current-value patterns ("stopped drinking wine")
@@ -350,8 +504,15 @@ _MOMENT_RE = re.compile(
     r"\b(?P<q>morning|mornings|breakfast|afternoon|afternoons|evening|evenings|night|nights|bedtime|lunch|dinner|work)\b",
     re.IGNORECASE,
 )
-_QUALIFIERS = {"mornings": "morning", "breakfast": "morning", "afternoons": "afternoon", "evenings": "evening",
-               "nights": "night", "bedtime": "night", "dinner": "evening"}
+_QUALIFIERS = {
+    "mornings": "morning",
+    "breakfast": "morning",
+    "afternoons": "afternoon",
+    "evenings": "evening",
+    "nights": "night",
+    "bedtime": "night",
+    "dinner": "evening",
+}
 _RESIDENCE_JUNK = frozenset("there here home abroad downtown together alone out".split())
 
 

@@ -50,9 +50,7 @@ class StandingModel:
         p = np.exp(logits)
         p /= p.sum(axis=1, keepdims=True)
         best = p.argmax(axis=1)
-        return [
-            self.kinds[j] or None if p[i, j] >= self.kind_threshold else None for i, j in enumerate(best.tolist())
-        ]
+        return [self.kinds[j] or None if p[i, j] >= self.kind_threshold else None for i, j in enumerate(best.tolist())]
 
     def is_request(self, vector: np.ndarray) -> bool:
         """Whether a query with this embedding asks for a recommendation or a decision."""

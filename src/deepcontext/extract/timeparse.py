@@ -34,15 +34,56 @@ class TimeMention:
 
 
 _MONTHS = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4, "may": 5,
-    "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9, "sept": 9, "sep": 9,
-    "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12,
+    "january": 1,
+    "jan": 1,
+    "february": 2,
+    "feb": 2,
+    "march": 3,
+    "mar": 3,
+    "april": 4,
+    "apr": 4,
+    "may": 5,
+    "june": 6,
+    "jun": 6,
+    "july": 7,
+    "jul": 7,
+    "august": 8,
+    "aug": 8,
+    "september": 9,
+    "sept": 9,
+    "sep": 9,
+    "october": 10,
+    "oct": 10,
+    "november": 11,
+    "nov": 11,
+    "december": 12,
+    "dec": 12,
 }
 _WEEKDAYS = {"monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6}
 _NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30,
-    "a couple of": 2, "a couple": 2, "couple of": 2, "a few": 3, "few": 3, "several": 3,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "a couple of": 2,
+    "a couple": 2,
+    "couple of": 2,
+    "a few": 3,
+    "few": 3,
+    "several": 3,
 }
 _SEASONS = {"spring": 3, "summer": 6, "fall": 9, "autumn": 9, "winter": 12}
 _PARTS = {"morning": 9, "afternoon": 15, "evening": 19, "night": 20}
@@ -149,11 +190,27 @@ def _candidates(text: str) -> list[re.Pattern[str]]:
 
 
 _ZH = {
-    "昨天": ("day", -1), "今天": ("day", 0), "明天": ("day", 1), "前天": ("day", -2), "后天": ("day", 2),
-    "上周": ("week", -1), "上个星期": ("week", -1), "上星期": ("week", -1), "这周": ("week", 0),
-    "本周": ("week", 0), "这个星期": ("week", 0), "下周": ("week", 1), "下个星期": ("week", 1),
-    "下星期": ("week", 1), "上个月": ("month", -1), "这个月": ("month", 0), "本月": ("month", 0),
-    "下个月": ("month", 1), "去年": ("year", -1), "今年": ("year", 0), "明年": ("year", 1),
+    "昨天": ("day", -1),
+    "今天": ("day", 0),
+    "明天": ("day", 1),
+    "前天": ("day", -2),
+    "后天": ("day", 2),
+    "上周": ("week", -1),
+    "上个星期": ("week", -1),
+    "上星期": ("week", -1),
+    "这周": ("week", 0),
+    "本周": ("week", 0),
+    "这个星期": ("week", 0),
+    "下周": ("week", 1),
+    "下个星期": ("week", 1),
+    "下星期": ("week", 1),
+    "上个月": ("month", -1),
+    "这个月": ("month", 0),
+    "本月": ("month", 0),
+    "下个月": ("month", 1),
+    "去年": ("year", -1),
+    "今年": ("year", 0),
+    "明年": ("year", 1),
 }
 
 
@@ -386,12 +443,16 @@ def resolve_time(text: str, said_at: datetime, tense: str = "present") -> TimeMe
                 end = c.end()
     kind = m.lastgroup
     since = bool(_SINCE_RE.search(text, max(0, m.start() - 12), m.start())) or (
-        (kind == "year" and m.group("ymod").lower() == "since")
-        or (kind == "monly" and m.group("mmod").lower() == "since")
+        (kind == "year" and m.group("ymod").lower() == "since") or (kind == "monly" and m.group("mmod").lower() == "since")
     )
     return TimeMention(
-        when=when, granularity=granularity, text=text[m.start() : end].strip(), start=m.start(), end=end,
-        explicit=explicit, since=since,
+        when=when,
+        granularity=granularity,
+        text=text[m.start() : end].strip(),
+        start=m.start(),
+        end=end,
+        explicit=explicit,
+        since=since,
     )
 
 

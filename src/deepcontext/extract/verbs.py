@@ -16,9 +16,20 @@ from deepcontext.extract.gazetteer import words
 __all__ = ["AGREE", "agree_coordinated", "is_base_verb", "lemmas_of", "lexicon", "third_person"]
 
 AGREE = {
-    "am": "is", "are": "is", "were": "was", "have": "has", "do": "does", "don't": "doesn't",
-    "haven't": "hasn't", "aren't": "isn't", "weren't": "wasn't", "ain't": "isn't", "be": "is", "go": "goes",
-    "wanna": "wants to", "gotta": "has to",
+    "am": "is",
+    "are": "is",
+    "were": "was",
+    "have": "has",
+    "do": "does",
+    "don't": "doesn't",
+    "haven't": "hasn't",
+    "aren't": "isn't",
+    "weren't": "wasn't",
+    "ain't": "isn't",
+    "be": "is",
+    "go": "goes",
+    "wanna": "wants to",
+    "gotta": "has to",
 }
 
 
@@ -36,7 +47,6 @@ def third_person(verb: str) -> str:
     if len(verb) > 1 and verb.isupper():
         return out.upper()
     return out.capitalize() if verb[:1].isupper() else out
-
 
 
 _COORD_RE = re.compile(
@@ -77,8 +87,24 @@ def agree_coordinated(text: str, subject_end: int) -> str:
     third person ("lives in Lisbon and work at Globex" -> "and works at Globex"), up to the next clause
     (a new subject, a modal or an infinitive ends it)."""
     end = len(text)
-    for stop in (". ", "; ", " because ", " when ", " while ", " that ", " who ", " if ", " - ", ", they", ", it",
-                 ", we", ", you", ", he", ", she", ", i "):
+    for stop in (
+        ". ",
+        "; ",
+        " because ",
+        " when ",
+        " while ",
+        " that ",
+        " who ",
+        " if ",
+        " - ",
+        ", they",
+        ", it",
+        ", we",
+        ", you",
+        ", he",
+        ", she",
+        ", i ",
+    ):
         k = text.find(stop, subject_end)
         if k != -1:
             end = min(end, k)

@@ -321,8 +321,13 @@ def _cosine(a: np.ndarray | None, b: np.ndarray | None) -> float:
     return float(np.dot(a, b) / (na * nb))
 
 
-def extractive_merge(statements: Sequence[Statement], *, dedup_threshold: float = 0.95,
-                     hub_names: Collection[str] = (), max_chars: int = MAX_FACT_CHARS) -> list[Fact]:
+def extractive_merge(
+    statements: Sequence[Statement],
+    *,
+    dedup_threshold: float = 0.95,
+    hub_names: Collection[str] = (),
+    max_chars: int = MAX_FACT_CHARS,
+) -> list[Fact]:
     """Merge statements offline (see the module docstring). Every input is covered by exactly one
     output fact; outputs are: the composed facts (statements that contradict nothing, one per topic),
     then each contradicting statement on its own, oldest first. ``hub_names``: the speakers' names,

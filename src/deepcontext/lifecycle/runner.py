@@ -355,8 +355,9 @@ class LifecycleRunner:
             now,
         )
 
-    async def _merge(self, members: Sequence[sql.CandidateRow], report: LifecycleReport,
-                     hubs: Collection[int] = ()) -> tuple[list[Fact], str]:
+    async def _merge(
+        self, members: Sequence[sql.CandidateRow], report: LifecycleReport, hubs: Collection[int] = ()
+    ) -> tuple[list[Fact], str]:
         """Facts for one group: the LLM's merge when configured (falling back to the offline merger
         when it fails), else the extractive merge."""
         if self.llm is not None:
@@ -439,9 +440,7 @@ class LifecycleRunner:
             if n > 1
             else "consolidated into long-term memory (important or rehearsed, related to no other memory)"
         )
-        return sql.GroupWrite(
-            sources={m.id: m.updated_at for m in members}, facts=writes, method=method, reason=reason
-        )
+        return sql.GroupWrite(sources={m.id: m.updated_at for m in members}, facts=writes, method=method, reason=reason)
 
     async def _embed(self, writes: list[sql.GroupWrite]) -> None:
         todo = [f for gw in writes for f in gw.facts if f.promote is None and f.embedding is None]

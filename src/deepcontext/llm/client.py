@@ -72,9 +72,7 @@ class LLM(ABC):
         try:
             mode = JSONMode(json_mode)
         except ValueError:
-            raise ConfigurationError(
-                f"LLM backend {name!r}: json_mode must be one of {[m.value for m in JSONMode]}"
-            ) from None
+            raise ConfigurationError(f"LLM backend {name!r}: json_mode must be one of {[m.value for m in JSONMode]}") from None
         self.name = name
         self.model = model.strip()
         self.base_url: str | None = base_url.rstrip("/") if base_url else None
@@ -167,9 +165,7 @@ class LLM(ABC):
     async def __aenter__(self) -> LLM:
         return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         await self.aclose()
 
     def __repr__(self) -> str:

@@ -110,9 +110,7 @@ def from_sdk_error(
                 retryable=retryable,
             )
         if isinstance(exc, openai.APIConnectionError):
-            return LLMBackendError(
-                f"{who} could not be reached: {scrub(str(exc), keys)}", backend=backend, retryable=True
-            )
+            return LLMBackendError(f"{who} could not be reached: {scrub(str(exc), keys)}", backend=backend, retryable=True)
         if isinstance(exc, openai.APIError):
             return LLMBackendError(
                 f"{who} failed: {scrub(shorten(str(exc), 300) or '', keys)}",

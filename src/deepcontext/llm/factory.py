@@ -39,9 +39,7 @@ def _seed_backend(settings: DeepContextSettings) -> LLMBackendConfig | None:
     else:  # litellm reads the providers' keys from their own environment variables
         key = _key(settings.llm_api_key)
         base_url = settings.llm_base_url
-    return LLMBackendConfig(
-        name=provider.value, provider=provider, model=settings.llm_model, base_url=base_url, api_key=key
-    )
+    return LLMBackendConfig(name=provider.value, provider=provider, model=settings.llm_model, base_url=base_url, api_key=key)
 
 
 def backend_configs(settings: DeepContextSettings) -> list[LLMBackendConfig]:

@@ -175,4 +175,3 @@ class OpenAICompatibleLLM(LLM):
             f"{type(self).__name__}(name={self.name!r}, model={self.model!r}, base_url={self.base_url!r}, "
             f"json_mode={self.json_mode.value!r})"
         )
-

@@ -170,6 +170,4 @@ from; empty when it comes from the new message). Do not repeat the key memories 
 - memory_queries: a few short keywords to look up key memories for this message.
 - reasoning: one short sentence.
 
-Use only node ids shown in the lists, written as integers. {language_rule}""".replace(
-    "{language_rule}", LANGUAGE_RULE
-)
+Use only node ids shown in the lists, written as integers. {language_rule}""".replace("{language_rule}", LANGUAGE_RULE)

@@ -139,9 +139,7 @@ class Router(LLM):
 
     async def _wait(self, name: str, retry: int, err: LLMError) -> None:
         retry_after = err.retry_after if isinstance(err, LLMRateLimitError) else None
-        delay = backoff_delay(
-            retry, base=self.backoff_base, max_wait=self.max_wait, retry_after=retry_after, rng=self._rng
-        )
+        delay = backoff_delay(retry, base=self.backoff_base, max_wait=self.max_wait, retry_after=retry_after, rng=self._rng)
         logger.warning("LLM backend %s failed (%s); retry %d in %.2fs", name, err, retry, delay)
         await asyncio.sleep(delay)
 
@@ -232,9 +230,7 @@ def _exhausted(failures: list[tuple[str, LLMError]], attempts: int) -> LLMError:
     elif isinstance(last, LLMRateLimitError):
         err = LLMRateLimitError(message, backend=name, retry_after=last.retry_after, attempts=attempts)
     elif isinstance(last, LLMBackendError):
-        err = LLMBackendError(
-            message, backend=name, status_code=last.status_code, retryable=last.retryable, attempts=attempts
-        )
+        err = LLMBackendError(message, backend=name, status_code=last.status_code, retryable=last.retryable, attempts=attempts)
     else:
         return last
     err.failures = [e for _, e in failures]

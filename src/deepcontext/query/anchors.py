@@ -27,13 +27,10 @@ __all__ = [
 ]
 
 EMOJI_SYMBOL_PATTERN = re.compile(
-    "[\U0001f1e6-\U0001f1ff\U0001f300-\U0001faff\U00002190-\U000021ff"
-    "\U00002600-\U000027bf\U00002b00-\U00002bff\u200d\ufe0f]+"
+    "[\U0001f1e6-\U0001f1ff\U0001f300-\U0001faff\U00002190-\U000021ff\U00002600-\U000027bf\U00002b00-\U00002bff\u200d\ufe0f]+"
 )
 # "straight", 'single', “curly”, and the CJK 「corner」 and «guillemet» quotes.
-QUOTED_PATTERN = re.compile(
-    r'"([^"\n]{2,80})"|\'([^\'\n]{2,80})\'|“([^”\n]{2,80})”|「([^」\n]{1,80})」|«([^»\n]{2,80})»'
-)
+QUOTED_PATTERN = re.compile(r'"([^"\n]{2,80})"|\'([^\'\n]{2,80})\'|“([^”\n]{2,80})”|「([^」\n]{1,80})」|«([^»\n]{2,80})»')
 #: clock times "02:15", "14:30:05", kept whole
 TIME_PATTERN = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
 #: ISO dates "2025-03-14"

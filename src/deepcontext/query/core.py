@@ -66,9 +66,7 @@ class DeepCQ:
         self.state = AppState(backend, ns("state"))
         self.cache = SessionCache(cache_size, backend=backend, namespace=ns("cache"))
         self.history = History(history_turns, backend=backend, namespace=ns("history"))
-        self.notes = LongTermStore(
-            store_path, backend=None if store_path is not None else backend, namespace=ns("notes")
-        )
+        self.notes = LongTermStore(store_path, backend=None if store_path is not None else backend, namespace=ns("notes"))
         self.reference = ReferenceData(
             reference_path, backend=None if reference_path is not None else backend, namespace=ns("reference")
         )

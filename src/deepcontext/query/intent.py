@@ -133,11 +133,7 @@ def score_groups(
         matched_anchors: list[str] = []
         anchor_weight = 0.0
         for anchor in plan.anchors:
-            ws = [
-                min(1.0, sources[u].weight)
-                for u in units
-                if sources[u].name != SCHEMA_SOURCE and u in anchor_units[anchor]
-            ]
+            ws = [min(1.0, sources[u].weight) for u in units if sources[u].name != SCHEMA_SOURCE and u in anchor_units[anchor]]
             if ws:
                 matched_anchors.append(anchor)
                 anchor_weight = max(anchor_weight, *ws)
@@ -274,8 +270,6 @@ def select_sections(
     scored = score_groups(plan, groups, settings, recency=recency, now=now, clock=clock)
     t = settings.confidence_threshold
     return [
-        SectionMatch(
-            name=n, text=sections[n], score=scored[n].score, included=scored[n].score >= t, explanation=scored[n]
-        )
+        SectionMatch(name=n, text=sections[n], score=scored[n].score, included=scored[n].score >= t, explanation=scored[n])
         for n in names
     ]

@@ -115,9 +115,7 @@ class MemorySchema:
         _check_number(self.schema_weight, "schema_weight")
         self.phrase_sizes = tuple(self.phrase_sizes)
         if any(isinstance(n, bool) or not isinstance(n, int) or n < 2 for n in self.phrase_sizes):
-            raise ValidationError(
-                f"phrase_sizes must all be integers >= 2, got {self.phrase_sizes}", field="phrase_sizes"
-            )
+            raise ValidationError(f"phrase_sizes must all be integers >= 2, got {self.phrase_sizes}", field="phrase_sizes")
         _check_number(self.phrase_boost, "phrase_boost")
         self._compiled_key: tuple[object, ...] | None = None
 
@@ -208,10 +206,7 @@ class MemorySchema:
                 name = m.group("name").strip().casefold()
                 canonical = self._canonical.get(name)
                 is_boundary = (
-                    canonical is not None
-                    or name in known_extra
-                    or name.startswith(("cache:", "notes:"))
-                    or name == "reference"
+                    canonical is not None or name in known_extra or name.startswith(("cache:", "notes:")) or name == "reference"
                 )
             if not is_boundary:
                 continue

@@ -78,11 +78,7 @@ class SemanticScoring:
             raise ValidationError("weight must be in [0, 1]", field="weight")
         if not -1.0 <= self.floor < 1.0:
             raise ValidationError("floor must be in [-1, 1)", field="floor")
-        if (
-            isinstance(self.max_piece_chars, bool)
-            or not isinstance(self.max_piece_chars, int)
-            or self.max_piece_chars < 20
-        ):
+        if isinstance(self.max_piece_chars, bool) or not isinstance(self.max_piece_chars, int) or self.max_piece_chars < 20:
             raise ValidationError("max_piece_chars must be an integer >= 20", field="max_piece_chars")
 
     def relative(self, cosines: Sequence[float]) -> list[float]:

@@ -55,9 +55,7 @@ _CJK_STOP_SEQUENCES = (
     "ます",
     "でしょうか",
 )
-_CJK_STOP_CHARS = frozenset(
-    "的了吗呢吧啊呀么是在和与及或把被给都就很请有我你您他她它们谁这那哪几のはがをにでとへやかねよ"
-)
+_CJK_STOP_CHARS = frozenset("的了吗呢吧啊呀么是在和与及或把被给都就很请有我你您他她它们谁这那哪几のはがをにでとへやかねよ")
 _CJK_STOP_RE = re.compile("|".join(sorted(_CJK_STOP_SEQUENCES, key=len, reverse=True)))
 
 

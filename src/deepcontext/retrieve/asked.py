@@ -21,17 +21,24 @@ _QUESTIONS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = tuple(
         (rf"\bwhere\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?(?:work|working|employed)\b", ("employer", "job")),
         (rf"\bwho\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?work\s+for\b", ("employer",)),
         (rf"\bwhat\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?do\s+(?:for\s+(?:a\s+living|work)|professionally)\b", ("job", "employer")),
-        (rf"\bwhat(?:'s|\s+is)\s+{_SUBJ}'s\s+(?:\w+\s+)?(?:job|occupation|profession|role|title|employer)\b", ("job", "employer")),
+        (
+            rf"\bwhat(?:'s|\s+is)\s+{_SUBJ}'s\s+(?:\w+\s+)?(?:job|occupation|profession|role|title|employer)\b",
+            ("job", "employer"),
+        ),
         (rf"\bwhere\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?(?:live|living|based|reside|stay)\b", ("residence",)),
-        (rf"\b(?:which|what)\s+(?:city|town|country|place|borough)\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?(?:live|living|based)\b",
-         ("residence",)),
+        (
+            rf"\b(?:which|what)\s+(?:city|town|country|place|borough)\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?(?:live|living|based)\b",
+            ("residence",),
+        ),
         (rf"\b(?:which|what)\s+(?:school|college|university)\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?(?:go|attend|study)", ("school",)),
         (rf"\bwhere\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?(?:go\s+to\s+school|study)\b", ("school",)),
         (rf"\bwhat\s+(?:car\s+)?{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?drive\b", ("car",)),
         (rf"\bwhat\s+{_AUX}\s+{_SUBJ}\s+(?:\w+\s+)?drink\b", ("drink",)),
         (rf"\bwhat\s+diet\s+{_AUX}\s+{_SUBJ}\b", ("diet",)),
-        (rf"\b(?:is|are)\s+{_SUBJ}\s+(?:still\s+)?(?:married|single|divorced|engaged|dating|vegan|vegetarian)\b",
-         ("relationship", "diet")),
+        (
+            rf"\b(?:is|are)\s+{_SUBJ}\s+(?:still\s+)?(?:married|single|divorced|engaged|dating|vegan|vegetarian)\b",
+            ("relationship", "diet"),
+        ),
         (rf"\b{_SUBJ}'s\s+(?:relationship|marital)\s+status\b", ("relationship",)),
     )
 )

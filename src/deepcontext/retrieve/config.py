@@ -35,9 +35,7 @@ class SearchConfig(BaseModel):
     # reads deeper than the others (fitted, like the rest, by benchmarks/locomo_cv.py)
     vector_min_k: int = Field(100, ge=0, description="The vector leg fetches at least this many (with min_leg_k)")
     graph_depth: int = Field(2, ge=0, le=5)
-    group_by_source: bool = Field(
-        True, description="Memories citing the same turns (a turn and its facts) compete as one result"
-    )
+    group_by_source: bool = Field(True, description="Memories citing the same turns (a turn and its facts) compete as one result")
     before_weight: float = Field(
         0.15, ge=0, description="Share of the score of the turn just before a candidate's turn (the question it answers) it gains"
     )
@@ -49,9 +47,7 @@ class SearchConfig(BaseModel):
         description="The turns next to the best results' own turns join as results when no leg found them, "
         "ranked by what the spreading lends them (legs: neighbour, fused)",
     )
-    session_weight: float = Field(
-        0.0, ge=0, description="Share of its conversation's best candidate scores a candidate gains"
-    )
+    session_weight: float = Field(0.0, ge=0, description="Share of its conversation's best candidate scores a candidate gains")
     session_top: int = Field(3, ge=1, description="How many of the conversation's best candidates count")
     date_boost: float = Field(
         3.0, ge=0, description="Score x (1 + date_boost) for memories said or dated within a time the query names"
@@ -70,31 +66,41 @@ class SearchConfig(BaseModel):
     access_boost: float = Field(0.0, ge=0, description="Rank boost per access, up to access_cap (0: none)")
     access_cap: int = Field(50, ge=0)
     profile_weight: float = Field(
-        1.0, ge=0,
+        1.0,
+        ge=0,
         description="Weight of the profile leg (standing facts: allergies, diets, preferences...) for questions "
         "asking for a recommendation or a decision; 0 turns it off",
     )
     profile_hard_bonus: float = Field(
-        0.4, ge=0, le=1,
+        0.4,
+        ge=0,
+        le=1,
         description="Added to the cosine of allergies, diets, constraints and instructions in the profile leg",
     )
     profile_time_bonus: float = Field(
-        0.4, ge=0, le=1,
+        0.4,
+        ge=0,
+        le=1,
         description="Added in the profile leg to the cosine of standing facts bearing on when things can happen "
         "(sleep, shifts, parts of the day) for a request whose answer is a time",
     )
     profile_margin: float = Field(
-        0.2, ge=0, le=2,
+        0.2,
+        ge=0,
+        le=2,
         description="The profile leg keeps the standing facts whose cosine (with bonuses) is within this of the "
         "best cosine of the vector leg: a request that memories answer directly yields to them",
     )
     slot_boost: float = Field(
-        1.0, ge=0,
+        1.0,
+        ge=0,
         description="For a question about a single-valued fact (where someone lives or works...), the memories "
         "holding its current value weigh 1 + slot_boost",
     )
     outdated_factor: float = Field(
-        0.5, ge=0, le=1,
+        0.5,
+        ge=0,
+        le=1,
         description="Weight of a memory whose content a later statement superseded (the turn that said the old "
         "value), unless the question is about the past",
     )

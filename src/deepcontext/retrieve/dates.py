@@ -12,7 +12,9 @@ from deepcontext.extract.timeparse import resolve_time
 __all__ = ["DateWindow", "query_window"]
 
 _MONTH_WORD = re.compile(
-    r"\b(" + "|".join(sorted({m.lower() for m in [*calendar.month_name[1:], *calendar.month_abbr[1:]]}, key=len, reverse=True)) + r")\b",
+    r"\b("
+    + "|".join(sorted({m.lower() for m in [*calendar.month_name[1:], *calendar.month_abbr[1:]]}, key=len, reverse=True))
+    + r")\b",
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"\b\d{4}\b")

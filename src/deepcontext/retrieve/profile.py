@@ -26,9 +26,7 @@ __all__ = ["HARD_KINDS", "POOL_FACTOR", "profile_leg", "uses_profile", "vector_p
 POOL_FACTOR = 5
 
 
-def uses_profile(
-    query: str, weight: float, vector: np.ndarray | None = None, model: StandingModel | None = None
-) -> bool:
+def uses_profile(query: str, weight: float, vector: np.ndarray | None = None, model: StandingModel | None = None) -> bool:
     """Whether a search runs the profile leg: the query is a request by the rules or, given its
     embedding ``vector``, by the embedding ``model``."""
     if weight <= 0:
@@ -42,8 +40,13 @@ def vector_pool(k: int, profile: bool) -> int:
 
 
 def profile_leg(
-    pool: Sequence[tuple[int, float]], fields: Mapping[int, RankFields], k: int, hard_bonus: float,
-    timed: Set[int] = frozenset(), time_bonus: float = 0.0, margin: float = 2.0,
+    pool: Sequence[tuple[int, float]],
+    fields: Mapping[int, RankFields],
+    k: int,
+    hard_bonus: float,
+    timed: Set[int] = frozenset(),
+    time_bonus: float = 0.0,
+    margin: float = 2.0,
 ) -> list[int]:
     """The standing memories among the vector pool ``(id, cosine)``, best first, at most ``k``.
     ``timed``: those bearing on when things can happen, given ``time_bonus`` (for a request whose

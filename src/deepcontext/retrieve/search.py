@@ -52,9 +52,7 @@ class Hit:
     links: list[int] = field(default_factory=list)
 
 
-def graph_leg(
-    store: Store, user_id: str, query: str, k: int, depth: int, filters: MemoryFilters, now: datetime
-) -> list[int]:
+def graph_leg(store: Store, user_id: str, query: str, k: int, depth: int, filters: MemoryFilters, now: datetime) -> list[int]:
     """Memories linked to entities named in the query (whole words, case-insensitive) and to their
     neighbours up to ``depth`` hops.
 
@@ -330,7 +328,11 @@ def rank(
     scored.sort(key=lambda x: (-x[0], -own_final[x[3]], -x[1], -x[2]))
     out = [
         Ranked(
-            score, fscore, mid, gkey, {leg: r[gkey] for leg, r in ranks.items() if gkey in r},
+            score,
+            fscore,
+            mid,
+            gkey,
+            {leg: r[gkey] for leg, r in ranks.items() if gkey in r},
             max((sims[m] for m in groups[gkey] if m in sims), default=None),
         )
         for score, fscore, mid, gkey in scored[:limit]
@@ -380,7 +382,9 @@ def _neighbour_groups(
     for r in top:
         t = turn_of.get(r.group)
         if t is not None:
-            wanted.update(n for n, w in ((t + 1, config.before_weight), (t - 1, config.after_weight)) if w > 0 and n not in held_turns)
+            wanted.update(
+                n for n, w in ((t + 1, config.before_weight), (t - 1, config.after_weight)) if w > 0 and n not in held_turns
+            )
     if not wanted:
         return []
     new: dict[Any, list[tuple[int, RankFields]]] = {}
@@ -402,9 +406,7 @@ def _neighbour_groups(
     reps = {g: max(ms, key=lambda x: (x[1].pinned, x[1].importance, x[0]))[0] for g, ms in new.items()}
     # a neighbour that nothing lifted is not a result; ties by memory id, as the ranking breaks them
     lent = sorted((g for g in new if lifted[g] > 0), key=lambda g: (-lifted[g], -reps[g]))
-    return [
-        Ranked(lifted[g], 0.0, reps[g], g, {"neighbour": i, "fused": n_fused + i}) for i, g in enumerate(lent, start=1)
-    ]
+    return [Ranked(lifted[g], 0.0, reps[g], g, {"neighbour": i, "fused": n_fused + i}) for i, g in enumerate(lent, start=1)]
 
 
 def _hybrid_search(

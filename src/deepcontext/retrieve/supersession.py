@@ -52,8 +52,16 @@ def outdated_factor(f: RankFields, now: datetime, factor: float, *, past: bool) 
 
 
 def add_superseded(
-    store: Store, user_id: str, query: str, hits: list[H], *, limit: int, filters: MemoryFilters, now: datetime,
-    max_sources: int, make_hit: Callable[[Memory, float], H],
+    store: Store,
+    user_id: str,
+    query: str,
+    hits: list[H],
+    *,
+    limit: int,
+    filters: MemoryFilters,
+    now: datetime,
+    max_sources: int,
+    make_hit: Callable[[Memory, float], H],
 ) -> list[H]:
     """``hits`` with the earlier versions of the hits and the superseded memories the query matches
     (keyword leg): each right after the version that replaced it (its score just below), the others

@@ -208,7 +208,8 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         ] = None,
         budget_tokens: Annotated[int, Field(ge=1, le=200_000, description="Most tokens the context may take")] = 2000,
         limit: Annotated[
-            int | None, Field(ge=1, le=100, description="Search results considered (default: one per 40 tokens of budget, at least 20)")
+            int | None,
+            Field(ge=1, le=100, description="Search results considered (default: one per 40 tokens of budget, at least 20)"),
         ] = None,
         agent_id: AgentArg = None,
         run_id: RunArg = None,
@@ -267,7 +268,9 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
 
         return await guarded(go)
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False))
+    @server.tool(
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False)
+    )
     async def delete_memory(
         memory_id: Annotated[int, Field(ge=1, le=2**63 - 1, description="The memory to forget")],
         mcp_ctx: Context,

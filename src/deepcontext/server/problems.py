@@ -134,7 +134,11 @@ def classify(exc: DeepContextError) -> tuple[int, str, str]:
     if isinstance(exc, LockTimeoutError):
         return 409, "busy", "another maintenance run holds this user's lock; try again later"
     if isinstance(exc, WriteConflictError):
-        return 409, "conflict", "concurrent writes changed this user's memories while this write was planned; nothing was written; retry"
+        return (
+            409,
+            "conflict",
+            "concurrent writes changed this user's memories while this write was planned; nothing was written; retry",
+        )
     if isinstance(exc, StorageError):
         return 503, "storage-unavailable", "the database failed; nothing was written; try again later"
     if isinstance(exc, (EmbeddingError, LLMError, ExtractionError)):
@@ -160,8 +164,7 @@ async def _deepcontext_error(request: Request, exc: Exception) -> JSONResponse:
 async def _validation_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errors = [
-        {"loc": [str(p) for p in e.get("loc", ())], "msg": _message(e), "type": str(e.get("type", ""))}
-        for e in exc.errors()
+        {"loc": [str(p) for p in e.get("loc", ())], "msg": _message(e), "type": str(e.get("type", ""))} for e in exc.errors()
     ]
     first = errors[0] if errors else None
     detail = f"{'.'.join(first['loc'])}: {first['msg']}" if first else "invalid request"

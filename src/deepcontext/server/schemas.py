@@ -136,8 +136,8 @@ class MessageBody(_Body):
 
     role: Literal["user", "assistant", "system", "tool"]
     content: Text
-    name: Annotated[str, Field(min_length=1, max_length=255, pattern=ID_PATTERN), AfterValidator(_clean)] | None = (
-        Field(default=None, description="The speaker's name")
+    name: Annotated[str, Field(min_length=1, max_length=255, pattern=ID_PATTERN), AfterValidator(_clean)] | None = Field(
+        default=None, description="The speaker's name"
     )
     timestamp: Timestamp | None = Field(default=None, description="When it was said")
     metadata: Metadata | None = None

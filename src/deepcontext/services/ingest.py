@@ -158,9 +158,7 @@ class IngestService:
         context.user_name = await self.user_name(user_id, msgs)
         if self.context_turns > 0:  # earlier turns only: the ones derived here are stored already
             await self._load_context(context)
-            context.recent_messages = [
-                m for m in context.recent_messages if m.turn_id is not None and m.turn_id < min(ids)
-            ]
+            context.recent_messages = [m for m in context.recent_messages if m.turn_id is not None and m.turn_id < min(ids)]
         extractor, classifier, result = await self._extract(msgs, context, "derive")
         response = await self._run(
             "derive", msgs, result, context,

@@ -75,7 +75,9 @@ async def _find_conflicts(store: Store, embedder: Embedder, plan: AddPlan, kept:
             if m.id in have or m.id not in shown:
                 continue
             sim = float(np.dot(c.vector, sims[m.id])) if c.vector is not None else 0.0
-            c.neighbours.append(ExistingMemory(id=m.id, text=m.text, memory_type=m.memory_type, similarity=sim, said_at=m.said_at))
+            c.neighbours.append(
+                ExistingMemory(id=m.id, text=m.text, memory_type=m.memory_type, similarity=sim, said_at=m.said_at)
+            )
 
 
 def _supersede(kept: list[Candidate], decisions: list[Decision]) -> list[Decision]:
@@ -140,7 +142,9 @@ def _validated(c: Candidate, d: Decision, fallback: Decision) -> Decision:
     try:
         action = ToolAction(str(d.action).strip().upper()).value
     except ValueError:
-        return fallback.model_copy(update={"reason": f"rejected unknown action {d.action!r}; {fallback.reason or 'offline rule'}"})
+        return fallback.model_copy(
+            update={"reason": f"rejected unknown action {d.action!r}; {fallback.reason or 'offline rule'}"}
+        )
     shown = {n.id for n in c.neighbours}
     if action == "ADD":
         return Decision(action="ADD", reason=d.reason)

@@ -101,7 +101,9 @@ class MemoryService:
         """Soft-delete a memory: gone from search and list, kept in history."""
         user_id = check_id(user_id, "user_id")
         mid = check_memory_id(memory_id)
-        await self._db(self.store.delete_memory, user_id, mid, now=self.clock.now(), actor="user", reason="deleted through the API")
+        await self._db(
+            self.store.delete_memory, user_id, mid, now=self.clock.now(), actor="user", reason="deleted through the API"
+        )
         return {"memory_id": mid, "status": "deleted"}
 
     async def delete_memories(

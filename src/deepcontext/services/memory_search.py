@@ -103,7 +103,15 @@ class SearchService:
             # one worker-thread hop for the legs and the results' details and links (each hop back to
             # the event loop costs a wake-up); the reads share one connection and snapshot
             qvec, hits = start_vector_leg(
-                store, embedder.embed_one, pool, user_id, query, limit=limit, filters=filters, config=cfg, now=now,
+                store,
+                embedder.embed_one,
+                pool,
+                user_id,
+                query,
+                limit=limit,
+                filters=filters,
+                config=cfg,
+                now=now,
                 standing=standing,
             )
             found = hybrid_search(
@@ -122,7 +130,14 @@ class SearchService:
             )
             if include_superseded:
                 found = add_superseded(
-                    store, user_id, query, found, limit=limit, filters=filters, now=now, max_sources=MAX_SOURCES,
+                    store,
+                    user_id,
+                    query,
+                    found,
+                    limit=limit,
+                    filters=filters,
+                    now=now,
+                    max_sources=MAX_SOURCES,
                     make_hit=lambda m, score: Hit(memory=m, score=score, rrf_score=0.0),
                 )
                 # an older version scores just below its replacement: what follows it, not above it

@@ -29,9 +29,7 @@ async def rename_user(store: Store, embedder: Embedder, user_id: str, name: str,
     entity_ids = [eid for eid, _ in found.values()]
     rewrites: list[MemoryRewrite] = []
     if entity_ids:
-        pairs = await asyncio.to_thread(
-            store.memories_for_entities, user_id, entity_ids, MemoryFilters(), now, _MAX_RENAMED
-        )
+        pairs = await asyncio.to_thread(store.memories_for_entities, user_id, entity_ids, MemoryFilters(), now, _MAX_RENAMED)
         ids = list(dict.fromkeys(mid for mid, _ in pairs))
         mems = await asyncio.to_thread(store.get_memories, user_id, ids, details=False) if ids else []
         changed: list[tuple[int, str, str]] = []

@@ -111,9 +111,7 @@ class SummaryService:
         if state is None or new == 0 or (not force and new < self.every_turns):
             return False
         since = state.summary_turn_id
-        turns = await asyncio.to_thread(
-            turns_since, self.store, user_id, conversation_id, since, min(new, MAX_TURNS_PER_REFRESH)
-        )
+        turns = await asyncio.to_thread(turns_since, self.store, user_id, conversation_id, since, min(new, MAX_TURNS_PER_REFRESH))
         if not turns:
             return False
         text = await summarize_conversation(self.llm, turns, state.summary, max_words=self.max_words)

@@ -167,9 +167,7 @@ def parse_messages(
         if not isinstance(metadata, Mapping):
             raise ValidationError(f"{f}.metadata must be an object", field=f"{f}.metadata")
         check_json(metadata, f"{f}.metadata")
-        out.append(
-            MessageIn(index=i, role=role.lower(), content=content, said_at=said_at, name=name, metadata=dict(metadata))
-        )
+        out.append(MessageIn(index=i, role=role.lower(), content=content, said_at=said_at, name=name, metadata=dict(metadata)))
     return out
 
 
@@ -180,9 +178,7 @@ def _enum_tuple(value: Any, enum: Any, field: str) -> tuple[Any, ...] | None:
     try:
         return tuple(enum(v.value if isinstance(v, enum) else str(v)) for v in items)
     except ValueError:
-        raise ValidationError(
-            f"{field} must be one of {[e.value for e in enum]}, got {value!r}", field=field
-        ) from None
+        raise ValidationError(f"{field} must be one of {[e.value for e in enum]}, got {value!r}", field=field) from None
 
 
 def _scope_ids(value: Any, field: str) -> tuple[str, ...] | None:

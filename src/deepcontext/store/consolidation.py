@@ -90,9 +90,24 @@ def consolidation_candidates(store: SQLStore, user_id: str, now: datetime, limit
     with store.connection() as conn:
         rows = conn.execute(
             select(
-                mt.c.id, mt.c.text, mt.c.memory_type, mt.c.importance, mt.c.base_importance, mt.c.confidence,
-                mt.c.access_count, mt.c.said_at, mt.c.occurred_at, mt.c.valid_from, mt.c.valid_to, mt.c.created_at,
-                mt.c.updated_at, mt.c.conversation_id, mt.c.metadata, mt.c.embedding, mt.c.agent_id, mt.c.run_id,
+                mt.c.id,
+                mt.c.text,
+                mt.c.memory_type,
+                mt.c.importance,
+                mt.c.base_importance,
+                mt.c.confidence,
+                mt.c.access_count,
+                mt.c.said_at,
+                mt.c.occurred_at,
+                mt.c.valid_from,
+                mt.c.valid_to,
+                mt.c.created_at,
+                mt.c.updated_at,
+                mt.c.conversation_id,
+                mt.c.metadata,
+                mt.c.embedding,
+                mt.c.agent_id,
+                mt.c.run_id,
             )
             .where(
                 mt.c.user_id == user_id,
@@ -183,9 +198,7 @@ def write_consolidation(store: SQLStore, user_id: str, group: GroupWrite, now: d
     return write_consolidations(store, user_id, [group], now)[0]
 
 
-def write_consolidations(
-    store: SQLStore, user_id: str, groups: Sequence[GroupWrite], now: datetime
-) -> list[list[int] | None]:
+def write_consolidations(store: SQLStore, user_id: str, groups: Sequence[GroupWrite], now: datetime) -> list[list[int] | None]:
     """Write the groups of one consolidation in one transaction (not one per group: each would hold
     the database's write lock again). Each
     group is checked on its own: a group whose sources changed since they were read is skipped

@@ -34,7 +34,9 @@ class KeywordIndex(ABC):
         them beyond its rows."""
 
     @abstractmethod
-    def search(self, user_id: str, terms: Sequence[str], k: int, filters: MemoryFilters, now: datetime) -> list[tuple[int, float]]:
+    def search(
+        self, user_id: str, terms: Sequence[str], k: int, filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, float]]:
         """The user's best ``k`` memories for ``terms``, (memory_id, relevance) best first."""
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "Store",
 ]
 
+
 class Store(ABC):
     """A database holding memories, turns and the knowledge graph of many users."""
 
@@ -174,9 +175,7 @@ class Store(ABC):
         """Every change of a memory, oldest first. Raises MemoryNotFoundError."""
 
     @abstractmethod
-    def memory_links(
-        self, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None
-    ) -> dict[int, list[int]]:
+    def memory_links(self, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None) -> dict[int, list[int]]:
         """Active memories linked to each of ``memory_ids``, most similar first (at most
         ``per_memory`` each when given)."""
 
@@ -289,7 +288,6 @@ class Store(ABC):
     def rank_fields(self, user_id: str, memory_ids: Sequence[int], *, standing_only: bool = False) -> dict[int, RankFields]:
         """Importance, confidence, time and access count of candidates (cheap, no details);
         ``standing_only``: of those stating a standing fact only (the profile leg's deeper pool)."""
-
 
     @abstractmethod
     def sources(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[Provenance]]: ...

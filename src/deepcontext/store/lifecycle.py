@@ -147,8 +147,15 @@ def decay_rows(store: SQLStore, user_id: str, now: datetime) -> list[DecayRow]:
     with store.connection() as conn:
         rows = conn.execute(
             select(
-                mt.c.id, mt.c.memory_type, mt.c.tier, mt.c.importance, mt.c.base_importance,
-                mt.c.reinforced_at, mt.c.last_accessed_at, mt.c.access_count, mt.c.mention_count,
+                mt.c.id,
+                mt.c.memory_type,
+                mt.c.tier,
+                mt.c.importance,
+                mt.c.base_importance,
+                mt.c.reinforced_at,
+                mt.c.last_accessed_at,
+                mt.c.access_count,
+                mt.c.mention_count,
             )
             .where(mt.c.user_id == user_id, mt.c.status == _ACTIVE, mt.c.pinned.is_(False), unexpired(store, now))
             .order_by(mt.c.id)
@@ -350,9 +357,7 @@ def purge(store: SQLStore, user_id: str, *, deleted_before: datetime, expired_be
         for chunk in chunks(ids):
             successors |= {
                 int(r[0])
-                for r in conn.execute(
-                    select(mt.c.superseded_by).where(mt.c.id.in_(list(chunk)), mt.c.superseded_by.is_not(None))
-                )
+                for r in conn.execute(select(mt.c.superseded_by).where(mt.c.id.in_(list(chunk)), mt.c.superseded_by.is_not(None)))
             }
         successors -= doomed
         for chunk in chunks(sorted(successors)):
@@ -365,9 +370,7 @@ def purge(store: SQLStore, user_id: str, *, deleted_before: datetime, expired_be
         for chunk in chunks(ids):
             pointing |= {
                 int(r[0])
-                for r in conn.execute(
-                    select(mt.c.id).where(mt.c.user_id == user_id, mt.c.superseded_by.in_(list(chunk)))
-                )
+                for r in conn.execute(select(mt.c.id).where(mt.c.user_id == user_id, mt.c.superseded_by.in_(list(chunk))))
             }
         for chunk in chunks(sorted(pointing - doomed)):  # (rows being purged are not touched)
             conn.execute(update(mt).where(mt.c.id.in_(list(chunk))).values(superseded_by=None, rev=rev))

@@ -179,9 +179,7 @@ def _advisory_lock(store: SQLStore, user_id: str, name: str, timeout: float) -> 
                 else:
                     # lock_timeout bounds the wait; SET LOCAL ends with this short transaction, the
                     # session-level advisory lock stays with the connection
-                    conn.execute(
-                        text("SELECT set_config('lock_timeout', :ms, true)"), {"ms": f"{max(1, int(timeout * 1000))}ms"}
-                    )
+                    conn.execute(text("SELECT set_config('lock_timeout', :ms, true)"), {"ms": f"{max(1, int(timeout * 1000))}ms"})
                     conn.execute(select(func.pg_advisory_lock(key)))
                     got = True
         except DBAPIError as exc:
@@ -210,9 +208,7 @@ def _try_take(store: SQLStore, user_id: str, name: str, owner: str, ttl: float, 
     lk = store.t.locks
     with store.transaction() as conn:
         now = clock.now()
-        row = conn.execute(
-            select(lk.c.owner, lk.c.expires_at).where(lk.c.user_id == user_id, lk.c.name == name)
-        ).first()
+        row = conn.execute(select(lk.c.owner, lk.c.expires_at).where(lk.c.user_id == user_id, lk.c.name == name)).first()
         if row is None:
             conn.execute(insert(lk).values(user_id=user_id, name=name, owner=owner, expires_at=now + timedelta(seconds=ttl)))
             return True

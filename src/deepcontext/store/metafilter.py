@@ -277,8 +277,10 @@ def _pg_cond(c: Cond, column: Any) -> ColumnElement[bool]:
         return or_(and_(typeof == "string", func.strpos(text, bindparam(None, c.value, type_=String)) > 0), in_list)
     # icontains
     needle = func.lower(bindparam(None, c.value, type_=String))
-    items = func.jsonb_array_elements_text(case((typeof == "array", member), else_=literal([], JSONB))).table_valued(
-        "value"
-    ).alias("el")
+    items = (
+        func.jsonb_array_elements_text(case((typeof == "array", member), else_=literal([], JSONB)))
+        .table_valued("value")
+        .alias("el")
+    )
     element = exists(select(literal(1)).select_from(items).where(func.lower(items.c.value) == needle))
     return or_(and_(typeof == "string", func.strpos(func.lower(text), needle) > 0), element)

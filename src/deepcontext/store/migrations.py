@@ -51,7 +51,6 @@ __all__ = [
 ]
 
 
-
 def _v1_tables(md: MetaData, dim: int) -> None:
     """Version 1: the initial schema."""
     Table(

@@ -60,7 +60,16 @@ _MIGRATION_LOCK_KEY = 0x6463_6D69_6772_6174  # "dcmigrat"
 #: rows written by a process between two looks at the planner's statistics
 _STATS_CHECK_ROWS = 2000
 #: tables whose statistics the search plans depend on
-_ANALYZED_TABLES = ("memories", "memory_fts", "memory_sources", "memory_entities", "memory_links", "turns", "entities", "relations")
+_ANALYZED_TABLES = (
+    "memories",
+    "memory_fts",
+    "memory_sources",
+    "memory_entities",
+    "memory_links",
+    "turns",
+    "entities",
+    "relations",
+)
 #: query parameters of asyncpg URLs that libpq does not know
 _ASYNCPG_ONLY = {"prepared_statement_cache_size", "statement_cache_size", "prepared_statement_name_func"}
 _SSL_MODES = {"true": "require", "false": "disable", "1": "require", "0": "disable"}
@@ -221,7 +230,9 @@ class PostgresStore(UserLockMixin, SQLStore):
         set_: dict[str, Any] = {"version": u.c.version + 1, "updated_at": now}
         if consolidation_due:
             set_["consolidation_due"] = True
-        return int(conn.execute(stmt.on_conflict_do_update(index_elements=[u.c.user_id], set_=set_).returning(u.c.version)).scalar_one())
+        return int(
+            conn.execute(stmt.on_conflict_do_update(index_elements=[u.c.user_id], set_=set_).returning(u.c.version)).scalar_one()
+        )
 
     # --- planner statistics ------------------------------------------------------------------------
     def apply_add(self, plan: AddPlan) -> AddOutcome:
@@ -236,7 +247,9 @@ class PostgresStore(UserLockMixin, SQLStore):
         (autovacuum does this too, when it is on; servers run without it)."""
         with self._stats_lock:
             self._written_since_check += rows
-            if self._written_since_check < _STATS_CHECK_ROWS or (self._stats_thread is not None and self._stats_thread.is_alive()):
+            if self._written_since_check < _STATS_CHECK_ROWS or (
+                self._stats_thread is not None and self._stats_thread.is_alive()
+            ):
                 return
             self._written_since_check = 0
             self._stats_thread = threading.Thread(target=self.refresh_statistics, name="deepcontext-analyze", daemon=True)
@@ -257,7 +270,9 @@ class PostgresStore(UserLockMixin, SQLStore):
                     ),
                     {"names": list(_ANALYZED_TABLES)},
                 ).all()
-                stale = [name for name, seen, pages in rows if force or (int(pages) >= 8 and int(pages) > 2 * max(int(seen or 0), 0))]
+                stale = [
+                    name for name, seen, pages in rows if force or (int(pages) >= 8 and int(pages) > 2 * max(int(seen or 0), 0))
+                ]
                 if stale:
                     conn.exec_driver_sql("ANALYZE " + ", ".join(stale))
                     log.info("planner statistics refreshed: %s", ", ".join(stale))
@@ -285,9 +300,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         """A clear error when the server lacks the vector extension (before any DDL runs)."""
         try:
             with self.connection() as conn:
-                available = conn.execute(
-                    text("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
-                ).first()
+                available = conn.execute(text("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")).first()
         except StorageError as exc:
             raise MigrationError(f"cannot reach PostgreSQL: {exc}") from exc
         if available is None:
@@ -318,7 +331,6 @@ class PostgresStore(UserLockMixin, SQLStore):
 
     # --- keyword leg -------------------------------------------------------------------------------
 
-
     @functools.cached_property
     def _details_stmt(self) -> Any:
         """result_details' statement, built once (constructing and keying its four LATERAL
@@ -347,8 +359,11 @@ class PostgresStore(UserLockMixin, SQLStore):
 
         srcs = (
             select(
-                agg(tt.c.id, "turn_ids"), agg(tt.c.conversation_id, "conversations"), agg(tt.c.role, "roles"),
-                agg(tt.c.name, "speakers"), agg(tt.c.said_at, "said"),
+                agg(tt.c.id, "turn_ids"),
+                agg(tt.c.conversation_id, "conversations"),
+                agg(tt.c.role, "roles"),
+                agg(tt.c.name, "speakers"),
+                agg(tt.c.said_at, "said"),
             )  # fmt: skip
             .select_from(first.join(tt, tt.c.id == first.c.turn_id))
             .lateral("srcs")
@@ -363,13 +378,20 @@ class PostgresStore(UserLockMixin, SQLStore):
             .correlate(mt)
             .lateral("best")
         )
-        lk = (
-            select(func.array_agg(aggregate_order_by(best.c.other_id, best.c.similarity.desc(), best.c.other_id)).label("others"))
-            .lateral("lk")
-        )
+        lk = select(
+            func.array_agg(aggregate_order_by(best.c.other_id, best.c.similarity.desc(), best.c.other_id)).label("others")
+        ).lateral("lk")
         stmt = (
-            select(*self.memories.memory_columns(), ents.c.names, srcs.c.turn_ids, srcs.c.conversations, srcs.c.roles,
-                   srcs.c.speakers, srcs.c.said, lk.c.others)  # fmt: skip
+            select(
+                *self.memories.memory_columns(),
+                ents.c.names,
+                srcs.c.turn_ids,
+                srcs.c.conversations,
+                srcs.c.roles,
+                srcs.c.speakers,
+                srcs.c.said,
+                lk.c.others,
+            )  # fmt: skip
             .select_from(mt.outerjoin(ents, true()).outerjoin(srcs, true()).outerjoin(lk, true()))
             .where(self._owner(mt.c.user_id) == uid, mt.c.id == func.any(bindparam("ids", type_=ARRAY(BigInteger))))
         )
@@ -392,25 +414,22 @@ class PostgresStore(UserLockMixin, SQLStore):
                 mem = self.memories.memory_from_row(r)
                 mem.entities = list(r.names or [])
                 mem.sources = [
-                    Provenance.model_construct(
-                        turn_id=int(t), conversation_id=c, role=role, speaker=sp, said_at=as_utc(at)
+                    Provenance.model_construct(turn_id=int(t), conversation_id=c, role=role, speaker=sp, said_at=as_utc(at))
+                    for t, c, role, sp, at in zip(
+                        r.turn_ids or [], r.conversations or [], r.roles or [], r.speakers or [], r.said or [], strict=True
                     )
-                    for t, c, role, sp, at in zip(r.turn_ids or [], r.conversations or [], r.roles or [], r.speakers or [], r.said or [], strict=True)
                 ]
                 mems[mem.id] = mem
                 if links_per_memory > 0 and r.others:
                     links[mem.id] = [int(o) for o in r.others]
         return mems, links
 
-
     def default_conditions(self) -> list[Any]:
         """``filter_clause(DEFAULT_FILTERS, now)`` with ``now`` a bound parameter, for statements built once."""
         mt = self.t.memories
         return [mt.c.status == MemoryStatus.ACTIVE.value, or_(mt.c.expires_at.is_(None), mt.c.expires_at > bindparam("now"))]
 
-
     # --- vector leg ----------------------------------------------------------------------------------
-
 
     def _owner(self, col: Any) -> Any:
         # `user_id || ''`: the same value, no index on it (see SQLStore._owner)

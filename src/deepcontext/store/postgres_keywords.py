@@ -36,6 +36,7 @@ DF_CAP = 1000
 #: memories indexed per statement by PostgresStore._index_texts
 INDEX_CHUNK = 2000
 
+
 @functools.cache
 def _latin_fold_table() -> dict[int, str]:
     table_: dict[int, str] = {}
@@ -46,15 +47,18 @@ def _latin_fold_table() -> dict[int, str]:
             table_[cp] = base
     return table_
 
+
 def fold_diacritics(s: str) -> str:
     """Drop diacritics from Latin letters ("café" -> "cafe"), like SQLite's ``remove_diacritics 2``;
     other scripts (kana voicing marks, Hangul...) are left alone."""
     return s.translate(_latin_fold_table())
 
+
 def _ts_body(text_: str) -> str:
     """What the keyword index holds for a memory: search_text (CJK split into characters and bigrams),
     Latin diacritics folded; to_tsvector(PG_TS_CONFIG) then stems it."""
     return fold_diacritics(search_text(text_))
+
 
 @functools.lru_cache(maxsize=64)
 def _rank_sql(n: int) -> str:
@@ -70,6 +74,7 @@ def _rank_sql(n: int) -> str:
         "WHERE (m.user_id || '') = %(u)s AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %(now)s) "
         "ORDER BY best.score DESC, m.id DESC LIMIT %(k)s"
     )
+
 
 def _quote_lexeme(lexeme: str) -> str:
     """A lexeme as a tsquery operand, taken verbatim (no parsing, no stemming)."""
@@ -208,22 +213,14 @@ class PostgresKeywordIndex(KeywordIndex):
             .subquery("cand")
         )
         score = sum(
-            (
-                case((cand.c.tsv.op("@@")(cast(literal(_quote_lexeme(lx)), TSQUERY)), w), else_=0.0)
-                for lx, w in weighted
-            ),
+            (case((cand.c.tsv.op("@@")(cast(literal(_quote_lexeme(lx)), TSQUERY)), w), else_=0.0) for lx, w in weighted),
             start=literal(0.0),
         ).label("score")
         # scored on the side table alone; only the best `fetch` meet the memories table for the
         # filters, more if the filters dropped too many
         rows: list[Any] = []
         for fetch in fetch_sizes(k, matches):
-            best = (
-                select(cand.c.memory_id, score)
-                .order_by(score.desc(), cand.c.memory_id.desc())
-                .limit(fetch)
-                .subquery("best")
-            )
+            best = select(cand.c.memory_id, score).order_by(score.desc(), cand.c.memory_id.desc()).limit(fetch).subquery("best")
             stmt = (
                 select(mt.c.id, best.c.score)
                 .select_from(best.join(mt, mt.c.id == best.c.memory_id))
@@ -237,7 +234,14 @@ class PostgresKeywordIndex(KeywordIndex):
         return [(int(mid), float(sc or 0.0)) for mid, sc in rows]
 
     def rank_lexemes(
-        self, conn: Connection, user_id: str, weighted: list[tuple[str, float]], match: list[str], matches: int, k: int, now: datetime
+        self,
+        conn: Connection,
+        user_id: str,
+        weighted: list[tuple[str, float]],
+        match: list[str],
+        matches: int,
+        k: int,
+        now: datetime,
     ) -> list[tuple[int, float]]:
         """:meth:`ranked` under the default filters, as one statement text per lexeme count sent
         straight to the driver with ``prepare=False`` (never a prepared statement, so PostgreSQL plans

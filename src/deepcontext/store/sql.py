@@ -268,9 +268,7 @@ class SQLStore(Store):
         if known.get("embedder") == model_id and known.get("dimensions") == str(dimensions):
             return
         with self.transaction() as conn:
-            rows = dict(
-                conn.execute(select(m.c.key, m.c.value).where(m.c.key.in_(["embedder", "dimensions"]))).all()
-            )
+            rows = dict(conn.execute(select(m.c.key, m.c.value).where(m.c.key.in_(["embedder", "dimensions"]))).all())
             if not rows:
                 self.set_meta(conn, "embedder", model_id)
                 self.set_meta(conn, "dimensions", str(dimensions))
@@ -330,9 +328,7 @@ class SQLStore(Store):
         if not ids:
             return
         tt = self.t.turns
-        found = {
-            r[0] for r in conn.execute(select(tt.c.id).where(self._owner(tt.c.user_id) == user_id, tt.c.id.in_(ids))).all()
-        }
+        found = {r[0] for r in conn.execute(select(tt.c.id).where(self._owner(tt.c.user_id) == user_id, tt.c.id.in_(ids))).all()}
         missing = [i for i in ids if i not in found]
         if missing:
             raise TurnNotFoundError(missing[0], user_id)
@@ -370,33 +366,34 @@ class SQLStore(Store):
                 c.append(compile_filter(tree, mt.c.metadata, self.engine.dialect.name))
         return c
 
-
-
-
-
-
-
-
-
-
-
-
-
-
     # ------------------------------------------------------------------------------------------
     # the Store interface, by the repositories
     # ------------------------------------------------------------------------------------------
     # memories
-    def get_memories(self, user_id: str, memory_ids: Sequence[int], *, details: bool=True, max_sources: int | None=None) -> list[Memory]:
+    def get_memories(
+        self, user_id: str, memory_ids: Sequence[int], *, details: bool = True, max_sources: int | None = None
+    ) -> list[Memory]:
         return self.memories.get_memories(user_id, memory_ids, details=details, max_sources=max_sources)
 
-    def list_memories(self, user_id: str, filters: MemoryFilters, *, limit: int, cursor: str | None, now: datetime) -> tuple[list[Memory], int, str | None]:
+    def list_memories(
+        self, user_id: str, filters: MemoryFilters, *, limit: int, cursor: str | None, now: datetime
+    ) -> tuple[list[Memory], int, str | None]:
         return self.memories.list_memories(user_id, filters, limit=limit, cursor=cursor, now=now)
 
-    def superseded_versions(self, user_id: str, memory_ids: Sequence[int], filters: MemoryFilters, now: datetime) -> list[tuple[int, int]]:
+    def superseded_versions(
+        self, user_id: str, memory_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> list[tuple[int, int]]:
         return self.memories.superseded_versions(user_id, memory_ids, filters, now)
 
-    def find_active_by_metadata_keys(self, user_id: str, keys: Sequence[str], now: datetime, *, limit: int=50, scope: tuple[str | None, str | None] | None=None) -> list[Memory]:
+    def find_active_by_metadata_keys(
+        self,
+        user_id: str,
+        keys: Sequence[str],
+        now: datetime,
+        *,
+        limit: int = 50,
+        scope: tuple[str | None, str | None] | None = None,
+    ) -> list[Memory]:
         return self.memories.find_active_by_metadata_keys(user_id, keys, now, limit=limit, scope=scope)
 
     def history(self, user_id: str, memory_id: int) -> list[HistoryEntry]:
@@ -411,7 +408,7 @@ class SQLStore(Store):
     def count_rows(self, user_id: str) -> dict[str, int]:
         return self.memories.count_rows(user_id)
 
-    def iter_memories(self, user_id: str, *, batch: int=500) -> Iterator[Memory]:
+    def iter_memories(self, user_id: str, *, batch: int = 500) -> Iterator[Memory]:
         return self.memories.iter_memories(user_id, batch=batch)
 
     def embeddings(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, np.ndarray]:
@@ -420,7 +417,9 @@ class SQLStore(Store):
     def rank_fields(self, user_id: str, memory_ids: Sequence[int], *, standing_only: bool = False) -> dict[int, RankFields]:
         return self.memories.rank_fields(user_id, memory_ids, standing_only=standing_only)
 
-    def find_active_by_hash(self, user_id: str, hashes: Sequence[str], now: datetime, *, scope: tuple[str | None, str | None] | None=None) -> dict[str, int]:
+    def find_active_by_hash(
+        self, user_id: str, hashes: Sequence[str], now: datetime, *, scope: tuple[str | None, str | None] | None = None
+    ) -> dict[str, int]:
         return self.memories.find_active_by_hash(user_id, hashes, now, scope=scope)
 
     def memory_owner(self, memory_id: int) -> str | None:
@@ -433,13 +432,37 @@ class SQLStore(Store):
     def apply_add(self, plan: AddPlan) -> AddOutcome:
         return self.adds.apply_add(plan)
 
-    def update_memory(self, user_id: str, memory_id: int, *, text: str, content_hash: str, embedding: np.ndarray | None, now: datetime, actor: str, reason: str | None, metadata: dict[str, Any] | None=None) -> Memory:
-        return self.writer.update_memory(user_id, memory_id, text=text, content_hash=content_hash, embedding=embedding, now=now, actor=actor, reason=reason, metadata=metadata)
+    def update_memory(
+        self,
+        user_id: str,
+        memory_id: int,
+        *,
+        text: str,
+        content_hash: str,
+        embedding: np.ndarray | None,
+        now: datetime,
+        actor: str,
+        reason: str | None,
+        metadata: dict[str, Any] | None = None,
+    ) -> Memory:
+        return self.writer.update_memory(
+            user_id,
+            memory_id,
+            text=text,
+            content_hash=content_hash,
+            embedding=embedding,
+            now=now,
+            actor=actor,
+            reason=reason,
+            metadata=metadata,
+        )
 
     def delete_memory(self, user_id: str, memory_id: int, *, now: datetime, actor: str, reason: str | None) -> Memory:
         return self.writer.delete_memory(user_id, memory_id, now=now, actor=actor, reason=reason)
 
-    def delete_memories(self, user_id: str, filters: MemoryFilters, *, now: datetime, actor: str, reason: str | None) -> list[int]:
+    def delete_memories(
+        self, user_id: str, filters: MemoryFilters, *, now: datetime, actor: str, reason: str | None
+    ) -> list[int]:
         return self.writer.delete_memories(user_id, filters, now=now, actor=actor, reason=reason)
 
     def delete_user(self, user_id: str) -> dict[str, int]:
@@ -459,10 +482,23 @@ class SQLStore(Store):
     def match_entities(self, user_id: str, norm_names: Sequence[str]) -> dict[str, tuple[int, int]]:
         return self.graph.match_entities(user_id, norm_names)
 
-    def entity_neighbourhood(self, user_id: str, entity_ids: Sequence[int], depth: int, *, max_per_level: int | None=None, max_expand_mentions: int | None=None, enough: int | None=None) -> list[dict[str, Any]]:
-        return self.graph.entity_neighbourhood(user_id, entity_ids, depth, max_per_level=max_per_level, max_expand_mentions=max_expand_mentions, enough=enough)
+    def entity_neighbourhood(
+        self,
+        user_id: str,
+        entity_ids: Sequence[int],
+        depth: int,
+        *,
+        max_per_level: int | None = None,
+        max_expand_mentions: int | None = None,
+        enough: int | None = None,
+    ) -> list[dict[str, Any]]:
+        return self.graph.entity_neighbourhood(
+            user_id, entity_ids, depth, max_per_level=max_per_level, max_expand_mentions=max_expand_mentions, enough=enough
+        )
 
-    def memories_for_entities(self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int | Sequence[int]) -> list[tuple[int, int]]:
+    def memories_for_entities(
+        self, user_id: str, entity_ids: Sequence[int], filters: MemoryFilters, now: datetime, limit: int | Sequence[int]
+    ) -> list[tuple[int, int]]:
         return self.graph.memories_for_entities(user_id, entity_ids, filters, now, limit)
 
     def memory_entities(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
@@ -472,10 +508,12 @@ class SQLStore(Store):
     def sources(self, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[Provenance]]:
         return self.provenance.sources(user_id, memory_ids)
 
-    def memory_links(self, user_id: str, memory_ids: Sequence[int], per_memory: int | None=None) -> dict[int, list[int]]:
+    def memory_links(self, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None) -> dict[int, list[int]]:
         return self.provenance.memory_links(user_id, memory_ids, per_memory)
 
-    def rank_fields_citing(self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime) -> dict[int, RankFields]:
+    def rank_fields_citing(
+        self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> dict[int, RankFields]:
         return self.memories.rank_fields_citing(user_id, turn_ids, filters, now)
 
     # kv
@@ -501,6 +539,15 @@ class SQLStore(Store):
     def export_rows(self, user_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
         return self.transfer.export_rows(user_id)
 
-    def import_rows(self, user_id: str, rows: Sequence[tuple[str, dict[str, Any]]], now: datetime, *, fingerprint: str | None=None,
-                    maps: dict[str, dict[int, int]] | None=None, fixups: Sequence[tuple[str, dict[str, Any]]]=(), part: str | None=None) -> dict[str, int]:
+    def import_rows(
+        self,
+        user_id: str,
+        rows: Sequence[tuple[str, dict[str, Any]]],
+        now: datetime,
+        *,
+        fingerprint: str | None = None,
+        maps: dict[str, dict[int, int]] | None = None,
+        fixups: Sequence[tuple[str, dict[str, Any]]] = (),
+        part: str | None = None,
+    ) -> dict[str, int]:
         return self.transfer.import_rows(user_id, rows, now, fingerprint=fingerprint, maps=maps, fixups=fixups, part=part)

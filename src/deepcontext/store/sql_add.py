@@ -201,9 +201,7 @@ class AddWriter:
                 .values(mention_count=mt.c.mention_count + times, reinforced_at=now, importance=mt.c.base_importance)
             )
 
-    def _outdate_turns(
-        self, conn: Connection, user_id: str, old_id: int, valid_to: datetime, now: datetime, rev: int
-    ) -> None:
+    def _outdate_turns(self, conn: Connection, user_id: str, old_id: int, valid_to: datetime, now: datetime, rev: int) -> None:
         """A contradicted fact's verbatim turns stay active (they are the record of what was said) but
         get ``valid_to``: search weighs them down unless the question is about the past."""
         t = self.s.t

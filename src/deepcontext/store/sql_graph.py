@@ -57,8 +57,15 @@ class GraphReads:
         def side(here: Any, there: Any, outgoing: int) -> Any:
             return (
                 select(
-                    rt.c.id.label("rid"), here.label("here"), there.label("there"), rt.c.relation, rt.c.strength,
-                    et.c.name, et.c.entity_type, et.c.mention_count, literal(outgoing).label("outgoing"),
+                    rt.c.id.label("rid"),
+                    here.label("here"),
+                    there.label("there"),
+                    rt.c.relation,
+                    rt.c.strength,
+                    et.c.name,
+                    et.c.entity_type,
+                    et.c.mention_count,
+                    literal(outgoing).label("outgoing"),
                 )  # fmt: skip
                 .join(et, and_(et.c.id == there, et.c.user_id == bindparam("uid")))
                 .where(rt.c.user_id == bindparam("uid"), self.in_param(here, "ids"), self.not_in_param(there, "known"))
@@ -69,8 +76,15 @@ class GraphReads:
         ranked = select(both, best.label("rn")).subquery("ranked")
         return (
             select(
-                ranked.c.here, ranked.c.there, ranked.c.relation, ranked.c.strength, ranked.c.name,
-                ranked.c.entity_type, ranked.c.mention_count, ranked.c.rid, ranked.c.outgoing,
+                ranked.c.here,
+                ranked.c.there,
+                ranked.c.relation,
+                ranked.c.strength,
+                ranked.c.name,
+                ranked.c.entity_type,
+                ranked.c.mention_count,
+                ranked.c.rid,
+                ranked.c.outgoing,
             )  # fmt: skip
             .where(ranked.c.rn == 1)
             .order_by(ranked.c.strength.desc(), ranked.c.there)

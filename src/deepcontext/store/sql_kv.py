@@ -34,10 +34,7 @@ class KeyValues:
             if row is not None and isinstance(row[0], dict) and row[0].get("name"):
                 return str(row[0]["name"])
             first = conn.execute(
-                select(tt.c.name)
-                .where(tt.c.user_id == user_id, text(NAMED_USER_TURN))
-                .order_by(tt.c.id)
-                .limit(1)
+                select(tt.c.name).where(tt.c.user_id == user_id, text(NAMED_USER_TURN)).order_by(tt.c.id).limit(1)
             ).first()
         return None if first is None else str(first[0])
 
@@ -52,7 +49,9 @@ class KeyValues:
                 select(kv.c.value).where(kv.c.user_id == user_id, kv.c.namespace == _USER_NS, kv.c.key == _PROFILE)
             ).first()
             old = row[0].get("name") if row is not None and isinstance(row[0], dict) else None
-            stmt = self.s.upsert(kv).values(user_id=user_id, namespace=_USER_NS, key=_PROFILE, value={"name": name}, updated_at=now)
+            stmt = self.s.upsert(kv).values(
+                user_id=user_id, namespace=_USER_NS, key=_PROFILE, value={"name": name}, updated_at=now
+            )
             conn.execute(
                 stmt.on_conflict_do_update(
                     index_elements=[kv.c.user_id, kv.c.namespace, kv.c.key],
@@ -64,7 +63,9 @@ class KeyValues:
                 norm = entity_norm(former)
                 if not norm or norm == new_norm:
                     continue
-                src = conn.execute(select(et.c.id, et.c.mention_count).where(et.c.user_id == user_id, et.c.norm_name == norm)).first()
+                src = conn.execute(
+                    select(et.c.id, et.c.mention_count).where(et.c.user_id == user_id, et.c.norm_name == norm)
+                ).first()
                 if src is None:
                     continue
                 dst = conn.execute(select(et.c.id).where(et.c.user_id == user_id, et.c.norm_name == new_norm)).first()
@@ -79,12 +80,18 @@ class KeyValues:
                     for rid, other_id, relation in rows:
                         pair = (b, other_id) if col is rt.c.source_id else (other_id, b)
                         taken = conn.execute(
-                            select(rt.c.id).where(rt.c.user_id == user_id, rt.c.source_id == pair[0],
-                                                  rt.c.relation == relation, rt.c.target_id == pair[1])
+                            select(rt.c.id).where(
+                                rt.c.user_id == user_id,
+                                rt.c.source_id == pair[0],
+                                rt.c.relation == relation,
+                                rt.c.target_id == pair[1],
+                            )
                         ).first()
                         if taken is None and pair[0] != pair[1]:
                             conn.execute(update(rt).where(rt.c.id == rid).values({col.name: b}))
-                conn.execute(update(et).where(et.c.id == b).values(mention_count=et.c.mention_count + int(src[1]), last_seen_at=now))
+                conn.execute(
+                    update(et).where(et.c.id == b).values(mention_count=et.c.mention_count + int(src[1]), last_seen_at=now)
+                )
                 conn.execute(delete(et).where(et.c.id == a))  # its leftover links go with it (cascade)
             self.s.bump_user(conn, user_id, now)
         self.s.forget_user_caches(user_id)
@@ -112,9 +119,7 @@ class KeyValues:
     def kv_delete(self, user_id: str, namespace: str, key: str) -> bool:
         kv = self.s.t.kv
         with self.s.transaction() as conn:
-            res = conn.execute(
-                delete(kv).where(kv.c.user_id == user_id, kv.c.namespace == namespace, kv.c.key == key)
-            )
+            res = conn.execute(delete(kv).where(kv.c.user_id == user_id, kv.c.namespace == namespace, kv.c.key == key))
             return bool(res.rowcount)
 
     def kv_list(self, user_id: str, namespace: str) -> dict[str, Any]:
@@ -123,8 +128,6 @@ class KeyValues:
             return {
                 r.key: r.value
                 for r in conn.execute(
-                    select(kv.c.key, kv.c.value)
-                    .where(kv.c.user_id == user_id, kv.c.namespace == namespace)
-                    .order_by(kv.c.key)
+                    select(kv.c.key, kv.c.value).where(kv.c.user_id == user_id, kv.c.namespace == namespace).order_by(kv.c.key)
                 )
             }

@@ -114,12 +114,7 @@ class MemoryReads:
             page_where = list(where)
             if after_id is not None:
                 page_where.append(mt.c.id < after_id)
-            ids = [
-                r[0]
-                for r in conn.execute(
-                    select(mt.c.id).where(and_(*page_where)).order_by(mt.c.id.desc()).limit(limit + 1)
-                )
-            ]
+            ids = [r[0] for r in conn.execute(select(mt.c.id).where(and_(*page_where)).order_by(mt.c.id.desc()).limit(limit + 1))]
         more = len(ids) > limit
         ids = ids[:limit]
         memories = self.get_memories(user_id, ids)
@@ -164,7 +159,11 @@ class MemoryReads:
         mt = self.s.t.memories
         filters = MemoryFilters(tiers=(MemoryTier.SHORT_TERM, MemoryTier.LONG_TERM))
         keys = list(dict.fromkeys(keys))
-        where = [mt.c.user_id == user_id, *self.s.filter_clause(filters, now), *(self.s.scope_clause(scope) if scope is not None else [])]
+        where = [
+            mt.c.user_id == user_id,
+            *self.s.filter_clause(filters, now),
+            *(self.s.scope_clause(scope) if scope is not None else []),
+        ]
         if all(k.startswith(SLOT_KEY_PREFIX) for k in keys):
             # indexed (memory_slots, migration 6): walk the keys' rows newest first instead of every
             # memory's JSON; a memory holding several of the keys comes once per key
@@ -188,9 +187,7 @@ class MemoryReads:
         with self.s.connection() as conn:
             if conn.execute(select(mt.c.id).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == memory_id)).first() is None:
                 raise MemoryNotFoundError(memory_id, user_id)
-            rows = conn.execute(
-                select(h).where(h.c.user_id == user_id, h.c.memory_id == memory_id).order_by(h.c.id)
-            ).all()
+            rows = conn.execute(select(h).where(h.c.user_id == user_id, h.c.memory_id == memory_id).order_by(h.c.id)).all()
         return [
             HistoryEntry(
                 id=r.id,
@@ -312,11 +309,7 @@ class MemoryReads:
         # user_id test the (memory_id, turn_id) key gives the oldest at once (a memory said again
         # thousands of times has as many sources, each read to test its user_id)
         first = (
-            select(func.min(ms.c.turn_id))
-            .where(ms.c.memory_id == mt.c.id)
-            .correlate(mt)
-            .scalar_subquery()
-            .label("first_turn")
+            select(func.min(ms.c.turn_id)).where(ms.c.memory_id == mt.c.id).correlate(mt).scalar_subquery().label("first_turn")
         )
         return select(
             mt.c.id, mt.c.importance, mt.c.confidence, mt.c.said_at, mt.c.created_at, mt.c.access_count,

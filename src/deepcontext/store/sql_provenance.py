@@ -71,9 +71,7 @@ class ProvenanceReads:
         with self.s.connection() as conn:
             return self.sources_of(conn, user_id, memory_ids)
 
-    def memory_links(
-        self, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None
-    ) -> dict[int, list[int]]:
+    def memory_links(self, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None) -> dict[int, list[int]]:
         ml, mt = self.s.t.memory_links, self.s.t.memories
         out: dict[int, list[int]] = {}
         ids = list(dict.fromkeys(int(m) for m in memory_ids))

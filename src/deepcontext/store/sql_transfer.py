@@ -98,7 +98,11 @@ class Transfer:
                     )
                 ).first()
                 if exists is None:
-                    conn.execute(insert(t.conversations).values(**{**row, "user_id": user_id, "tip_turn_id": None, "summary_turn_id": None}))
+                    conn.execute(
+                        insert(t.conversations).values(
+                            **{**row, "user_id": user_id, "tip_turn_id": None, "summary_turn_id": None}
+                        )
+                    )
                 deferred_tips.append((row["conversation_id"], row.get("tip_turn_id"), row.get("summary_turn_id")))
             for row in by_table.get("turns", []):
                 old = row["id"]
@@ -155,12 +159,17 @@ class Transfer:
             fresh = self.s.writer.insert(
                 conn,
                 user_id,
-                [{**{k: v for k, v in row.items() if k != "id"}, "superseded_by": None, "consolidated_from": []} for row in exported],
+                [
+                    {**{k: v for k, v in row.items() if k != "id"}, "superseded_by": None, "consolidated_from": []}
+                    for row in exported
+                ],
                 now=now,
                 rev=rev,
                 # verbatim turns are indexed with their context, as when they were first written
                 turns=[
-                    m("turns", first_turn[int(row["id"])]) if row.get("source") == "turn" and int(row["id"]) in first_turn else None
+                    m("turns", first_turn[int(row["id"])])
+                    if row.get("source") == "turn" and int(row["id"]) in first_turn
+                    else None
                     for row in exported
                 ],
             )
@@ -211,11 +220,17 @@ class Transfer:
             if part is not None:
                 given = {kind: {str(k): v for k, v in ids.items() if k not in before[kind]} for kind, ids in maps.items()}
                 value = {"counts": counts, "at": now.isoformat(), "maps": given}
-                conn.execute(insert(kv).values(user_id=user_id, namespace=IMPORTS_NAMESPACE, key=part, value=value, updated_at=now))
+                conn.execute(
+                    insert(kv).values(user_id=user_id, namespace=IMPORTS_NAMESPACE, key=part, value=value, updated_at=now)
+                )
             if fingerprint is not None:
                 conn.execute(
                     insert(kv).values(
-                        user_id=user_id, namespace=IMPORTS_NAMESPACE, key=fingerprint, value={"counts": counts, "at": now.isoformat()}, updated_at=now
+                        user_id=user_id,
+                        namespace=IMPORTS_NAMESPACE,
+                        key=fingerprint,
+                        value={"counts": counts, "at": now.isoformat()},
+                        updated_at=now,
                     )
                 )
         return counts

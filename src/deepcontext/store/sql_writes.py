@@ -271,9 +271,7 @@ class MemoryWriter:
                 .values(access_count=mt.c.access_count + 1, last_accessed_at=now)
             )
 
-    def rewrite_texts(
-        self, conn: Connection, user_id: str, rewrites: Sequence[MemoryRewrite], now: datetime, reason: str
-    ) -> int:
+    def rewrite_texts(self, conn: Connection, user_id: str, rewrites: Sequence[MemoryRewrite], now: datetime, reason: str) -> int:
         """New texts of active memories whose text is still the one read (one changed since is left)."""
         mt = self.s.t.memories
         current: dict[int, str] = {}
@@ -294,7 +292,9 @@ class MemoryWriter:
                 .where(mt.c.id == r.memory_id, mt.c.user_id == user_id)
                 .values(text=r.text, content_hash=r.content_hash, embedding=r.embedding, updated_at=now, rev=rev)
             )
-            self.history(conn, user_id, r.memory_id, HistoryEvent.UPDATE, now, old_text=r.old_text, new_text=r.text, reason=reason)
+            self.history(
+                conn, user_id, r.memory_id, HistoryEvent.UPDATE, now, old_text=r.old_text, new_text=r.text, reason=reason
+            )
         self.s.unindex(conn, [r.memory_id for r in todo])
         turn_of = self.verbatim_turns(conn, [r.memory_id for r in todo])
         self.index(conn, user_id, [(r.memory_id, r.text, turn_of.get(r.memory_id)) for r in todo])

@@ -71,9 +71,7 @@ class SQLiteStore(SQLStore):
             raise ConfigurationError(f"not a sqlite URL: {url!r}")
         database = parsed.database or ""
         if database in ("", ":memory:"):
-            raise ConfigurationError(
-                "an in-memory SQLite database cannot be shared between connections; give a file path"
-            )
+            raise ConfigurationError("an in-memory SQLite database cannot be shared between connections; give a file path")
         self.path = Path(database).expanduser()
         # a mistyped path must not quietly start a new, empty memory (the default folder under
         # data_dir is created by DeepContext itself)
@@ -218,5 +216,3 @@ class SQLiteStore(SQLStore):
     def forget_user_caches(self, user_id: str) -> None:
         super().forget_user_caches(user_id)
         self.turns.forget(user_id)
-
-

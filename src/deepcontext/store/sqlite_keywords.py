@@ -107,7 +107,8 @@ class SQLiteKeywordIndex(KeywordIndex):
         owners: dict[int, tuple[str, str]] = {}
         for chunk in chunks([mid for mid, _ in rows]):
             owners.update(
-                (int(i), (u, st)) for i, u, st in conn.execute(select(mt.c.id, mt.c.user_id, mt.c.status).where(mt.c.id.in_(list(chunk))))
+                (int(i), (u, st))
+                for i, u, st in conn.execute(select(mt.c.id, mt.c.user_id, mt.c.status).where(mt.c.id.in_(list(chunk))))
             )
         for status, table in _TABLES.items():
             batch = [
@@ -193,7 +194,9 @@ class SQLiteKeywordIndex(KeywordIndex):
             return {
                 int(r[0])
                 for r in conn.execute(
-                    select(mt.c.id).where(self.s._ids_in(mt.c.id, ids), unindexed(mt.c.user_id) == user_id, *self.s.filter_clause(filters, now))
+                    select(mt.c.id).where(
+                        self.s._ids_in(mt.c.id, ids), unindexed(mt.c.user_id) == user_id, *self.s.filter_clause(filters, now)
+                    )
                 )
             }
 

@@ -99,6 +99,7 @@ SELECT here, there, relation, strength, name, entity_type, mention_count, rid, o
 ) ORDER BY strength DESC, rid
 """
 
+
 @functools.lru_cache(maxsize=128)
 def _sources_sql(n: int) -> str:
     """The oldest ``?`` sources of ``n`` memories with their turns; parameters (memory_id, user_id,
@@ -109,6 +110,7 @@ def _sources_sql(n: int) -> str:
         + " UNION ALL ".join([one] * n)
         + ") AS x JOIN turns AS t ON t.id = x.turn_id ORDER BY x.memory_id, x.turn_id"
     )
+
 
 @functools.lru_cache(maxsize=128)
 def _links_sql(n: int) -> str:
@@ -278,9 +280,7 @@ class SQLiteProvenanceReads(ProvenanceReads):
             )
         return out
 
-    def memory_links(
-        self, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None
-    ) -> dict[int, list[int]]:
+    def memory_links(self, user_id: str, memory_ids: Sequence[int], per_memory: int | None = None) -> dict[int, list[int]]:
         ids = list(dict.fromkeys(int(m) for m in memory_ids))
         if per_memory is None or per_memory <= 0 or not ids:
             return super().memory_links(user_id, ids, per_memory)

@@ -72,9 +72,7 @@ class SQLiteVectorIndex(VectorIndex):
                 allowed = np.fromiter(
                     (
                         r[0]
-                        for r in conn.execute(
-                            select(mt.c.id).where(mt.c.user_id == user_id, *self.s.filter_clause(filters, now))
-                        )
+                        for r in conn.execute(select(mt.c.id).where(mt.c.user_id == user_id, *self.s.filter_clause(filters, now)))
                     ),
                     dtype=np.int64,
                 )

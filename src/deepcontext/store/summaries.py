@@ -92,9 +92,7 @@ def pending(store: Store, user_id: str, conversation_id: str) -> tuple[Conversat
     return state, count_turns_since(store, user_id, conversation_id, state.summary_turn_id)
 
 
-def turns_since(
-    store: Store, user_id: str, conversation_id: str, after_turn_id: int | None, limit: int
-) -> list[Turn]:
+def turns_since(store: Store, user_id: str, conversation_id: str, after_turn_id: int | None, limit: int) -> list[Turn]:
     """The last ``limit`` turns of the conversation with an id above ``after_turn_id``, oldest first."""
     turns = store.recent_turns(user_id, conversation_id, limit)
     if after_turn_id is None:

@@ -88,9 +88,7 @@ def shown_text(text: str, content: str | None) -> str:
 
 def visible_metadata(metadata: Mapping[str, Any]) -> dict[str, Any] | None:
     out = {
-        k: v
-        for k, v in metadata.items()
-        if k not in _ENGINE_KEYS and k != EXPIRATION_KEY and not k.startswith(_ENGINE_PREFIXES)
+        k: v for k, v in metadata.items() if k not in _ENGINE_KEYS and k != EXPIRATION_KEY and not k.startswith(_ENGINE_PREFIXES)
     }
     return out or None
 
@@ -186,7 +184,9 @@ def views_of(
         ids = [i for i in store.rank_fields_citing(user_id, sorted(set(hidden.values())), scope, now) if i not in turns]
         facts = [m for m in store.get_memories(user_id, ids, details=True) if m.source != "turn"]
         for mid, tid in hidden.items():
-            standing_in[mid] = [View(f, f.text, attributed_to=_role(f)) for f in facts if any(p.turn_id == tid for p in f.sources)]
+            standing_in[mid] = [
+                View(f, f.text, attributed_to=_role(f)) for f in facts if any(p.turn_id == tid for p in f.sources)
+            ]
     return out, standing_in
 
 

@@ -59,9 +59,7 @@ def check_json(value: JsonValue, field: str = "value") -> None:
             continue
         if isinstance(v, float):
             if not math.isfinite(v):
-                raise ValidationError(
-                    f"{field} holds a non-finite number ({v!r}), which JSON cannot store", field=field
-                )
+                raise ValidationError(f"{field} holds a non-finite number ({v!r}), which JSON cannot store", field=field)
             continue
         if isinstance(v, dict):
             for k, item in v.items():

@@ -15,9 +15,7 @@ class SessionCache(Tier):
 
     NAMESPACE = "cache"
 
-    def __init__(
-        self, max_entries: int = 30, *, backend: TierBackend | None = None, namespace: str | None = None
-    ) -> None:
+    def __init__(self, max_entries: int = 30, *, backend: TierBackend | None = None, namespace: str | None = None) -> None:
         super().__init__(backend, namespace)
         self._max = check_size(max_entries, "max_entries")
         self._entries: dict[str, str] = {}

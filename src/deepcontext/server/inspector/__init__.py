@@ -88,5 +88,3 @@ def mount_inspector(app: FastAPI, state: ServerState) -> bool:
     # (``/ui`` itself is redirected to ``/ui/`` by the router)
     app.mount(PREFIX, create_inspector(state))
     return True
-
-

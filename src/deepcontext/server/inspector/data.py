@@ -74,7 +74,9 @@ def user_summaries(store: Any, user_ids: Sequence[str]) -> list[UserSummary]:
                     s.tiers[tier] = s.tiers.get(tier, 0) + int(n)
                 s.last_activity = _later(s.last_activity, last)
             for u, n, last in conn.execute(
-                select(tt.c.user_id, func.count(), func.max(tt.c.created_at)).where(tt.c.user_id.in_(chunk)).group_by(tt.c.user_id)
+                select(tt.c.user_id, func.count(), func.max(tt.c.created_at))
+                .where(tt.c.user_id.in_(chunk))
+                .group_by(tt.c.user_id)
             ):
                 out[u].turns = int(n)
                 out[u].last_activity = _later(out[u].last_activity, last)
@@ -154,7 +156,13 @@ def graph_data(store: Any, user_id: str, *, centre: int | None, depth: int, limi
                     )
                 ).all()
         nodes = [
-            {"id": int(r.id), "name": r.name, "type": r.entity_type, "mentions": int(r.mention_count), "depth": depths.get(int(r.id))}
+            {
+                "id": int(r.id),
+                "name": r.name,
+                "type": r.entity_type,
+                "mentions": int(r.mention_count),
+                "depth": depths.get(int(r.id)),
+            }
             for r in rows
         ]
         ids = [n["id"] for n in nodes]
@@ -168,7 +176,12 @@ def graph_data(store: Any, user_id: str, *, centre: int | None, depth: int, limi
             ):
                 if int(r.target_id) in seen and r.source_id != r.target_id:
                     edges.append(
-                        {"source": int(r.source_id), "target": int(r.target_id), "relation": r.relation, "strength": float(r.strength)}
+                        {
+                            "source": int(r.source_id),
+                            "target": int(r.target_id),
+                            "relation": r.relation,
+                            "strength": float(r.strength),
+                        }
                     )
     return GraphData(nodes=nodes, edges=edges, total_entities=total, centre=centre)
 
@@ -186,7 +199,9 @@ def conversations(store: Any, user_id: str, limit: int = 200) -> list[dict[str, 
             .order_by(ct.c.updated_at.desc())
             .limit(limit)
         ).all()
-    return [{"id": r.conversation_id, "turns": int(r.turn_count or 0), "updated_at": r.updated_at, "summary": r.summary} for r in rows]
+    return [
+        {"id": r.conversation_id, "turns": int(r.turn_count or 0), "updated_at": r.updated_at, "summary": r.summary} for r in rows
+    ]
 
 
 @dataclass(slots=True)

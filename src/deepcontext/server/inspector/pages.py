@@ -106,7 +106,9 @@ async def _users(ctx: DeepContext, scope: Scope) -> list[str]:
     return sorted(scope.external(u) for u in await ctx.users() if scope.owns(u))
 
 
-async def _need_user(request: Request, ctx: DeepContext, scope: Scope, user: str | None, page: str) -> tuple[str, str] | HTMLResponse:
+async def _need_user(
+    request: Request, ctx: DeepContext, scope: Scope, user: str | None, page: str
+) -> tuple[str, str] | HTMLResponse:
     picked = _user(scope, user)
     if picked is not None:
         return picked
@@ -166,7 +168,9 @@ async def users_page(request: Request, scope: UiScope, ctx: Ctx) -> HTMLResponse
     stored = sorted(u for u in await ctx.users() if scope.owns(u))
     summaries = await asyncio.to_thread(data.user_summaries, ctx.store, stored)
     rows = [(scope.external(s.user_id), s) for s in summaries]
-    return render(request, scope, "users.html", rows=rows, tiers=[t.value for t in MemoryTier], statuses=[s.value for s in MemoryStatus])
+    return render(
+        request, scope, "users.html", rows=rows, tiers=[t.value for t in MemoryTier], statuses=[s.value for s in MemoryStatus]
+    )
 
 
 # --- memories ---------------------------------------------------------------------------------------
@@ -260,7 +264,9 @@ async def memories_page(
 
 
 @router.get("/memory/{memory_id}", response_class=HTMLResponse)
-async def memory_page(request: Request, memory_id: MemoryId, scope: UiScope, ctx: Ctx, user: str, notice: str | None = None) -> HTMLResponse:
+async def memory_page(
+    request: Request, memory_id: MemoryId, scope: UiScope, ctx: Ctx, user: str, notice: str | None = None
+) -> HTMLResponse:
     """One memory: text, source turns verbatim, entities, links, history."""
     ext, uid = _user(scope, user) or ("", "")
     mem = await ctx.get(memory_id, uid)
@@ -458,7 +464,9 @@ async def context_page(
     result = None
     if q and q.strip():
         result = await ctx.context(q, uid, conversation or None, budget_tokens=budget, track_access=False)
-    return render(request, scope, "context.html", user=ext, q=q or "", budget=budget, conversation=conversation or "", result=result)
+    return render(
+        request, scope, "context.html", user=ext, q=q or "", budget=budget, conversation=conversation or "", result=result
+    )
 
 
 def error_page(request: Request, exc: DeepContextError) -> HTMLResponse:

@@ -86,9 +86,7 @@ def keep_csrf(request: Request, response: Response) -> None:
     """Set the CSRF cookie on ``response`` when :func:`csrf_token` made a new token."""
     token = getattr(request.state, "new_csrf", None)
     if token:
-        response.set_cookie(
-            CSRF_COOKIE, token, httponly=True, samesite="strict", path=COOKIE_PATH, secure=_secure(request)
-        )
+        response.set_cookie(CSRF_COOKIE, token, httponly=True, samesite="strict", path=COOKIE_PATH, secure=_secure(request))
 
 
 def check_csrf(request: Request, form: Any) -> None:

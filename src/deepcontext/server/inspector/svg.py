@@ -34,7 +34,9 @@ def force_layout(
     k = np.arange(n, dtype=np.float64)
     r = np.sqrt(k + 0.5) / math.sqrt(n) * size * 0.45
     pos = np.stack([size / 2 + r * np.cos(k * golden), size / 2 + r * np.sin(k * golden)], axis=1)
-    pairs = np.array([(index[a], index[b]) for a, b in edges if a in index and b in index and a != b], dtype=np.int64).reshape(-1, 2)
+    pairs = np.array([(index[a], index[b]) for a, b in edges if a in index and b in index and a != b], dtype=np.int64).reshape(
+        -1, 2
+    )
     ideal = size * 0.9 / math.sqrt(n)
     temp = size / 10
     fixed = index.get(centre) if centre is not None else None
@@ -153,7 +155,9 @@ def curve_plot(
         if c["half_life"] > 0 and c["base"] > threshold:
             t = c["half_life"] * math.log2(c["base"] / threshold) - c["age_days"]
             crosses = max(0.0, t)
-        lines.append({**c, "points": " ".join(f"{x:.1f},{y:.1f}" for x, y in pts), "now": xy(0, c["importance"]), "crosses": crosses})
+        lines.append(
+            {**c, "points": " ".join(f"{x:.1f},{y:.1f}" for x, y in pts), "now": xy(0, c["importance"]), "crosses": crosses}
+        )
     ticks_x = [(xy(d, 0)[0], f"{d:g}") for d in _ticks(horizon)]
     ticks_y = [(xy(0, v)[1], f"{v:.2g}") for v in _ticks(top)]
     return {

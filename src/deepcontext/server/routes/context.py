@@ -45,9 +45,7 @@ class ContextBody(BaseModel):
     min_intent: float | None = Field(
         default=None, ge=0, le=1, description="Intent score (query coverage) memories and tier sections need (0.3)"
     )
-    min_similarity: float = Field(
-        default=0.3, ge=0, le=1, description="Cosine that makes a memory relevant below min_intent"
-    )
+    min_similarity: float = Field(default=0.3, ge=0, le=1, description="Cosine that makes a memory relevant below min_intent")
     max_conversation_nodes: int = Field(default=12, ge=1, le=1000)
     agent_id: ScopeId | list[ScopeId] | None = Field(default=None, description="Only memories of this agent (or these)")
     run_id: ScopeId | list[ScopeId] | None = Field(default=None, description="Only memories of this run (or these)")

@@ -66,7 +66,9 @@ async def list_memories(
     ] = None,
     include_inactive: Annotated[bool, Query(description="Also deleted, superseded, merged, decayed")] = False,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
-    cursor: Annotated[str | None, Query(max_length=200, pattern=r"^[A-Za-z0-9_=-]+$", description="next_cursor of the previous page")] = None,
+    cursor: Annotated[
+        str | None, Query(max_length=200, pattern=r"^[A-Za-z0-9_=-]+$", description="next_cursor of the previous page")
+    ] = None,
 ) -> MemoryPage:
     """A user's memories, newest first, one page at a time."""
     page = await ctx.list(
