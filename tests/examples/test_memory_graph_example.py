@@ -125,10 +125,10 @@ def test_the_seed_readme_dag_example_runs() -> None:
     from deepcontext.compat.memory_graph import LLMContext, LLMContextGraph, LLMContextPair
     from deepcontext.compat.memory_graph.context_graph import CyclicGraphError
 
+    def pair(u: str, a: str) -> LLMContextPair:
+        return LLMContextPair(user_role=LLMContext(role="user", content=u), llm_role=LLMContext(role="assistant", content=a))
+
     graph = LLMContextGraph()
-    pair = lambda u, a: LLMContextPair(
-        user_role=LLMContext(role="user", content=u), llm_role=LLMContext(role="assistant", content=a)
-    )  # noqa: E731
     n0 = graph.add_node(pair("你好", "你好！"))
     n1 = graph.add_node(pair("量子计算", "..."), parent_ids={n0})
     n2 = graph.add_node(pair("合并", "..."), parent_ids={n0, n1})
