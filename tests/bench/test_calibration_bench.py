@@ -26,6 +26,7 @@ def two_conversations(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow  # one of the longest tests
 async def test_report_bins_cross_validation_and_constants(tmp_path: Path) -> None:
     result = await run_locomo(
         two_conversations(tmp_path),

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from deepcontext.bench.locomo import run_locomo
 from tests.support.fake_openai import FakeOpenAI, Reply
 from tests.support.fixtures import fake_openai, fake_openai_server  # noqa: F401
@@ -14,6 +16,7 @@ DATA = Path(__file__).with_name("mini_locomo.json")
 DELAY_MS = 40.0
 
 
+@pytest.mark.slow  # one of the longest tests
 async def test_every_system_reports_search_latency_with_the_query_embedding(tmp_path: Path, fake_openai: FakeOpenAI) -> None:  # noqa: F811
     fake_openai.script(*[Reply.text("", delay=DELAY_MS / 1000) for _ in range(400)], endpoint="embeddings")
     settings = {

@@ -28,6 +28,7 @@ def _ladder(graph: LLMContextGraph, rungs: int) -> tuple[int, list[int], list[in
     return top, longest, shortest
 
 
+@pytest.mark.slow  # one of the longest tests
 def test_a_100k_deep_chain_needs_no_recursion() -> None:
     graph = LLMContextGraph()
     ids = graph.add_chain([pair(f"q{i}", f"a{i}") for i in range(100_000)])

@@ -134,6 +134,7 @@ async def test_killed_import_resumes_without_duplicates(tmp_path: Path) -> None:
     assert await _shape(dst, "bob") == expected
 
 
+@pytest.mark.slow  # one of the longest tests
 async def test_parts_add_up_to_one_import_on_both_backends(tmp_path: Path, db_url: str) -> None:
     _, records = await _export(tmp_path)
     ctx = DeepContext(database_url=db_url, embedder="hash")

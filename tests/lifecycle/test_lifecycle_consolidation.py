@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+import pytest
 from sqlalchemy import text
 
 from deepcontext import DeepContext, ManualClock, MemoryStatus, MemoryTier
@@ -189,6 +190,7 @@ def _open_transactions(ctx: DeepContext) -> int:
         )
 
 
+@pytest.mark.slow  # one of the longest tests
 async def test_no_transaction_while_the_llm_works_and_concurrent_adds_survive(
     make_ctx: Callable[..., Any], clock: ManualClock, fake_openai: FakeOpenAI
 ) -> None:

@@ -7,6 +7,7 @@ import random
 import re
 
 import httpx
+import pytest
 
 from tests.server.helpers import Api
 
@@ -22,6 +23,7 @@ def marker(tenant: str, user: str) -> str:
 MARKER_RE = re.compile(r"mk[ag]u\dzq")
 
 
+@pytest.mark.slow  # one of the longest tests
 async def test_randomised_isolation(api: Api) -> None:
     rng = random.Random(20240601)
     full = {t: api.key(t) for t in TENANTS}
