@@ -71,9 +71,12 @@ def require_postgres() -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    if postgres_problem.cache_info().currsize and postgres_problem() is not None:  # only if a test asked
-        verb = "FAILED" if PG_REQUIRED else "were skipped"
-        terminalreporter.write_line(f"PostgreSQL tests {verb}: {postgres_problem()}", yellow=True, bold=True)
+    # read from the skip reports, which reach the controller when tests run in several processes
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        if reason.startswith("Skipped: PostgreSQL tests skipped") or reason.startswith("PostgreSQL tests skipped"):
+            terminalreporter.write_line(reason.removeprefix("Skipped: "), yellow=True, bold=True)
+            return
 
 
 @pytest.fixture(scope="session")
