@@ -164,7 +164,9 @@ async def _deepcontext_error(request: Request, exc: Exception) -> JSONResponse:
     status, kind, detail = classify(exc)
     rid = request_id_of(request)
     if status >= 500:
-        log.error("request %s failed: %s: %s", rid, type(exc).__name__, exc, exc_info=exc)
+        # a state of the database, not a fault of the code: no traceback
+        known = isinstance(exc, (DiskFullError, ReadOnlyDatabaseError))
+        log.error("request %s failed: %s: %s", rid, type(exc).__name__, exc, exc_info=None if known else exc)
     return problem_response(status, detail, kind=kind, request_id=rid)
 
 
