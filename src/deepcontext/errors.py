@@ -17,6 +17,7 @@ __all__ = [
     "ConversationNotFoundError",
     "CyclicGraphError",
     "DeepContextError",
+    "DiskFullError",
     "EmbeddingError",
     "EntityNotFoundError",
     "ExtractionError",
@@ -32,6 +33,7 @@ __all__ = [
     "MigrationError",
     "LegacyDatabaseError",
     "NotFoundError",
+    "ReadOnlyDatabaseError",
     "StorageError",
     "TurnNotFoundError",
     "ValidationError",
@@ -116,6 +118,16 @@ class StorageError(DeepContextError):
 
 class MigrationError(StorageError):
     pass
+
+
+class ReadOnlyDatabaseError(StorageError):
+    """A write to a database opened read-only (a SQLite file or folder this process may not write,
+    a PostgreSQL server in read-only mode). Nothing was written; reads work."""
+
+
+class DiskFullError(StorageError):
+    """The disk holding the database is full (SQLite's SQLITE_FULL, PostgreSQL's disk_full). Nothing
+    was written; reads work. Free space, or delete data (``delete_user``), then retry."""
 
 
 class LegacyDatabaseError(MigrationError):

@@ -110,6 +110,15 @@ class DeepContextSettings(BaseSettings):
     )
     data_dir: Path = Field(default_factory=_default_data_dir, description="Where the default SQLite file lives")
     sqlite_busy_timeout_ms: int = Field(default=60_000, ge=0)
+    sqlite_reserve_mb: float = Field(
+        default=0,
+        ge=0,
+        le=1_048_576,
+        description=(
+            "SQLite backend: disk space kept in a file next to the database (<file>-reserve) and given up when "
+            "the disk is full, so delete_user can still free space; 0: none"
+        ),
+    )
     vector_cache_max_rows: int = Field(
         default=2_000_000, ge=0, description="Vectors kept in RAM across users (SQLite backend); LRU beyond"
     )

@@ -33,7 +33,10 @@ def bench(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str],
 def test_every_scenario_on_sqlite(tmp_path: Path) -> None:
     p, results = bench(tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert [r["scenario"] for r in results] == ["kill-add", "kill-import", "kill-consolidate", "processes", "race-delete", "rest"]
+    assert [r["scenario"] for r in results] == [
+        "kill-add", "kill-import", "kill-consolidate", "processes", "race-delete", "rest",
+        "read-only", "read-only-key", "disk-full", "cli-embedder",
+    ]  # fmt: skip
     for r in results:
         assert r["tried"] > 0
         assert (r["failed"], r["lost"], r["leaked"], r["server_errors"], r["timeouts"]) == (0, 0, 0, 0, 0), r
@@ -41,7 +44,10 @@ def test_every_scenario_on_sqlite(tmp_path: Path) -> None:
 
 
 def test_kills_and_races_on_postgres(tmp_path: Path, pg_url: str) -> None:
-    p, results = bench(tmp_path, "--db", pg_url, "--scenario", "kill-add", "--scenario", "race-delete")
+    args = ("--scenario", "kill-add", "--scenario", "race-delete", "--scenario", "read-only-key", "--scenario", "cli-embedder")
+    p, results = bench(tmp_path, "--db", pg_url, *args)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert [(r["scenario"], r["backend"]) for r in results] == [("kill-add", "postgresql"), ("race-delete", "postgresql")]
-    assert all(r["lost"] == r["failed"] == 0 for r in results)
+    assert [(r["scenario"], r["backend"]) for r in results] == [
+        ("kill-add", "postgresql"), ("race-delete", "postgresql"), ("read-only-key", "postgresql"), ("cli-embedder", "postgresql"),
+    ]  # fmt: skip
+    assert all(r["lost"] == r["failed"] == 0 and r["tried"] > 0 for r in results), results

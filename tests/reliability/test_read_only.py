@@ -86,3 +86,57 @@ async def test_background_failures_are_logged_once(pg_url: str, caplog: pytest.L
         with psycopg.connect(pg_url, autocommit=True) as conn:  # roles belong to the server: drop it
             conn.execute(f"REVOKE ALL ON ALL TABLES IN SCHEMA public FROM {role}")
             conn.execute(f"DROP ROLE {role}")
+
+
+async def test_context_on_a_read_only_database_writes_nothing(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """context() counts the accesses of what it includes, except on a read-only database (as search)."""
+    src = tmp_path / "data"
+    src.mkdir()
+    async with DeepContext(database_url=f"sqlite:///{src}/m.db", embedder=HashEmbedder(64)) as ctx:
+        await ctx.add([{"role": "user", "content": "I live in Porto and work at Globex"}], user_id="u")
+    with read_only_view(src, tmp_path) as view:
+        caplog.set_level(logging.DEBUG, logger="deepcontext")
+        async with DeepContext(database_url=f"sqlite:///{view}/m.db", embedder=HashEmbedder(64)) as ctx:
+            assert "Porto" in (await ctx.context("Where do I live?", user_id="u")).text
+            await ctx.flush()
+        assert not [r for r in caplog.records if "background" in r.getMessage()]
+
+
+async def test_rest_over_a_read_only_database(tmp_path: Path) -> None:
+    """Keys are checked without writing, reads answer, writes get a 503 saying the database is
+    read-only, and readiness says so (200, read_only true)."""
+    import httpx
+
+    from deepcontext.server import create_app
+    from deepcontext.store.apikeys import create_key
+    from tests.server.helpers import running
+
+    src = tmp_path / "data"
+    src.mkdir()
+    async with DeepContext(database_url=f"sqlite:///{src}/m.db", embedder=HashEmbedder(64)) as ctx:
+        await ctx.add([{"role": "user", "content": "I live in Porto and work at Globex"}], user_id="acme/ana")
+        key = create_key(ctx.store, "acme", now=ctx.clock.now())[1]
+    with read_only_view(src, tmp_path) as view:
+        ctx = DeepContext(database_url=f"sqlite:///{view}/m.db", embedder=HashEmbedder(64))
+        app = create_app(ctx)
+        try:
+            async with running(app):
+                transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
+                headers = {"Authorization": f"Bearer {key}"}
+                async with httpx.AsyncClient(transport=transport, base_url="http://testserver", headers=headers) as c:
+                    ready = await c.get("/v1/ready")
+                    assert ready.status_code == 200 and ready.json()["read_only"] is True, ready.text
+                    for _ in range(2):  # the second request checks the key again: still no write
+                        r = await c.post("/v1/search", json={"user_id": "ana", "query": "Where do I live?"})
+                        assert r.status_code == 200 and "Porto" in r.text, r.text
+                    assert (await c.get("/v1/memories", params={"user_id": "ana"})).json()["memories"]
+                    r = await c.post("/v1/context", json={"user_id": "ana", "query": "Where do I live?"})
+                    assert r.status_code == 200, r.text
+                    r = await c.post(
+                        "/v1/memories", json={"user_id": "ana", "messages": [{"role": "user", "content": "I moved"}]}
+                    )
+                    assert r.status_code == 503 and r.headers["content-type"] == "application/problem+json", r.text
+                    assert "read-only" in r.json()["detail"] and r.json()["type"].endswith("read-only-database")
+        finally:
+            await ctx.close()
+        assert sorted(p.name for p in view.iterdir()) == ["m.db"]

@@ -161,8 +161,9 @@ async def test_streamable_http_with_keys(db_url: str) -> None:
             assert data(await c.call_tool("list_memories", {}))["total"] == 0
             mid = added["memory_ids"][0]
             assert "not found" in error_text(await c.call_tool("delete_memory", {"memory_id": mid}))
-        async with _client(url, keys["acme-ro"]) as c:
-            assert data(await c.call_tool("search_memories", {"query": "bees"}))["results"]
+        async with _client(url, keys["acme-ro"]) as c:  # reads that count no access (checked below)
+            read = {r["memory_id"] for r in data(await c.call_tool("search_memories", {"query": "bees"}))["results"]}
+            assert read and "bees" in str(await c.call_tool("get_context", {"query": "bees"}))
             assert "read-only" in error_text(await c.call_tool("add_memories", {"messages": "hi"}))
             assert "read-only" in error_text(await c.call_tool("delete_memory", {"memory_id": mid}))
         async with _client(url, keys["acme-bob"]) as c:
@@ -172,6 +173,8 @@ async def test_streamable_http_with_keys(db_url: str) -> None:
     async with DeepContext(database_url=db_url, embedder="hash") as ctx:
         assert await ctx.users() == ["acme/ana", "acme/bob"]
         assert (await ctx.get(mid, "acme/ana")).status.value == "active"
+        counted = {r["memory_id"] for r in found["results"]}  # the read-write key's search only
+        assert {m: (await ctx.get(m, "acme/ana")).access_count for m in read} == {m: int(m in counted) for m in read}
 
 
 def test_http_without_keys_is_refused_off_loopback(tmp_path) -> None:

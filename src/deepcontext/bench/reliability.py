@@ -4,7 +4,8 @@ Scenarios run on every database given, with the hash embedder: ``kill-add`` / ``
 ``kill-consolidate`` (a writer killed with SIGKILL at random moments; every acknowledged write must
 be there whole and the keyword index must match the memories), ``processes`` (writers and a reader
 at once), ``race-delete`` (adds racing ``delete_user``) and ``rest`` (a real server, two tenants,
-valid and hostile requests). Each scenario counts ``tried``, ``failed``, ``lost``, ``leaked``,
+valid and hostile requests); ``read-only``, ``read-only-key``, ``disk-full`` and ``cli-embedder``
+(:mod:`deepcontext.bench.reliability_probes`). Each scenario counts ``tried``, ``failed``, ``lost``, ``leaked``,
 ``5xx`` and the ``p99`` latency in milliseconds (:class:`~deepcontext.bench.reliability_checks.Outcome`).
 """
 
@@ -31,6 +32,7 @@ from deepcontext.bench.reliability_checks import (
     open_context,
     turn_contents,
 )
+from deepcontext.bench.reliability_probes import run_cli_embedder, run_disk_full, run_read_only, run_read_only_key
 from deepcontext.bench.reliability_rest import run_rest
 
 __all__ = ["Outcome", "check_index", "run_reliability", "worker"]
@@ -287,7 +289,18 @@ async def _race_delete(url: str, adds: int) -> Outcome:
 
 # --- the run -----------------------------------------------------------------------------------------
 
-SCENARIOS = ("kill-add", "kill-import", "kill-consolidate", "processes", "race-delete", "rest")
+SCENARIOS = (
+    "kill-add",
+    "kill-import",
+    "kill-consolidate",
+    "processes",
+    "race-delete",
+    "rest",
+    "read-only",
+    "read-only-key",
+    "disk-full",
+    "cli-embedder",
+)
 
 
 async def run_reliability(
@@ -327,6 +340,14 @@ async def run_reliability(
                     results.append(await _race_delete(url, per_writer * writers))
                 elif s == "rest":
                     results.append(await run_rest(url, requests, concurrency, rng, time_limit))
+                elif s == "read-only":
+                    results.append(await run_read_only(url, requests // 10))
+                elif s == "read-only-key":
+                    results.append(await run_read_only_key(url, requests // 10))
+                elif s == "disk-full":
+                    results.append(await run_disk_full(url, requests // 10))
+                elif s == "cli-embedder":
+                    results.append(await asyncio.to_thread(run_cli_embedder, url))
                 else:
                     raise ValueError(f"unknown scenario {s!r}; known: {', '.join(SCENARIOS)}")
     return results

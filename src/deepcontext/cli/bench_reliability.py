@@ -22,7 +22,8 @@ def reliability(
     scenario: list[str] = typer.Option(
         None,
         "--scenario",
-        help="Run only these (repeatable): kill-add, kill-import, kill-consolidate, processes, race-delete, rest",
+        help="Run only these (repeatable): kill-add, kill-import, kill-consolidate, processes, race-delete, rest, "
+        "read-only, read-only-key, disk-full, cli-embedder",
     ),
     kills: int = typer.Option(6, "--kills", min=1, help="SIGKILLs of the writer per kill scenario"),
     kill_delay: float = typer.Option(
@@ -41,7 +42,8 @@ def reliability(
     out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
 ) -> None:
     """Kill -9 during adds, imports and consolidation, processes sharing a database, adds racing
-    deletes, valid and hostile REST requests: tried / failed / lost / leaked / 5xx / p99 per scenario."""
+    deletes, valid and hostile REST requests, a read-only database, a read-only key, a full disk, the
+    CLI under another embedder: tried / failed / lost / leaked / 5xx / p99 per scenario."""
     from deepcontext.bench.reliability import SCENARIOS, run_reliability
     from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json
 

@@ -81,12 +81,16 @@ def sqlite_file(url: str) -> Path | None:
     return Path(parsed.database).expanduser()
 
 
-def run(body: Callable[[DeepContext], Awaitable[T]], *, db: str | None = None, create: bool = False) -> T:
+def run(body: Callable[[DeepContext], Awaitable[T]], *, db: str | None = None, create: bool = False, embeds: bool = True) -> T:
     """Open a DeepContext from the global options, run ``body``, close it; errors become one line
     on stderr and a non-zero exit code.
 
     A SQLite file that does not exist is created only by a command that writes (``create``), which
-    says so; any other command refuses it, so a mistyped --db is not read as an empty memory."""
+    says so; any other command refuses it, so a mistyped --db is not read as an empty memory.
+
+    A command that embeds nothing (``embeds=False``) opens an existing database with a stand-in for
+    the embedder it records: no model is loaded and the configured embedder is not checked, so
+    listing, exporting, deleting and revoking keys work whatever the embedder settings say."""
     from deepcontext.errors import ConfigurationError, DeepContextError
 
     created: list[Path] = []
@@ -105,6 +109,13 @@ def run(body: Callable[[DeepContext], Awaitable[T]], *, db: str | None = None, c
                     f"no database at {path}: check --db (or DEEPCONTEXT_DATABASE_URL); `deepcontext add` creates one"
                 )
             created.append(path)
+        if not embeds and (path is None or path.exists()):
+            from deepcontext.embed.recorded import RecordedEmbedder
+            from deepcontext.store import recorded_embedder
+
+            recorded = await asyncio.to_thread(recorded_embedder, ctx.settings)
+            if recorded is not None:
+                ctx = DeepContext(settings=ctx.settings, embedder=RecordedEmbedder(*recorded))
         await ctx.init()
         try:
             return await body(ctx)

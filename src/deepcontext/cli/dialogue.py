@@ -132,7 +132,7 @@ def show(
 
         return "graph", json.loads(await ctx.export_conversation(user, conversation, "json"))
 
-    kind, data = run(body)
+    kind, data = run(body, embeds=False)
     out = console()
     if kind == "path":
         if not data.nodes:
@@ -169,7 +169,7 @@ def export(
     async def body(ctx: Any) -> str:
         return str(await ctx.export_conversation(user, conversation, fmt))
 
-    text = run(body)
+    text = run(body, embeds=False)
     if output is None:
         sys.stdout.write(text)
         return

@@ -31,7 +31,7 @@ def create(
     async def body(ctx: Any) -> Any:
         return create_key(ctx.store, tenant, now=ctx.clock.now(), user_ids=user or None, read_only=read_only, name=name)
 
-    key, text = run(body, create=True)
+    key, text = run(body, create=True, embeds=False)
     if json_out:
         print_json({"key": text, **key.as_dict()})
         return
@@ -53,7 +53,7 @@ def list_cmd(
     """List keys (never their secrets)."""
     from deepcontext.store.apikeys import list_keys
 
-    keys = run(lambda ctx: _list(ctx, list_keys, tenant, active))
+    keys = run(lambda ctx: _list(ctx, list_keys, tenant, active), embeds=False)
     if json_out:
         print_json([k.as_dict() for k in keys])
         return
@@ -87,5 +87,5 @@ def revoke(key_id: str = typer.Argument(..., help="The key's id (the part after 
     async def body(ctx: Any) -> Any:
         return revoke_key(ctx.store, key_id, now=ctx.clock.now())
 
-    key = run(body)
+    key = run(body, embeds=False)
     console().print(f"revoked {key.key_id} (tenant {key.tenant!r})", markup=False)

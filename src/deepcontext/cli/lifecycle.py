@@ -137,7 +137,7 @@ def lifecycle(
                 return
             await asyncio.sleep(max(0.0, interval - (time.perf_counter() - started)))
 
-    run(body)
+    run(body, embeds=consolidate is not False)  # decay and clean-up embed nothing
 
 
 def _print_policy(json_out: bool) -> None:

@@ -287,7 +287,8 @@ def list_cmd(
             agent_id=agent or None,
             run_id=run_id or None,
             metadata=_metadata_filter(metadata),
-        )  # fmt: skip
+        ),  # fmt: skip
+        embeds=False,
     )
     if json_out:
         print_json(page.model_dump(mode="json"))
@@ -310,14 +311,14 @@ def list_cmd(
 @app.command()
 def get(memory_id: int = typer.Argument(..., help="Memory id"), user: str = USER) -> None:
     """Show one memory with its provenance (JSON)."""
-    mem = run(lambda ctx: ctx.get(memory_id, user))
+    mem = run(lambda ctx: ctx.get(memory_id, user), embeds=False)
     print_json(mem.model_dump(mode="json"))
 
 
 @app.command()
 def history(memory_id: int = typer.Argument(..., help="Memory id"), user: str = USER) -> None:
     """Every change of a memory, oldest first."""
-    entries = run(lambda ctx: ctx.history(memory_id, user))
+    entries = run(lambda ctx: ctx.history(memory_id, user), embeds=False)
     from rich.table import Table
 
     table = Table(title=f"history of memory {memory_id}")
@@ -334,7 +335,7 @@ def history(memory_id: int = typer.Argument(..., help="Memory id"), user: str = 
 @app.command()
 def delete(memory_id: int = typer.Argument(..., help="Memory id"), user: str = USER) -> None:
     """Soft-delete a memory (kept in its history)."""
-    run(lambda ctx: ctx.delete(memory_id, user))
+    run(lambda ctx: ctx.delete(memory_id, user), embeds=False)
     console().print(f"deleted memory {memory_id}")
 
 
@@ -346,7 +347,7 @@ def graph(
     json_out: bool = typer.Option(False, "--json", help="Print as JSON"),
 ) -> None:
     """The knowledge-graph neighbourhood of an entity."""
-    hood = run(lambda ctx: ctx.get_entity_graph(user, entity, depth))
+    hood = run(lambda ctx: ctx.get_entity_graph(user, entity, depth), embeds=False)
     if json_out:
         print_json(hood)
         return
@@ -362,7 +363,7 @@ def print_graph(entity: str, hood: list[dict[str, Any]]) -> None:
 @app.command()
 def users() -> None:
     """List the users in the database."""
-    names = run(lambda ctx: ctx.users())
+    names = run(lambda ctx: ctx.users(), embeds=False)
     for u in names:
         print(u)
     if not names:
@@ -382,7 +383,7 @@ def set_user(
 @app.command()
 def stats(user: str = USER) -> None:
     """Rows of a user per table."""
-    print_json(run(lambda ctx: ctx.stats(user)))
+    print_json(run(lambda ctx: ctx.stats(user), embeds=False))
 
 
 @app.command("delete-user")
@@ -393,5 +394,5 @@ def delete_user(
     """Erase everything of a user from every table (irreversible)."""
     if not yes and not typer.confirm(f"Erase everything of user {user!r}?"):
         raise typer.Exit(1)
-    counts = run(lambda ctx: ctx.delete_user(user))
+    counts = run(lambda ctx: ctx.delete_user(user), embeds=False)
     console().print(f"deleted {sum(counts.values())} rows of {user!r}", markup=False)

@@ -33,7 +33,7 @@ def export(
             raise NotFoundError(f"user {user!r} not found in this database (`deepcontext users` lists them); nothing written")
         return [r async for r in ctx.export(user)]
 
-    records = run(body)
+    records = run(body, embeds=False)
     lines = "".join(json.dumps(r, ensure_ascii=False, allow_nan=False) + "\n" for r in records)
     if output == "-":
         sys.stdout.write(lines)

@@ -136,7 +136,7 @@ async def build_context(
     text, text_tokens = await asyncio.to_thread(_render, packed, counter)
 
     chosen_ids = [int(c.meta["memory_id"]) for p in ("pinned", "memories") for c in packed.chosen[p]]
-    if chosen_ids and track_access:
+    if chosen_ids and track_access and not store.read_only:
         ctx.tasks.spawn(asyncio.to_thread(store.bump_access, user_id, chosen_ids, now))
 
     return ContextResult(

@@ -173,10 +173,11 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         chance, from 0 to 1, that it is relevant."""
 
         async def go() -> dict[str, Any]:
-            _, _, uid = user_of(mcp_ctx, user_id)
+            scope, _, uid = user_of(mcp_ctx, user_id)
             res = await ctx.search(
                 query, uid, limit=limit, tier=tier, memory_type=memory_type, include_superseded=include_superseded,
                 min_score=min_score, agent_id=agent_id, run_id=run_id, metadata=metadata,
+                track_access=False if scope.read_only else None,
             )  # fmt: skip
             return {
                 "results": [
@@ -219,10 +220,10 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
         intent and the conversation's recent path, within ``budget_tokens``."""
 
         async def go() -> str:
-            _, external, uid = user_of(mcp_ctx, user_id)
+            scope, external, uid = user_of(mcp_ctx, user_id)
             res = await ctx.context(
                 query, uid, conversation_id or None, budget_tokens=budget_tokens, memory_limit=limit,
-                agent_id=agent_id, run_id=run_id,
+                agent_id=agent_id, run_id=run_id, track_access=False if scope.read_only else None,
             )  # fmt: skip
             return res.text or f"Nothing remembered about {external} bears on: {query}"
 

@@ -24,6 +24,7 @@ from deepcontext.errors import (
     ConversationNotFoundError,
     CyclicGraphError,
     DeepContextError,
+    DiskFullError,
     EmbeddingError,
     EntityNotFoundError,
     ExtractionError,
@@ -31,6 +32,7 @@ from deepcontext.errors import (
     LockTimeoutError,
     MemoryNotFoundError,
     NotFoundError,
+    ReadOnlyDatabaseError,
     StorageError,
     TurnNotFoundError,
     ValidationError,
@@ -79,7 +81,8 @@ PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
     413: _content("Request body too large"),
     422: _content("The request does not fit the schema"),
     500: _content("Unexpected server error"),
-    503: _content("The database or a model backend is unavailable"),
+    503: _content("The database or a model backend is unavailable, or the database is read-only"),
+    507: _content("Disk full: the database's disk has no space left"),
 }
 
 
@@ -139,6 +142,10 @@ def classify(exc: DeepContextError) -> tuple[int, str, str]:
             "conflict",
             "concurrent writes changed this user's memories while this write was planned; nothing was written; retry",
         )
+    if isinstance(exc, DiskFullError):
+        return 507, "disk-full", "disk full: the database's disk has no space left; nothing was written"
+    if isinstance(exc, ReadOnlyDatabaseError):
+        return 503, "read-only-database", "the database is read-only: nothing was written; reads work"
     if isinstance(exc, StorageError):
         return 503, "storage-unavailable", "the database failed; nothing was written; try again later"
     if isinstance(exc, (EmbeddingError, LLMError, ExtractionError)):
@@ -157,7 +164,9 @@ async def _deepcontext_error(request: Request, exc: Exception) -> JSONResponse:
     status, kind, detail = classify(exc)
     rid = request_id_of(request)
     if status >= 500:
-        log.error("request %s failed: %s: %s", rid, type(exc).__name__, exc, exc_info=exc)
+        # a state of the database, not a fault of the code: no traceback
+        known = isinstance(exc, (DiskFullError, ReadOnlyDatabaseError))
+        log.error("request %s failed: %s: %s", rid, type(exc).__name__, exc, exc_info=None if known else exc)
     return problem_response(status, detail, kind=kind, request_id=rid)
 
 

@@ -256,6 +256,7 @@ class Readiness(BaseModel):
     status: str
     database: str
     schema_version: int
+    read_only: bool = Field(default=False, description="The database is read-only: reads are served, writes answer 503")
 
 
 class DeletedMemory(BaseModel):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import re
 import secrets
 from collections.abc import Sequence
@@ -21,7 +22,7 @@ from typing import Any
 
 from sqlalchemy import insert, select, update
 
-from deepcontext.errors import AuthError, ConfigurationError, NotFoundError, ValidationError
+from deepcontext.errors import AuthError, ConfigurationError, NotFoundError, StorageError, ValidationError
 from deepcontext.ids import check_external_user, check_tenant
 from deepcontext.store.interface import Store
 
@@ -35,6 +36,8 @@ __all__ = [
     "revoke_key",
     "verify_key",
 ]
+
+log = logging.getLogger("deepcontext.server")
 
 KEY_PREFIX = "dck"
 _KEY_ID_RE = re.compile(r"^[0-9a-f]{16}$")
@@ -197,7 +200,11 @@ def verify_key(store: Store, presented: str, *, now: datetime) -> ApiKey:
     if r is None or not ok or r.revoked_at is not None:
         raise AuthError("invalid API key", status_code=401)
     key = _from_row(r)
-    if key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION:
-        with s.transaction() as conn:
-            conn.execute(update(k).where(k.c.key_id == key_id).values(last_used_at=now))
+    if not s.read_only and (key.last_used_at is None or now - key.last_used_at >= LAST_USED_RESOLUTION):
+        try:
+            with s.transaction() as conn:
+                conn.execute(update(k).where(k.c.key_id == key_id).values(last_used_at=now))
+        except StorageError as exc:
+            # a bookkeeping write: a database that cannot take it (a full disk) still serves reads
+            log.debug("last_used_at of key %s not recorded: %s", key_id, exc)
     return key

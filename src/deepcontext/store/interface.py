@@ -57,8 +57,11 @@ class Store(ABC):
 
     backend: str = "abstract"
     #: opened read-only (SQLite: a file or directory this process may not write): writes fail with
-    #: StorageError, and nothing is written behind a read (access counts)
+    #: ReadOnlyDatabaseError, and nothing is written behind a read (access counts)
     read_only: bool = False
+    #: the last write failed for want of disk space (DiskFullError); cleared by the next write that
+    #: succeeds. Readiness reports it.
+    disk_full: bool = False
 
     # --- lifecycle ----------------------------------------------------------------------------
     @abstractmethod

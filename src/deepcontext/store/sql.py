@@ -23,7 +23,9 @@ from sqlalchemy.sql.elements import ColumnElement
 from deepcontext.errors import (
     ConfigurationError,
     DeepContextError,
+    DiskFullError,
     MigrationError,
+    ReadOnlyDatabaseError,
     StorageError,
     TurnNotFoundError,
 )
@@ -46,6 +48,9 @@ from deepcontext.types import HistoryEntry, Memory, Provenance, Turn
 __all__ = ["IMPORTS_NAMESPACE", "SQLStore"]
 
 _META_VERSION = "schema_version"
+#: the primary result codes of SQLite, and the SQLSTATEs of PostgreSQL, a write can fail with
+_SQLITE_READONLY, _SQLITE_FULL = 8, 13
+_PG_READ_ONLY, _PG_DISK_FULL = "25006", "53100"
 
 
 class SQLStore(Store):
@@ -83,14 +88,36 @@ class SQLStore(Store):
     # ------------------------------------------------------------------------------------------
     @contextmanager
     def transaction(self, begin: Callable[[], Any] | None = None) -> Iterator[Connection]:
-        """A write transaction. Errors roll back and surface as StorageError (ours pass through)."""
+        """A write transaction. Errors roll back and surface as StorageError (ours pass through):
+        ReadOnlyDatabaseError on a read-only database, DiskFullError when the disk is full."""
+        if self.read_only:
+            raise ReadOnlyDatabaseError(f"the database is read-only ({self.describe()}): nothing was written")
         try:
             with (begin or self._begin_write)() as conn:
                 yield conn
         except DeepContextError:
             raise
         except SQLAlchemyError as exc:
-            raise StorageError(f"database write failed: {exc.__class__.__name__}: {getattr(exc, 'orig', None) or exc}") from exc
+            raise self.write_error(exc) from exc
+        self.disk_full = False
+
+    def write_error(self, exc: SQLAlchemyError) -> StorageError:
+        """The StorageError of a failed write; notes a full disk for readiness."""
+        cause = getattr(exc, "orig", None) or exc
+        said = f"database write failed: {exc.__class__.__name__}: {cause}"
+        code = getattr(cause, "sqlite_errorcode", None)
+        state = getattr(cause, "sqlstate", None)
+        if (code is not None and code & 0xFF == _SQLITE_FULL) or state == _PG_DISK_FULL:
+            self.disk_full = True
+            return DiskFullError(f"disk full: the disk holding the database has no space left; nothing was written ({said})")
+        if (code is not None and code & 0xFF == _SQLITE_READONLY) or state == _PG_READ_ONLY:
+            return ReadOnlyDatabaseError(f"the database is read-only ({self.describe()}): nothing was written ({said})")
+        return StorageError(said)
+
+    def describe(self) -> str:
+        """The database, for messages (a file's path, a URL without its password)."""
+        path = getattr(self, "path", None)
+        return str(path) if path is not None else self.engine.url.render_as_string(hide_password=True)
 
     def trace(self, engine: Engine) -> Engine:
         """Report every statement SQLAlchemy runs on ``engine`` to the tracer (when there is one)."""
@@ -267,6 +294,10 @@ class SQLStore(Store):
             known = dict(conn.execute(select(m.c.key, m.c.value).where(m.c.key.in_(["embedder", "dimensions"]))).all())
         if known.get("embedder") == model_id and known.get("dimensions") == str(dimensions):
             return
+        if self.read_only:  # nothing can be recorded: only a mismatch is worth saying
+            if known:
+                raise self._embedder_mismatch(known, model_id, dimensions)
+            return
         with self.transaction() as conn:
             rows = dict(conn.execute(select(m.c.key, m.c.value).where(m.c.key.in_(["embedder", "dimensions"]))).all())
             if not rows:
@@ -274,11 +305,27 @@ class SQLStore(Store):
                 self.set_meta(conn, "dimensions", str(dimensions))
                 return
             if rows.get("embedder") != model_id or rows.get("dimensions") != str(dimensions):
-                raise ConfigurationError(
-                    f"this database holds vectors of embedder {rows.get('embedder')!r} "
-                    f"({rows.get('dimensions')} dims) but the configured embedder is {model_id!r} "
-                    f"({dimensions} dims); use the same embedder or another database"
-                )
+                raise self._embedder_mismatch(rows, model_id, dimensions)
+
+    @staticmethod
+    def _embedder_mismatch(rows: Mapping[str, str], model_id: str, dimensions: int) -> ConfigurationError:
+        return ConfigurationError(
+            f"this database holds vectors of embedder {rows.get('embedder')!r} "
+            f"({rows.get('dimensions')} dims) but the configured embedder is {model_id!r} "
+            f"({dimensions} dims); use the same embedder or another database"
+        )
+
+    def recorded_embedder(self) -> tuple[str, int] | None:
+        """The embedder (model id, dimensions) the database's vectors were made with; None for a
+        database that has recorded none yet."""
+        if self.schema_version() == 0:
+            return None
+        m = self.t.meta
+        with self.connection() as conn:
+            rows = dict(conn.execute(select(m.c.key, m.c.value).where(m.c.key.in_(["embedder", "dimensions"]))).all())
+        if not rows.get("embedder") or not str(rows.get("dimensions", "")).isdigit():
+            return None
+        return str(rows["embedder"]), int(rows["dimensions"])
 
     def close(self) -> None:
         self.vector_index.close()

@@ -32,7 +32,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 
-from deepcontext.errors import ConfigurationError, MigrationError
+from deepcontext.errors import ConfigurationError, DiskFullError, MigrationError
 from deepcontext.settings import KEYWORD_CONTEXT_TURNS
 from deepcontext.store.migrations import latest_version
 from deepcontext.store.sql import SQLStore
@@ -60,6 +60,7 @@ class SQLiteStore(SQLStore):
         dim: int,
         *,
         busy_timeout_ms: int = 60_000,
+        reserve_bytes: int = 0,
         vector_cache_max_rows: int = 2_000_000,
         vector_index_min_rows: int = 20_000,
         tracer: Any = None,
@@ -106,6 +107,9 @@ class SQLiteStore(SQLStore):
             pool_pre_ping=False,
         )
         self._busy_timeout_ms = busy_timeout_ms
+        #: space held in a file next to the database, given up by delete_user on a full disk
+        self.reserve_bytes = 0 if self.read_only else max(0, int(reserve_bytes))
+        self.reserve_path = Path(f"{self.path}-reserve")
         event.listen(self.engine, "connect", self._on_connect)
         event.listen(self.engine, "begin", self._on_begin)
         self.trace(self.engine)
@@ -165,7 +169,9 @@ class SQLiteStore(SQLStore):
 
     def migrate(self) -> int:
         if not self.read_only:
-            return super().migrate()
+            version = super().migrate()
+            self.keep_reserve()
+            return version
         current, target = self.schema_version(), latest_version()
         if current != target:
             raise MigrationError(
@@ -204,14 +210,59 @@ class SQLiteStore(SQLStore):
 
     def delete_user(self, user_id: str) -> dict[str, int]:
         """As :meth:`SQLStore.delete_user`; then the WAL is checkpointed and truncated (best effort:
-        a reader still on an older snapshot keeps it), so the user's text is in neither file."""
-        counts = super().delete_user(user_id)
+        a reader still on an older snapshot keeps it), so the user's text is in neither file.
+
+        On a full disk the reserve file (``sqlite_reserve_mb``), if there is one, is given up and
+        the delete tried again; the reserve is made again once there is room."""
+        try:
+            counts = super().delete_user(user_id)
+        except DiskFullError:
+            if not self._release_reserve():
+                raise
+            log.warning("disk full: gave up the reserve %s to delete user %r", self.reserve_path, user_id)
+            self._checkpoint()  # the WAL into the file, then emptied: room for the delete's own WAL
+            counts = super().delete_user(user_id)
+        self._checkpoint()
+        self.keep_reserve()
+        return counts
+
+    def _checkpoint(self) -> None:
         try:
             with self.engine.connect() as conn:
                 self.raw(conn, "PRAGMA wal_checkpoint(TRUNCATE)")
         except (SQLAlchemyError, sqlite3.Error) as exc:
-            log.warning("WAL checkpoint after delete_user failed: %s", exc)
-        return counts
+            log.warning("WAL checkpoint failed: %s", exc)
+
+    def keep_reserve(self) -> None:
+        """Make the reserve file its full size, if there is room (best effort)."""
+        if not self.reserve_bytes:
+            return
+        try:
+            if self.reserve_path.exists() and self.reserve_path.stat().st_size >= self.reserve_bytes:
+                return
+            with open(self.reserve_path, "wb") as f:
+                if hasattr(os, "posix_fallocate"):  # blocks really allocated, not a sparse file
+                    os.posix_fallocate(f.fileno(), 0, self.reserve_bytes)
+                else:
+                    chunk = b"\0" * (1 << 20)
+                    for start in range(0, self.reserve_bytes, len(chunk)):
+                        f.write(chunk[: self.reserve_bytes - start])
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as exc:
+            log.warning("no room for the disk reserve %s (%s): it is made when there is", self.reserve_path, exc.strerror or exc)
+            self._release_reserve()
+
+    def _release_reserve(self) -> bool:
+        """Delete the reserve file; whether there was one."""
+        try:
+            self.reserve_path.unlink()
+        except FileNotFoundError:
+            return False
+        except OSError as exc:
+            log.warning("could not delete the disk reserve %s: %s", self.reserve_path, exc)
+            return False
+        return True
 
     def forget_user_caches(self, user_id: str) -> None:
         super().forget_user_caches(user_id)

@@ -69,5 +69,6 @@ async def context(body: ContextBody, scope: ReadScope, ctx: Ctx) -> ContextResul
         max_conversation_nodes=body.max_conversation_nodes,
         agent_id=body.agent_id,
         run_id=body.run_id,
+        track_access=False if scope.read_only else None,
     )
     return res.model_copy(update={"user_id": scope.external(res.user_id)})

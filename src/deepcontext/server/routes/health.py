@@ -28,7 +28,9 @@ async def health() -> dict[str, str]:
 
 @router.get("/ready", response_model=Readiness, responses={503: PROBLEM_RESPONSES[503]})
 async def ready(request: Request) -> Readiness | JSONResponse:
-    """Readiness: the database answers and its schema is current."""
+    """Readiness: the database answers, its schema is current and its disk is not full (a write of
+    this process failed for want of space, and none has succeeded since). A read-only database is
+    ready, with ``read_only`` true: reads are served, writes answer 503."""
     try:
         ctx = get_ctx(request)
         version = await asyncio.to_thread(ctx.store.schema_version)
@@ -37,4 +39,11 @@ async def ready(request: Request) -> Readiness | JSONResponse:
         return problem_response(503, "the database is not available", kind="not-ready", request_id=request_id_of(request))
     if version != latest_version():
         return problem_response(503, "the database schema is not current", kind="not-ready", request_id=request_id_of(request))
-    return Readiness(status="ready", database="ok", schema_version=version)
+    if ctx.store.disk_full:
+        return problem_response(
+            503,
+            "disk full: the database's disk has no space left; writes fail",
+            kind="disk-full",
+            request_id=request_id_of(request),
+        )
+    return Readiness(status="ready", database="ok", schema_version=version, read_only=ctx.store.read_only)

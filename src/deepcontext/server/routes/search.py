@@ -35,5 +35,6 @@ async def search(body: SearchBody, scope: ReadScope, ctx: Ctx) -> SearchResponse
         min_score=body.min_score,
         agent_id=body.agent_id,
         run_id=body.run_id,
+        track_access=False if scope.read_only else None,
     )
     return external_search(scope, res)

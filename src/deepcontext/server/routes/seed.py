@@ -59,6 +59,7 @@ async def search_memory(body: SeedSearchBody, scope: ReadScope, ctx: Ctx) -> Sea
         memory_type=body.memory_type.value if body.memory_type else None,
         include_graph=body.include_graph,
         min_score=body.min_score,
+        track_access=False if scope.read_only else None,
     )
     return external_search(scope, res)
 
