@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from deepcontext.clock import as_utc
+from deepcontext.clock import EARLIEST, LATEST, as_utc
 from deepcontext.errors import ValidationError
 from deepcontext.extract.interface import MessageIn
 from deepcontext.ids import check_encodable as _check_encodable
@@ -19,12 +20,14 @@ from deepcontext.types import MemoryTier, MemoryType, Message
 
 __all__ = [
     "ROLES",
+    "TIME_RANGE",
     "check_fraction",
     "check_json",
     "check_id",
     "check_limit",
     "check_scope",
     "check_text",
+    "check_time",
     "check_user_name",
     "parse_filters",
     "parse_messages",
@@ -103,27 +106,52 @@ def check_limit(value: Any, field: str = "limit", lo: int = 1, hi: int = 100) ->
     return value
 
 
+#: a number written as text (query parameters carry no other kind): epoch seconds
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+#: what a refused time is told to hold to
+TIME_RANGE = "years 1 to 9998 (UTC)"
+
+
+def check_time(value: datetime, field: str) -> datetime:
+    """An aware UTC datetime within ``EARLIEST`` .. ``LATEST``; naive times are taken as UTC. The
+    one range every entry of a time holds to (Python, REST, CLI, bulk input, import)."""
+    try:
+        utc = as_utc(value)
+    except (OverflowError, ValueError):  # an offset that moves it past datetime's first or last year
+        raise ValidationError(f"{field} must lie in {TIME_RANGE}, got {value.isoformat()}", field=field) from None
+    if not EARLIEST <= utc <= LATEST:
+        raise ValidationError(f"{field} must lie in {TIME_RANGE}, got {value.isoformat()}", field=field)
+    return utc
+
+
 def parse_time(value: Any, field: str) -> datetime | None:
-    """A datetime, an ISO 8601 string or an epoch number; naive times are taken as UTC."""
+    """A datetime, an ISO 8601 string, or seconds since the Unix epoch (a number, or a string of
+    one); naive times are taken as UTC; all within :data:`TIME_RANGE`."""
     if value is None:
         return None
     if isinstance(value, datetime):
-        return as_utc(value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        from deepcontext.clock import from_epoch
-
-        try:
-            return from_epoch(float(value))
-        except (OverflowError, ValueError, OSError):
-            raise ValidationError(f"{field} is not a representable time (epoch seconds {value!r})", field=field) from None
+        return check_time(value, field)
     if isinstance(value, str):
+        text = value.strip()
         try:
-            return as_utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
-        except OverflowError:
-            raise ValidationError(f"{field} is out of range: {value!r}", field=field) from None
+            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
-            pass
-    raise ValidationError(f"{field} must be a datetime or an ISO 8601 string, got {value!r}", field=field)
+            if not _NUMBER.fullmatch(text):
+                raise ValidationError(
+                    f"{field} must be a datetime, an ISO 8601 string or epoch seconds, got {value!r}", field=field
+                ) from None
+            value = float(text)
+        else:
+            return check_time(parsed, field)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            when = datetime.fromtimestamp(float(value), tz=UTC)
+        except (OverflowError, ValueError, OSError):
+            raise ValidationError(f"{field} must lie in {TIME_RANGE}, got epoch seconds {value!r}", field=field) from None
+        return check_time(when, field)
+    raise ValidationError(
+        f"{field} must be a datetime, an ISO 8601 string or epoch seconds, got {type(value).__name__}", field=field
+    )
 
 
 def parse_messages(
@@ -174,7 +202,14 @@ def parse_messages(
 def _enum_tuple(value: Any, enum: Any, field: str) -> tuple[Any, ...] | None:
     if value is None:
         return None
-    items = [value] if isinstance(value, (str, enum)) else list(value)
+    if isinstance(value, (str, enum)):
+        items = [value]
+    elif isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
+        items = list(value)
+    else:
+        raise ValidationError(f"{field} must be one of {[e.value for e in enum]} or a list of them, got {value!r}", field=field)
+    if any(not isinstance(v, (str, enum)) for v in items):
+        raise ValidationError(f"{field} must be one of {[e.value for e in enum]}, got {value!r}", field=field)
     try:
         return tuple(enum(v.value if isinstance(v, enum) else str(v)) for v in items)
     except ValueError:
@@ -208,7 +243,8 @@ def parse_filters(
 ) -> MemoryFilters:
     conv = None
     if conversation_id is not None:
-        items = [conversation_id] if isinstance(conversation_id, str) else list(conversation_id)
+        many = isinstance(conversation_id, Iterable) and not isinstance(conversation_id, (str, bytes, Mapping))
+        items = list(conversation_id) if many else [conversation_id]
         conv = tuple(check_id(c, "conversation_id") for c in items)
     if metadata is not None and not isinstance(metadata, Mapping):
         raise ValidationError("metadata filter must be an object of key: condition", field="metadata")
