@@ -21,10 +21,13 @@ from deepcontext.types import MemoryTier, MemoryType, Message
 __all__ = [
     "ROLES",
     "TIME_RANGE",
+    "check_flag",
     "check_fraction",
     "check_json",
     "check_id",
     "check_limit",
+    "check_row_id",
+    "check_number",
     "check_scope",
     "check_text",
     "check_time",
@@ -91,11 +94,44 @@ def _check_json(value: Any, field: str, depth: int = 0) -> None:
         raise ValidationError(f"{field} must hold JSON values, got {type(value).__name__}", field=field)
 
 
+def check_number(value: Any, field: str, lo: float | None = None, hi: float | None = None) -> float:
+    """A finite real number (not a bool, NaN or infinity; an int too large for a float neither)
+    within [``lo``, ``hi``] when given."""
+    where = " between {lo:g} and {hi:g}" if lo is not None and hi is not None else " >= {lo:g}" if lo is not None else ""
+    what = f"{field} must be a finite number{where.format(lo=lo, hi=hi)}, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(what, field=field)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ValidationError(what, field=field) from None
+    if not math.isfinite(number) or (lo is not None and number < lo) or (hi is not None and number > hi):
+        raise ValidationError(what, field=field)
+    return number
+
+
 def check_fraction(value: Any, field: str) -> float:
     """A number in [0, 1] (not a bool, not NaN)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
-        raise ValidationError(f"{field} must be a number between 0 and 1, got {value!r}", field=field)
-    return float(value)
+    return check_number(value, field, 0.0, 1.0)
+
+
+def check_row_id(value: Any, field: str) -> int:
+    """A row id: a positive 64-bit integer (not a bool, not a string of digits)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{field} must be an integer, got {type(value).__name__}", field=field)
+    if not 0 < value < 2**63:
+        raise ValidationError(f"{field} must be between 1 and {2**63 - 1}, got {value!r}", field=field)
+    return value
+
+
+def check_flag(value: Any, field: str, *, optional: bool = False) -> bool | None:
+    """True or False (or None when ``optional``: the setting decides); not a truthy stand-in."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, bool):
+        also = " or None" if optional else ""
+        raise ValidationError(f"{field} must be True or False{also}, got {value!r}", field=field)
+    return value
 
 
 def check_limit(value: Any, field: str = "limit", lo: int = 1, hi: int = 100) -> int:
@@ -271,15 +307,18 @@ def expiry(now: datetime, expires_at: Any, ttl: Any) -> datetime | None:
         if isinstance(ttl, timedelta):
             seconds = ttl.total_seconds()
         elif isinstance(ttl, (int, float)) and not isinstance(ttl, bool):
-            seconds = float(ttl)
+            seconds = check_number(ttl, "ttl")
         else:
             raise ValidationError("ttl must be seconds or a timedelta", field="ttl")
-        if not math.isfinite(seconds) or seconds <= 0:
+        if seconds <= 0:
             raise ValidationError(f"ttl must be a positive, finite number of seconds, got {ttl!r}", field="ttl")
         try:
-            return now + timedelta(seconds=seconds)
+            end: datetime | None = now + timedelta(seconds=seconds)
         except OverflowError:
-            raise ValidationError(f"ttl of {seconds:g} seconds ends after the last representable time", field="ttl") from None
+            end = None
+        if end is None or end > LATEST:
+            raise ValidationError(f"ttl of {seconds:g} seconds ends outside {TIME_RANGE}", field="ttl")
+        return end
     when = parse_time(expires_at, "expires_at")
     if when is not None and when <= now:
         raise ValidationError("expires_at is in the past", field="expires_at")
