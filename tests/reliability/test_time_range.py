@@ -212,3 +212,18 @@ async def test_rest_and_the_inspector_survive_a_stored_time_past_year_9999(tmp_p
             for path in ("/ui/", "/ui/memories", f"/ui/memory/{mid}", "/ui/lifecycle", "/ui/conversations", "/ui/graph"):
                 r = await ui.get(path, params={"user": "u"})
                 assert r.status_code == 200, (path, r.status_code)
+
+
+async def test_postgres_reads_the_range_edges_whatever_the_server_time_zone(pg_url: str) -> None:
+    # a session west of UTC would show 0001-01-01T00:00Z as a time of year 0, which psycopg cannot load
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f"ALTER DATABASE \"{conn.info.dbname}\" SET timezone = 'America/New_York'")
+    first, last = datetime(1, 1, 1, tzinfo=UTC), datetime(9998, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
+    async with DeepContext(database_url=pg_url, embedder=HashEmbedder(64)) as ctx:
+        for user, when in (("a", first), ("b", last)):
+            await ctx.add(MSG, user, timestamp=when)
+            assert [t.said_at for t in await ctx.turns(user)] == [when]
+            assert (await ctx.search("Where does Ana live?", user_id=user)).results
+            assert [r async for r in ctx.export(user)]
