@@ -227,3 +227,11 @@ async def test_postgres_reads_the_range_edges_whatever_the_server_time_zone(pg_u
             assert [t.said_at for t in await ctx.turns(user)] == [when]
             assert (await ctx.search("Where does Ana live?", user_id=user)).results
             assert [r async for r in ctx.export(user)]
+
+
+async def test_bench_reliability_reports_the_times_scenario(tmp_path: Path) -> None:
+    from deepcontext.bench.reliability_times import run_times
+
+    out = await run_times(f"sqlite:///{tmp_path}/bench.db")
+    assert out.tried >= 18  # every entry, the two CLI inputs, every read of the stored row
+    assert (out.failed, out.lost, out.server_errors) == (0, 0, 0), out.notes

@@ -3,8 +3,9 @@
 Scenarios run on every database given, with the hash embedder: ``kill-add`` / ``kill-import`` /
 ``kill-consolidate`` (a writer killed with SIGKILL at random moments; every acknowledged write must
 be there whole and the keyword index must match the memories), ``processes`` (writers and a reader
-at once), ``race-delete`` (adds racing ``delete_user``) and ``rest`` (a real server, two tenants,
-valid and hostile requests). Each scenario counts ``tried``, ``failed``, ``lost``, ``leaked``,
+at once), ``race-delete`` (adds racing ``delete_user``), ``rest`` (a real server, two tenants,
+valid and hostile requests) and ``times`` (a time from the end of year 9999 refused at every entry; a
+stored one breaks no read). Each scenario counts ``tried``, ``failed``, ``lost``, ``leaked``,
 ``5xx`` and the ``p99`` latency in milliseconds (:class:`~deepcontext.bench.reliability_checks.Outcome`).
 """
 
@@ -32,6 +33,7 @@ from deepcontext.bench.reliability_checks import (
     turn_contents,
 )
 from deepcontext.bench.reliability_rest import run_rest
+from deepcontext.bench.reliability_times import run_times
 
 __all__ = ["Outcome", "check_index", "run_reliability", "worker"]
 
@@ -287,7 +289,7 @@ async def _race_delete(url: str, adds: int) -> Outcome:
 
 # --- the run -----------------------------------------------------------------------------------------
 
-SCENARIOS = ("kill-add", "kill-import", "kill-consolidate", "processes", "race-delete", "rest")
+SCENARIOS = ("kill-add", "kill-import", "kill-consolidate", "processes", "race-delete", "rest", "times")
 
 
 async def run_reliability(
@@ -327,6 +329,8 @@ async def run_reliability(
                     results.append(await _race_delete(url, per_writer * writers))
                 elif s == "rest":
                     results.append(await run_rest(url, requests, concurrency, rng, time_limit))
+                elif s == "times":
+                    results.append(await run_times(url))
                 else:
                     raise ValueError(f"unknown scenario {s!r}; known: {', '.join(SCENARIOS)}")
     return results
