@@ -170,7 +170,7 @@ def parse_time(value: Any, field: str) -> datetime | None:
     if isinstance(value, str):
         text = value.strip()
         try:
-            parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
         except ValueError:
             if not _NUMBER.fullmatch(text):
                 raise ValidationError(
