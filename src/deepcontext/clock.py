@@ -6,7 +6,13 @@ import threading
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, overload, runtime_checkable
 
-__all__ = ["Clock", "ManualClock", "SystemClock", "as_utc", "from_epoch", "to_epoch"]
+__all__ = ["EARLIEST", "LATEST", "Clock", "ManualClock", "SystemClock", "as_utc", "from_epoch", "to_epoch"]
+
+#: the times deepcontext takes and keeps (UTC): years 1 to 9998. Ending a year before datetime's
+#: last one keeps every stored time representable, as epoch seconds (a float near year 10000 rounds
+#: up into it) and through the date arithmetic of reads (a window of days or a year after it)
+EARLIEST = datetime(1, 1, 1, tzinfo=UTC)
+LATEST = datetime(9998, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
 
 
 @runtime_checkable

@@ -35,7 +35,15 @@ from deepcontext.services.background import BackgroundTasks
 from deepcontext.services.components import Components, build_components
 from deepcontext.services.memories import MemoryService
 from deepcontext.services.memory_search import SearchService
-from deepcontext.services.validation import check_id, check_json, check_scope, expiry, parse_messages, parse_time
+from deepcontext.services.validation import (
+    check_flag,
+    check_id,
+    check_json,
+    check_scope,
+    expiry,
+    parse_messages,
+    parse_time,
+)
 from deepcontext.settings import DeepContextSettings, explain_settings_error
 from deepcontext.store.interface import Store
 from deepcontext.types import AddResponse, HistoryEntry, Memory, MemoryPage, SearchResponse, Turn
@@ -266,6 +274,7 @@ class DeepContext:
             raise ValidationError("metadata must be an object", field="metadata")
         check_json(metadata, "metadata")
         exp = expiry(now, expires_at, ttl)
+        check_flag(infer, "infer")
         response = await self._wired().ingest.add(
             msgs, user_id=user_id, conversation_id=conversation_id, now=now, metadata=dict(metadata or {}),
             expires_at=exp, infer=infer, agent_id=agent_id, run_id=run_id,

@@ -3,8 +3,9 @@
 Scenarios run on every database given, with the hash embedder: ``kill-add`` / ``kill-import`` /
 ``kill-consolidate`` (a writer killed with SIGKILL at random moments; every acknowledged write must
 be there whole and the keyword index must match the memories), ``processes`` (writers and a reader
-at once), ``race-delete`` (adds racing ``delete_user``) and ``rest`` (a real server, two tenants,
-valid and hostile requests); ``read-only``, ``read-only-key``, ``disk-full`` and ``cli-embedder``
+at once), ``race-delete`` (adds racing ``delete_user``), ``rest`` (a real server, two tenants,
+valid and hostile requests), ``times`` (a time from the end of year 9999 refused at every entry; a
+stored one breaks no read); ``read-only``, ``read-only-key``, ``disk-full`` and ``cli-embedder``
 (:mod:`deepcontext.bench.reliability_probes`). Each scenario counts ``tried``, ``failed``, ``lost``, ``leaked``,
 ``5xx`` and the ``p99`` latency in milliseconds (:class:`~deepcontext.bench.reliability_checks.Outcome`).
 """
@@ -34,6 +35,7 @@ from deepcontext.bench.reliability_checks import (
 )
 from deepcontext.bench.reliability_probes import run_cli_embedder, run_disk_full, run_read_only, run_read_only_key
 from deepcontext.bench.reliability_rest import run_rest
+from deepcontext.bench.reliability_times import run_times
 
 __all__ = ["Outcome", "check_index", "run_reliability", "worker"]
 
@@ -296,6 +298,7 @@ SCENARIOS = (
     "processes",
     "race-delete",
     "rest",
+    "times",
     "read-only",
     "read-only-key",
     "disk-full",
@@ -340,6 +343,8 @@ async def run_reliability(
                     results.append(await _race_delete(url, per_writer * writers))
                 elif s == "rest":
                     results.append(await run_rest(url, requests, concurrency, rng, time_limit))
+                elif s == "times":
+                    results.append(await run_times(url))
                 elif s == "read-only":
                     results.append(await run_read_only(url, requests // 10))
                 elif s == "read-only-key":

@@ -38,6 +38,10 @@ def _hostile(rng: random.Random, other_ids: list[int]) -> tuple[str, str, Any, d
             True,
         ),
         ("POST", "/v1/memories", deep, {}, True),
+        # year 10000 in epoch seconds (not milliseconds), and the last microseconds of year 9999
+        ("POST", "/v1/memories", {"user_id": "a", "messages": one, "timestamp": 253402300800}, {}, True),
+        ("POST", "/v1/search", {"user_id": "a", "query": "q", "before": "9999-12-31T23:59:59.99999Z"}, {}, True),
+        ("GET", "/v1/memories?user_id=a&after=253402300800", None, {}, True),
         ("POST", "/v1/search", {"user_id": "a", "query": "q", "limit": 10**9}, {}, True),
         ("POST", "/v1/search", {"user_id": "a", "query": "code\x00word"}, {}, False),
         ("POST", "/v1/search", {"user_id": "a", "query": "code word", "metadata": {'team" x': "red"}}, {}, False),

@@ -39,7 +39,7 @@ def add(
     path: str = typer.Argument("-", help="JSON or JSONL file of messages; '-' reads stdin"),
     user: str = USER,
     conversation: str = typer.Option("default", "--conversation", "-c", help="Conversation id"),
-    timestamp: str = typer.Option(None, "--timestamp", help="When the messages were said (ISO 8601)"),
+    timestamp: str = typer.Option(None, "--timestamp", help="When the messages were said (ISO 8601 or epoch seconds)"),
     agent: str = typer.Option(None, "--agent", help=AGENT_HELP),
     run_id: str = typer.Option(None, "--run", help=RUN_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON"),

@@ -28,7 +28,7 @@ from deepcontext.context.results import (
     ContextShares,
 )
 from deepcontext.errors import ValidationError
-from deepcontext.services.validation import check_id, check_limit, check_text, parse_filters
+from deepcontext.services.validation import check_flag, check_fraction, check_id, check_limit, check_text, parse_filters
 
 if TYPE_CHECKING:
     from deepcontext.clock import Clock
@@ -48,12 +48,6 @@ def _check_int(value: Any, field: str, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
         raise ValidationError(f"{field} must be an integer between {lo} and {hi}, got {value!r}", field=field)
     return value
-
-
-def _check_fraction(value: Any, field: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
-        raise ValidationError(f"{field} must be a number between 0 and 1, got {value!r}", field=field)
-    return float(value)
 
 
 class ContextService:
@@ -88,6 +82,9 @@ class ContextService:
         user_id = check_id(user_id, "user_id")
         if not isinstance(schema, MemorySchema):
             raise ValidationError("schema must be a MemorySchema", field="schema")
+        for value, field in ((cache_size, "cache_size"), (history_turns, "history_turns")):  # named as the caller knows them
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValidationError(f"{field} must be a positive integer, got {value!r}", field=field)
         backend = StoreTierBackend(self.store, user_id, clock=self.clock)
         return await asyncio.to_thread(
             DeepCQ,
@@ -142,14 +139,15 @@ class ContextService:
 
             if not isinstance(schema, MemorySchema):
                 raise ValidationError("schema must be a MemorySchema", field="schema")
-        intent_bar = None if min_intent is None else _check_fraction(min_intent, "min_intent")
+        intent_bar = None if min_intent is None else check_fraction(min_intent, "min_intent")
         limit = (
             check_limit(memory_limit, "memory_limit")
             if memory_limit is not None
             else min(100, max(DEFAULT_MEMORY_LIMIT, budget // TOKENS_PER_RESULT))
         )
-        min_sim = _check_fraction(min_similarity, "min_similarity")
+        min_sim = check_fraction(min_similarity, "min_similarity")
         nodes = _check_int(max_conversation_nodes, "max_conversation_nodes", 1, 1000)
+        check_flag(track_access, "track_access", optional=True)
         filters = parse_filters(agent_id=agent_id, run_id=run_id)
         result = await build_context(
             self,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
@@ -10,6 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from deepcontext.errors import ValidationError
+from deepcontext.services.validation import check_number
 
 __all__ = [
     "DEFAULT_BUDGET_TOKENS",
@@ -71,8 +71,7 @@ class ContextShares(BaseModel):
             if unknown:
                 raise ValidationError(f"unknown part(s) in shares: {sorted(unknown)}; parts are {list(PARTS)}", field="shares")
             for name, share in value.items():
-                if isinstance(share, bool) or not isinstance(share, int | float) or not math.isfinite(share) or share < 0:
-                    raise ValidationError(f"shares.{name} must be a number >= 0, got {share!r}", field=f"shares.{name}")
+                check_number(share, f"shares.{name}", 0.0)
             shares = cls(**{**cls().model_dump(), **{k: float(v) for k, v in value.items()}})
         else:
             raise ValidationError("shares must be a ContextShares or a mapping {part: share}", field="shares")

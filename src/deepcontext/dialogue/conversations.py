@@ -17,7 +17,7 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from deepcontext.errors import ConfigurationError, ValidationError
-from deepcontext.services.validation import check_id
+from deepcontext.services.validation import check_id, check_row_id
 
 if TYPE_CHECKING:
     from deepcontext.clock import Clock
@@ -162,6 +162,7 @@ class DialogueService:
         from deepcontext.dialogue.context import conversation_path
 
         backend = self.backend(user_id, conversation_id)
+        node_id = None if node_id is None else check_row_id(node_id, "node_id")
         return await asyncio.to_thread(
             conversation_path, node_id=node_id, max_nodes=max_nodes, strategy=strategy, backend=backend
         )
@@ -185,6 +186,7 @@ class DialogueService:
     ) -> int | None:
         """Compress the older part of the chain ending at ``node_id`` (default: the tip) into a
         summary node (by the LLM, else extractively). Returns its id or None. Never deletes a turn."""
+        node_id = None if node_id is None else check_row_id(node_id, "node_id")
         session = await self.session(user_id, conversation_id, planner="offline", extract=False)
         return await session.compress(node_id, keep_recent=keep_recent, max_nodes=max_nodes)
 

@@ -163,7 +163,7 @@ def graph_to_mermaid(graph: LLMContextGraph, *, clip: int = 60) -> str:
 
 def export_graph(graph: LLMContextGraph, format: str = "json") -> str:
     """The graph as text in ``format`` (``json``, ``dot`` or ``mermaid``)."""
-    fmt = (format or "").lower()
+    fmt = format.lower() if isinstance(format, str) else ""
     if fmt == "json":
         return json.dumps(graph_to_json(graph), ensure_ascii=False, indent=2) + "\n"
     if fmt == "dot":

@@ -13,7 +13,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from deepcontext.errors import ValidationError
-from deepcontext.services.validation import check_id
+from deepcontext.services.validation import check_id, check_number
 
 if TYPE_CHECKING:
     from deepcontext.clock import Clock
@@ -30,12 +30,14 @@ __all__ = ["LifecycleService"]
 log = logging.getLogger("deepcontext.lifecycle")
 
 
+#: the longest wait for another run a caller may ask for (PostgreSQL's lock_timeout ends at 24 days)
+MAX_WAIT = 7 * 86_400.0
+
+
 def _check_timeout(wait: float | None) -> float | None:
     if wait is None:
         return None
-    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or wait < 0:
-        raise ValidationError("wait must be a number of seconds >= 0", field="wait")
-    return float(wait)
+    return check_number(wait, "wait", 0.0, MAX_WAIT)
 
 
 class LifecycleService:

@@ -1,19 +1,22 @@
 """Request and response bodies of the REST API, with field size limits.
 
-Strings refuse NUL characters and lone surrogates (neither survives a database), times must be
-real instants (years 1-9998 in UTC), metadata must be JSON with finite numbers and 64-bit integers.
+Strings refuse NUL characters and lone surrogates (neither survives a database), times are ISO
+8601 strings or epoch seconds within years 1 to 9998 (UTC) as everywhere else, metadata must be
+JSON with finite numbers and 64-bit integers.
 The engine validates again against the settings (``max_message_chars``...).
 """
 
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
 
+from deepcontext.errors import ValidationError
 from deepcontext.server.tenancy import MAX_EXTERNAL_USER_CHARS
+from deepcontext.services.validation import parse_time
 from deepcontext.types import MemoryTier, MemoryType
 
 __all__ = [
@@ -57,14 +60,15 @@ def _clean(value: str) -> str:
     return value
 
 
-def _instant(value: datetime) -> datetime:
+def _instant(value: Any) -> datetime:
+    # the library's rule, not pydantic's (which reads a number above 2e10 as milliseconds): an ISO
+    # 8601 string or epoch seconds, within years 1 to 9998 (UTC)
     try:
-        utc = value.astimezone(UTC) if value.tzinfo else value.replace(tzinfo=UTC)
-    except (OverflowError, ValueError):
-        raise ValueError("time out of range") from None
-    if not 1 <= utc.year <= 9998:
-        raise ValueError("time out of range")
-    return utc
+        when = parse_time(value, "time")
+    except ValidationError as exc:
+        raise ValueError(str(exc).removeprefix("time ")) from None
+    assert when is not None
+    return when
 
 
 def _json_value(value: Any, depth: int = 0) -> Any:
@@ -119,7 +123,7 @@ ScopeId = Annotated[
     Field(min_length=1, max_length=255, pattern=ID_PATTERN, description="An agent or run id"),
     AfterValidator(_clean),
 ]
-Timestamp = Annotated[datetime, AfterValidator(_instant)]
+Timestamp = Annotated[datetime, BeforeValidator(_instant)]
 Metadata = Annotated[dict[str, Any], Field(max_length=256), AfterValidator(_metadata)]
 Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT), AfterValidator(_clean)]
 Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY), AfterValidator(_clean)]

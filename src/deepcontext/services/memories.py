@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from deepcontext.errors import EntityNotFoundError, MemoryNotFoundError, ValidationError
 from deepcontext.services.naming import rename_user
 from deepcontext.services.validation import (
+    check_flag,
     check_id,
     check_json,
     check_limit,
@@ -156,6 +157,9 @@ class MemoryService:
         filters are those of :meth:`search`."""
         user_id = check_id(user_id, "user_id")
         limit = check_limit(limit, hi=1000)
+        check_flag(include_inactive, "include_inactive")
+        if cursor is not None and not isinstance(cursor, str):
+            raise ValidationError(f"cursor must be the next_cursor string of a previous page, got {cursor!r}", field="cursor")
         filters = parse_filters(
             tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before,
             metadata=metadata, agent_id=agent_id, run_id=run_id,
@@ -178,6 +182,7 @@ class MemoryService:
         """DeepContext 0.1's listing (offset paging). Prefer :meth:`list` (cursor paging)."""
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValidationError("offset must be a non-negative integer", field="offset")
+        limit = check_limit(limit, hi=1000)
         page = await self.list(user_id, tier=tier, memory_type=memory_type, limit=min(1000, offset + limit))
         items = page.memories[offset : offset + limit]
         return {

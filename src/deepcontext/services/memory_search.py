@@ -15,7 +15,7 @@ from deepcontext.extract.standing_model import model_for
 from deepcontext.retrieve.config import SearchConfig, preset
 from deepcontext.retrieve.search import MAX_SOURCES, Hit, hybrid_search, start_vector_leg
 from deepcontext.retrieve.supersession import add_superseded
-from deepcontext.services.validation import check_fraction, check_id, check_limit, check_text, parse_filters
+from deepcontext.services.validation import check_flag, check_fraction, check_id, check_limit, check_text, parse_filters
 from deepcontext.types import MemorySearchResult, SearchResponse
 
 if TYPE_CHECKING:
@@ -93,8 +93,9 @@ class SearchService:
             metadata=metadata, agent_id=agent_id, run_id=run_id,
         )  # fmt: skip
         cfg = self._config(config)
-        if not isinstance(include_superseded, bool):
-            raise ValidationError("include_superseded must be true or false", field="include_superseded")
+        check_flag(include_superseded, "include_superseded")
+        check_flag(include_graph, "include_graph")
+        check_flag(track_access, "track_access", optional=True)
         now = self.clock.now()
         per_memory = self.settings.max_connections_per_memory
         store, embedder, pool, standing = self.store, self.embedder, self._query_pool(), self.standing_model

@@ -24,7 +24,7 @@ from sqlalchemy import JSON
 
 from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import ValidationError
-from deepcontext.services.validation import _check_json, check_json
+from deepcontext.services.validation import _check_json, check_json, parse_time
 from deepcontext.store.interface import Store
 from deepcontext.store.schema import is_time_column, is_vector_column
 from deepcontext.store.sql_transfer import IMPORTS_NAMESPACE
@@ -85,8 +85,8 @@ def _from_json(store: Any, table: str, rec: Mapping[str, Any]) -> dict[str, Any]
         if k not in cols:
             raise ValidationError(f"unknown column {table}.{k} in import", field="records")
         col = cols[k]
-        if v is not None and is_time_column(col):
-            v = datetime.fromisoformat(v)
+        if v is not None and is_time_column(col):  # held to the range every other entry holds to
+            v = parse_time(v, f"{table}.{k}")
         elif v is not None and is_vector_column(col):
             v = np.frombuffer(base64.b64decode(v), dtype=np.float32)
         elif k == "metadata":  # as an add takes it: the same size and depth limits

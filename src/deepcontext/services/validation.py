@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from deepcontext.clock import as_utc
+from deepcontext.clock import EARLIEST, LATEST, as_utc
 from deepcontext.errors import ValidationError
 from deepcontext.extract.interface import MessageIn
 from deepcontext.ids import check_encodable as _check_encodable
@@ -19,12 +20,17 @@ from deepcontext.types import MemoryTier, MemoryType, Message
 
 __all__ = [
     "ROLES",
+    "TIME_RANGE",
+    "check_flag",
     "check_fraction",
     "check_json",
     "check_id",
     "check_limit",
+    "check_row_id",
+    "check_number",
     "check_scope",
     "check_text",
+    "check_time",
     "check_user_name",
     "parse_filters",
     "parse_messages",
@@ -88,11 +94,44 @@ def _check_json(value: Any, field: str, depth: int = 0) -> None:
         raise ValidationError(f"{field} must hold JSON values, got {type(value).__name__}", field=field)
 
 
+def check_number(value: Any, field: str, lo: float | None = None, hi: float | None = None) -> float:
+    """A finite real number (not a bool, NaN or infinity; an int too large for a float neither)
+    within [``lo``, ``hi``] when given."""
+    where = " between {lo:g} and {hi:g}" if lo is not None and hi is not None else " >= {lo:g}" if lo is not None else ""
+    what = f"{field} must be a finite number{where.format(lo=lo, hi=hi)}, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValidationError(what, field=field)
+    try:
+        number = float(value)
+    except OverflowError:
+        raise ValidationError(what, field=field) from None
+    if not math.isfinite(number) or (lo is not None and number < lo) or (hi is not None and number > hi):
+        raise ValidationError(what, field=field)
+    return number
+
+
 def check_fraction(value: Any, field: str) -> float:
     """A number in [0, 1] (not a bool, not NaN)."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= float(value) <= 1.0:
-        raise ValidationError(f"{field} must be a number between 0 and 1, got {value!r}", field=field)
-    return float(value)
+    return check_number(value, field, 0.0, 1.0)
+
+
+def check_row_id(value: Any, field: str) -> int:
+    """A row id: a positive 64-bit integer (not a bool, not a string of digits)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{field} must be an integer, got {type(value).__name__}", field=field)
+    if not 0 < value < 2**63:
+        raise ValidationError(f"{field} must be between 1 and {2**63 - 1}, got {value!r}", field=field)
+    return value
+
+
+def check_flag(value: Any, field: str, *, optional: bool = False) -> bool | None:
+    """True or False (or None when ``optional``: the setting decides); not a truthy stand-in."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, bool):
+        also = " or None" if optional else ""
+        raise ValidationError(f"{field} must be True or False{also}, got {value!r}", field=field)
+    return value
 
 
 def check_limit(value: Any, field: str = "limit", lo: int = 1, hi: int = 100) -> int:
@@ -103,27 +142,52 @@ def check_limit(value: Any, field: str = "limit", lo: int = 1, hi: int = 100) ->
     return value
 
 
+#: a number written as text (query parameters carry no other kind): epoch seconds
+_NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+#: what a refused time is told to hold to
+TIME_RANGE = "years 1 to 9998 (UTC)"
+
+
+def check_time(value: datetime, field: str) -> datetime:
+    """An aware UTC datetime within ``EARLIEST`` .. ``LATEST``; naive times are taken as UTC. The
+    one range every entry of a time holds to (Python, REST, CLI, bulk input, import)."""
+    try:
+        utc = as_utc(value)
+    except (OverflowError, ValueError):  # an offset that moves it past datetime's first or last year
+        raise ValidationError(f"{field} must lie in {TIME_RANGE}, got {value.isoformat()}", field=field) from None
+    if not EARLIEST <= utc <= LATEST:
+        raise ValidationError(f"{field} must lie in {TIME_RANGE}, got {value.isoformat()}", field=field)
+    return utc
+
+
 def parse_time(value: Any, field: str) -> datetime | None:
-    """A datetime, an ISO 8601 string or an epoch number; naive times are taken as UTC."""
+    """A datetime, an ISO 8601 string, or seconds since the Unix epoch (a number, or a string of
+    one); naive times are taken as UTC; all within :data:`TIME_RANGE`."""
     if value is None:
         return None
     if isinstance(value, datetime):
-        return as_utc(value)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        from deepcontext.clock import from_epoch
-
-        try:
-            return from_epoch(float(value))
-        except (OverflowError, ValueError, OSError):
-            raise ValidationError(f"{field} is not a representable time (epoch seconds {value!r})", field=field) from None
+        return check_time(value, field)
     if isinstance(value, str):
+        text = value.strip()
         try:
-            return as_utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
-        except OverflowError:
-            raise ValidationError(f"{field} is out of range: {value!r}", field=field) from None
+            parsed = datetime.fromisoformat(text[:-1] + "+00:00" if text[-1:] in ("Z", "z") else text)
         except ValueError:
-            pass
-    raise ValidationError(f"{field} must be a datetime or an ISO 8601 string, got {value!r}", field=field)
+            if not _NUMBER.fullmatch(text):
+                raise ValidationError(
+                    f"{field} must be a datetime, an ISO 8601 string or epoch seconds, got {value!r}", field=field
+                ) from None
+            value = float(text)
+        else:
+            return check_time(parsed, field)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            when = datetime.fromtimestamp(float(value), tz=UTC)
+        except (OverflowError, ValueError, OSError):
+            raise ValidationError(f"{field} must lie in {TIME_RANGE}, got epoch seconds {value!r}", field=field) from None
+        return check_time(when, field)
+    raise ValidationError(
+        f"{field} must be a datetime, an ISO 8601 string or epoch seconds, got {type(value).__name__}", field=field
+    )
 
 
 def parse_messages(
@@ -174,7 +238,14 @@ def parse_messages(
 def _enum_tuple(value: Any, enum: Any, field: str) -> tuple[Any, ...] | None:
     if value is None:
         return None
-    items = [value] if isinstance(value, (str, enum)) else list(value)
+    if isinstance(value, (str, enum)):
+        items = [value]
+    elif isinstance(value, Iterable) and not isinstance(value, (bytes, Mapping)):
+        items = list(value)
+    else:
+        raise ValidationError(f"{field} must be one of {[e.value for e in enum]} or a list of them, got {value!r}", field=field)
+    if any(not isinstance(v, (str, enum)) for v in items):
+        raise ValidationError(f"{field} must be one of {[e.value for e in enum]}, got {value!r}", field=field)
     try:
         return tuple(enum(v.value if isinstance(v, enum) else str(v)) for v in items)
     except ValueError:
@@ -208,7 +279,8 @@ def parse_filters(
 ) -> MemoryFilters:
     conv = None
     if conversation_id is not None:
-        items = [conversation_id] if isinstance(conversation_id, str) else list(conversation_id)
+        many = isinstance(conversation_id, Iterable) and not isinstance(conversation_id, (str, bytes, Mapping))
+        items = list(conversation_id) if many else [conversation_id]
         conv = tuple(check_id(c, "conversation_id") for c in items)
     if metadata is not None and not isinstance(metadata, Mapping):
         raise ValidationError("metadata filter must be an object of key: condition", field="metadata")
@@ -235,15 +307,18 @@ def expiry(now: datetime, expires_at: Any, ttl: Any) -> datetime | None:
         if isinstance(ttl, timedelta):
             seconds = ttl.total_seconds()
         elif isinstance(ttl, (int, float)) and not isinstance(ttl, bool):
-            seconds = float(ttl)
+            seconds = check_number(ttl, "ttl")
         else:
             raise ValidationError("ttl must be seconds or a timedelta", field="ttl")
-        if not math.isfinite(seconds) or seconds <= 0:
+        if seconds <= 0:
             raise ValidationError(f"ttl must be a positive, finite number of seconds, got {ttl!r}", field="ttl")
         try:
-            return now + timedelta(seconds=seconds)
+            end: datetime | None = now + timedelta(seconds=seconds)
         except OverflowError:
-            raise ValidationError(f"ttl of {seconds:g} seconds ends after the last representable time", field="ttl") from None
+            end = None
+        if end is None or end > LATEST:
+            raise ValidationError(f"ttl of {seconds:g} seconds ends outside {TIME_RANGE}", field="ttl")
+        return end
     when = parse_time(expires_at, "expires_at")
     if when is not None and when <= now:
         raise ValidationError("expires_at is in the past", field="expires_at")

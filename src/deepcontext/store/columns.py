@@ -4,7 +4,10 @@ each mapped to the best type of each backend (SQLite: epoch seconds and BLOBs; P
 
 from __future__ import annotations
 
-from datetime import datetime
+import logging
+import math
+import threading
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -12,7 +15,7 @@ from sqlalchemy import JSON, BigInteger, Float, Integer, LargeBinary
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.types import DateTime, TypeDecorator, TypeEngine
 
-from deepcontext.clock import as_utc, from_epoch
+from deepcontext.clock import EARLIEST, LATEST, as_utc
 
 __all__ = [
     "JSONType",
@@ -21,7 +24,10 @@ __all__ = [
     "is_time_column",
     "is_vector_column",
     "pk_type",
+    "stored_time",
 ]
+
+log = logging.getLogger("deepcontext.store")
 
 #: BIGINT ids; on SQLite an INTEGER PRIMARY KEY (the rowid) so autoincrement works
 pk_type: TypeEngine[int] = BigInteger().with_variant(Integer, "sqlite")
@@ -53,7 +59,37 @@ class UTCDateTime(TypeDecorator[datetime]):
             return None
         if isinstance(value, datetime):
             return as_utc(value)
-        return from_epoch(float(value))
+        return stored_time(value)
+
+
+def stored_time(value: Any) -> datetime:
+    """A time stored as epoch seconds. Inputs are held to years 1 to 9998, but an older version
+    stored a time from the last microseconds of year 9999 as a float that rounds into year 10000
+    (and a file may be edited by hand): such a value reads as the nearest time in range, with a
+    warning, so one row never breaks every read of its user."""
+    try:
+        return datetime.fromtimestamp(value, UTC)
+    except (OverflowError, ValueError, OSError, TypeError):
+        return _out_of_range(value)
+
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def _out_of_range(value: Any) -> datetime:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    nearest = LATEST if seconds > 0 else EARLIEST  # NaN and text: the first time
+    key = repr(value)[:40]
+    with _warned_lock:  # once per value and process: a search may read the row many times
+        fresh = key not in _warned and len(_warned) < 1000
+        _warned.add(key)
+    if fresh:
+        log.warning("a stored time (%s epoch seconds) lies outside years 1 to 9998: read as %s", key, nearest.isoformat())
+    return nearest
 
 
 class VectorType(TypeDecorator[np.ndarray]):

@@ -27,6 +27,7 @@ from sqlalchemy import (
     Integer,
     bindparam,
     create_engine,
+    event,
     func,
     literal,
     or_,
@@ -105,6 +106,14 @@ def normalize_url(url: str | URL) -> str:
     return u.set(drivername="postgresql+psycopg", query=query).render_as_string(hide_password=False)
 
 
+def _utc_session(dbapi_connection: Any, _record: Any) -> None:
+    # times load in the session's time zone: west of UTC the first supported time (0001-01-01Z)
+    # would be one of year 0, which no datetime holds
+    with dbapi_connection.cursor() as cur:
+        cur.execute("SET TIME ZONE 'UTC'")
+    dbapi_connection.commit()
+
+
 class PostgresStore(UserLockMixin, SQLStore):
     """The PostgreSQL + pgvector store. ``dim`` is the configured embedder's vector size."""
 
@@ -162,7 +171,9 @@ class PostgresStore(UserLockMixin, SQLStore):
         self._stats_thread: threading.Thread | None = None
 
     def _new_engine(self) -> Engine:
-        return self.trace(create_engine(self.url, **self._engine_args))
+        engine = create_engine(self.url, **self._engine_args)
+        event.listen(engine, "connect", _utc_session)
+        return self.trace(engine)
 
     def __repr__(self) -> str:
         return f"PostgresStore({make_url(self.url).render_as_string(hide_password=True)!r}, dim={self.dim})"

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 
-from deepcontext.clock import from_epoch, to_epoch
+from deepcontext.clock import to_epoch
+from deepcontext.store.columns import stored_time
 from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters, RankFields
 from deepcontext.store.sql_graph import GraphReads
 from deepcontext.store.sql_memories import MemoryReads
@@ -275,7 +276,7 @@ class SQLiteProvenanceReads(ProvenanceReads):
         for mid, tid, conv, role, name, said in self.per_memory_rows(conn, _sources_sql, user_id, ids, per_memory):
             out.setdefault(int(mid), []).append(
                 Provenance.model_construct(
-                    turn_id=int(tid), conversation_id=conv, role=role, speaker=name, said_at=from_epoch(said)
+                    turn_id=int(tid), conversation_id=conv, role=role, speaker=name, said_at=stored_time(said)
                 )
             )
         return out
@@ -324,9 +325,16 @@ class SQLiteTurnReads(TurnReads):
 
 
 def _rank_fields(rows: Any) -> dict[int, RankFields]:
+    rows = list(rows)
+    try:
+        return _rank_fields_of(rows, datetime.fromtimestamp)
+    except (OverflowError, ValueError, OSError, TypeError):  # a stored time out of range: the tolerant read
+        return _rank_fields_of(rows, lambda value, _utc: stored_time(value))
+
+
+def _rank_fields_of(rows: list[Any], stamp: Callable[[Any, Any], datetime]) -> dict[int, RankFields]:
     # a few hundred rows per search: positional arguments and a bound fromtimestamp
     active = MemoryStatus.ACTIVE.value
-    stamp = datetime.fromtimestamp
     utc = UTC
     return {
         mid: RankFields(

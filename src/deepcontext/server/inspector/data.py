@@ -91,9 +91,9 @@ def _later(a: datetime | None, b: Any) -> datetime | None:
     if b is None:
         return a
     if isinstance(b, (int, float)):  # SQLite aggregates lose the column type: epoch seconds
-        from deepcontext.clock import from_epoch
+        from deepcontext.store.columns import stored_time
 
-        b = from_epoch(float(b))
+        b = stored_time(b)
     return b if a is None or b > a else a
 
 
@@ -325,7 +325,9 @@ def lifecycle_preview(store: Any, settings: Any, user_id: str, now: datetime, *,
         ref = np.fmax(reinforced, accessed)  # the later of the two (NaN: never accessed)
         days = (now.timestamp() - ref) / SECONDS_PER_DAY
         with np.errstate(divide="ignore", invalid="ignore"):
-            imp = np.where((half_life > 0) & (days > 0), base * np.exp(-LN2 * days / np.where(half_life > 0, half_life, 1)), base)
+            # a time in the future (an import may carry one) does not decay: exp of its age would overflow
+            age = np.maximum(days, 0)
+            imp = np.where((half_life > 0) & (days > 0), base * np.exp(-LN2 * age / np.where(half_life > 0, half_life, 1)), base)
         tiers, types = cols[7], cols[8]
         fading = imp < policy.min_importance
         short = np.isin(np.asarray(tiers, dtype=object), [MemoryTier.WORKING.value, MemoryTier.SHORT_TERM.value])
