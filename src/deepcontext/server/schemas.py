@@ -280,6 +280,7 @@ class GraphResult(BaseModel):
 
 class UserList(BaseModel):
     users: list[str]
+    next_cursor: str | None = Field(default=None, description="Pass back as cursor for the next page; null at the end")
 
 
 class UserProfileIn(BaseModel):
