@@ -6,6 +6,7 @@ be there whole and the keyword index must match the memories), ``processes`` (wr
 at once), ``race-delete`` (adds racing ``delete_user``) and ``rest`` (a real server, two tenants,
 valid and hostile requests). Each scenario counts ``tried``, ``failed``, ``lost``, ``leaked``,
 ``5xx`` and the ``p99`` latency in milliseconds (:class:`~deepcontext.bench.reliability_checks.Outcome`).
+Scenarios of a server over time run when named (:mod:`deepcontext.bench.reliability_server`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from deepcontext.bench.reliability_checks import (
     turn_contents,
 )
 from deepcontext.bench.reliability_rest import run_rest
+from deepcontext.bench.reliability_server import SERVER_SCENARIOS, run_large_reads, run_soak, run_tenant_users
 
 __all__ = ["Outcome", "check_index", "run_reliability", "worker"]
 
@@ -288,6 +290,8 @@ async def _race_delete(url: str, adds: int) -> Outcome:
 # --- the run -----------------------------------------------------------------------------------------
 
 SCENARIOS = ("kill-add", "kill-import", "kill-consolidate", "processes", "race-delete", "rest")
+#: every scenario: the default ones, then those that run only when named
+ALL_SCENARIOS = SCENARIOS + SERVER_SCENARIOS
 
 
 async def run_reliability(
@@ -303,6 +307,9 @@ async def run_reliability(
     time_limit: float = 120.0,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    read_seconds: float = 120.0,
+    other_users: int = 200_000,
+    soak_minutes: float = 1.0,
 ) -> list[Outcome]:
     """Every scenario on every database (None: a fresh temporary SQLite file per scenario; a
     PostgreSQL URL is used as it is, so give an empty database)."""
@@ -327,8 +334,14 @@ async def run_reliability(
                     results.append(await _race_delete(url, per_writer * writers))
                 elif s == "rest":
                     results.append(await run_rest(url, requests, concurrency, rng, time_limit))
+                elif s == "large-reads":
+                    results.append(await run_large_reads(url, read_seconds))
+                elif s == "tenant-users":
+                    results.append(await run_tenant_users(url, other_users))
+                elif s == "soak":
+                    results.append(await run_soak(url, soak_minutes, rng))
                 else:
-                    raise ValueError(f"unknown scenario {s!r}; known: {', '.join(SCENARIOS)}")
+                    raise ValueError(f"unknown scenario {s!r}; known: {', '.join(ALL_SCENARIOS)}")
     return results
 
 
