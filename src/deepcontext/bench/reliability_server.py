@@ -135,8 +135,8 @@ async def run_large_reads(url: str, seconds: float, *, turns: int = 2000, turn_c
     async with open_context(url) as ctx:
         cap = ctx.settings.max_response_bytes
         filler = ("lorem ipsum dolor sit amet " * (turn_chars // 27 + 1))[:turn_chars]
-        for start in range(0, turns, 100):
-            msgs = [{"role": "user", "content": f"{i} {filler}"[:turn_chars]} for i in range(start, min(turns, start + 100))]
+        for first in range(0, turns, 100):
+            msgs = [{"role": "user", "content": f"{i} {filler}"[:turn_chars]} for i in range(first, min(turns, first + 100))]
             await ctx.add(msgs, "big/a", infer=False)
     largest = 0
     async with serving(url) as (base, proc):
