@@ -372,9 +372,12 @@ class DeepContext:
         """DeepContext 0.1's listing (offset paging). Prefer :meth:`list` (cursor paging)."""
         return await self._wired().memories.list_memories(user_id, tier, memory_type, limit, offset)
 
-    async def turns(self, user_id: str, conversation_id: str = "default", limit: int = 50) -> builtins.list[Turn]:
-        """The last turns of a conversation, oldest first, verbatim."""
-        return await self._wired().memories.turns(user_id, conversation_id, limit)
+    async def turns(
+        self, user_id: str, conversation_id: str = "default", limit: int = 50, *, before: int | None = None
+    ) -> builtins.list[Turn]:
+        """The last turns of a conversation, oldest first, verbatim; with ``before`` (a turn id),
+        the last ones older than that turn (the page before)."""
+        return await self._wired().memories.turns(user_id, conversation_id, limit, before=before)
 
     async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[dict[str, Any]]:
         """The knowledge-graph neighbourhood of an entity, breadth first (see
@@ -393,8 +396,10 @@ class DeepContext:
         """The user's profile: ``{"user_id": ..., "name": display name or None}``."""
         return await self._wired().memories.get_user(user_id)
 
-    async def users(self) -> builtins.list[str]:
-        return await self._wired().memories.users()
+    async def users(self, *, tenant: str | None = None, after: str | None = None, limit: int | None = None) -> builtins.list[str]:
+        """User ids with data, in byte order: only ``tenant``'s (``tenant/...``) when given, the
+        ones after ``after`` (pass a page's last id back), at most ``limit``."""
+        return await self._wired().memories.users(tenant=tenant, after=after, limit=limit)
 
     async def stats(self, user_id: str) -> dict[str, int]:
         """Rows of a user per table."""

@@ -363,6 +363,11 @@ class DeepContextSettings(BaseSettings):
         default_factory=list, description="Origins allowed by CORS (JSON list or comma-separated); empty: CORS off"
     )
     max_body_bytes: int = Field(default=1_048_576, ge=1024, description="Largest accepted request body")
+    max_response_bytes: int = Field(
+        default=4_194_304,
+        ge=1024,
+        description="Largest list response the REST API builds: a longer page ends early with a cursor to the rest",
+    )
     local_tenant: str | None = Field(
         default=None,
         description="Tenant used without an API key (serve --no-auth, MCP over stdio); "

@@ -242,12 +242,12 @@ async def test_v1_search_graph_turns_users(api: Api) -> None:
         assert turns[1]["parent_ids"] == [turns[0]["id"]] and turns[0]["user_id"] == "ana"
         assert (await c.get("/v1/turns", params={"user_id": "ana", "conversation_id": "nope"})).json() == []
 
-        assert (await c.get("/v1/users")).json() == {"users": ["ana", "bob"]}
+        assert (await c.get("/v1/users")).json() == {"users": ["ana", "bob"], "next_cursor": None}
         stats = (await c.get("/v1/users/ana/stats")).json()
         assert stats["turns"] == 2 and stats["memories"] >= 2
         r = await c.delete("/v1/users/ana")
         assert r.json()["user_id"] == "ana" and r.json()["deleted"]["turns"] == 2
-        assert (await c.get("/v1/users")).json() == {"users": ["bob"]}
+        assert (await c.get("/v1/users")).json() == {"users": ["bob"], "next_cursor": None}
         assert (await c.get("/v1/users/bob/stats")).json()["turns"] == 1
         assert (await c.get("/v1/memories", params={"user_id": "ana"})).json()["total"] == 0
 

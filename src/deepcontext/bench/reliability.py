@@ -8,6 +8,7 @@ valid and hostile requests), ``times`` (a time from the end of year 9999 refused
 stored one breaks no read); ``read-only``, ``read-only-key``, ``disk-full`` and ``cli-embedder``
 (:mod:`deepcontext.bench.reliability_probes`). Each scenario counts ``tried``, ``failed``, ``lost``, ``leaked``,
 ``5xx`` and the ``p99`` latency in milliseconds (:class:`~deepcontext.bench.reliability_checks.Outcome`).
+Scenarios of a server over time run when named (:mod:`deepcontext.bench.reliability_server`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from deepcontext.bench.reliability_checks import (
 )
 from deepcontext.bench.reliability_probes import run_cli_embedder, run_disk_full, run_read_only, run_read_only_key
 from deepcontext.bench.reliability_rest import run_rest
+from deepcontext.bench.reliability_server import SERVER_SCENARIOS, run_large_reads, run_soak, run_tenant_users
 from deepcontext.bench.reliability_times import run_times
 
 __all__ = ["Outcome", "check_index", "run_reliability", "worker"]
@@ -304,6 +306,8 @@ SCENARIOS = (
     "disk-full",
     "cli-embedder",
 )
+#: every scenario: the default ones, then those that run only when named
+ALL_SCENARIOS = SCENARIOS + SERVER_SCENARIOS
 
 
 async def run_reliability(
@@ -319,6 +323,9 @@ async def run_reliability(
     time_limit: float = 120.0,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    read_seconds: float = 120.0,
+    other_users: int = 200_000,
+    soak_minutes: float = 1.0,
 ) -> list[Outcome]:
     """Every scenario on every database (None: a fresh temporary SQLite file per scenario; a
     PostgreSQL URL is used as it is, so give an empty database)."""
@@ -353,8 +360,14 @@ async def run_reliability(
                     results.append(await run_disk_full(url, requests // 10))
                 elif s == "cli-embedder":
                     results.append(await asyncio.to_thread(run_cli_embedder, url))
+                elif s == "large-reads":
+                    results.append(await run_large_reads(url, read_seconds))
+                elif s == "tenant-users":
+                    results.append(await run_tenant_users(url, other_users))
+                elif s == "soak":
+                    results.append(await run_soak(url, soak_minutes, rng))
                 else:
-                    raise ValueError(f"unknown scenario {s!r}; known: {', '.join(SCENARIOS)}")
+                    raise ValueError(f"unknown scenario {s!r}; known: {', '.join(ALL_SCENARIOS)}")
     return results
 
 

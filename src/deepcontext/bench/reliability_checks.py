@@ -24,6 +24,8 @@ class Outcome:
     timeouts: int = 0
     latencies_ms: list[float] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: figures of the scenario besides the counts (server memory, latencies compared)
+    metrics: dict[str, float] = field(default_factory=dict)
 
     @property
     def p99_ms(self) -> float | None:

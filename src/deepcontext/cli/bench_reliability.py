@@ -23,7 +23,9 @@ def reliability(
         None,
         "--scenario",
         help="Run only these (repeatable): kill-add, kill-import, kill-consolidate, processes, race-delete, rest, times, "
-        "read-only, read-only-key, disk-full, cli-embedder",
+        "read-only, read-only-key, disk-full, cli-embedder; and, only when named: large-reads (server memory under "
+        "repeated large reads), tenant-users (listing a tenant's users beside a large tenant), soak (16 clients "
+        "adding and searching: server memory over time)",
     ),
     kills: int = typer.Option(6, "--kills", min=1, help="SIGKILLs of the writer per kill scenario"),
     kill_delay: float = typer.Option(
@@ -39,24 +41,28 @@ def reliability(
         120.0, "--time-limit", min=1.0, help="Seconds after which the REST run sends no more requests"
     ),
     seed: int = typer.Option(0, "--seed", help="Random seed (kill times, request mix)"),
+    read_seconds: float = typer.Option(120.0, "--read-seconds", min=1.0, help="Seconds of large reads (large-reads)"),
+    other_users: int = typer.Option(200_000, "--other-users", min=1, help="Users of the other tenant (tenant-users)"),
+    soak_minutes: float = typer.Option(1.0, "--soak-minutes", min=0.05, help="Minutes of the soak scenario"),
     out: Path = typer.Option(None, "--out", help="Results folder (default benchmarks/results)"),
 ) -> None:
     """Kill -9 during adds, imports and consolidation, processes sharing a database, adds racing
     deletes, valid and hostile REST requests, a read-only database, a read-only key, a full disk, the
     CLI under another embedder: tried / failed / lost / leaked / 5xx / p99 per scenario."""
-    from deepcontext.bench.reliability import SCENARIOS, run_reliability
+    from deepcontext.bench.reliability import ALL_SCENARIOS, SCENARIOS, run_reliability
     from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json
 
     chosen = tuple(scenario) if scenario else SCENARIOS
-    unknown = [s for s in chosen if s not in SCENARIOS]
+    unknown = [s for s in chosen if s not in ALL_SCENARIOS]
     if unknown:
-        fail(f"unknown scenario {unknown[0]!r}; known: {', '.join(SCENARIOS)}")
+        fail(f"unknown scenario {unknown[0]!r}; known: {', '.join(ALL_SCENARIOS)}")
     urls: list[str | None] = [database_url(u) for u in db] if db else [None]
     err = console(stderr=True)
     outcomes = asyncio.run(
         run_reliability(
             urls, scenarios=chosen, kills=kills, kill_delay=kill_delay, writers=writers, per_writer=per_writer, requests=requests,
             concurrency=concurrency, time_limit=time_limit, seed=seed, progress=lambda m: err.print(f"[dim]{m}[/]"),
+            read_seconds=read_seconds, other_users=other_users, soak_minutes=soak_minutes,
         )
     )  # fmt: skip
     rows = [
@@ -73,7 +79,8 @@ def reliability(
         for note in o.notes[:5]:
             c.print(f"  {o.scenario} ({o.backend}): {note}", markup=False, highlight=False, soft_wrap=True)
     settings = {"kills": kills, "kill_delay": kill_delay, "writers": writers, "per_writer": per_writer, "requests": requests,
-                "concurrency": concurrency, "time_limit": time_limit, "seed": seed}  # fmt: skip
+                "concurrency": concurrency, "time_limit": time_limit, "seed": seed, "read_seconds": read_seconds,
+                "other_users": other_users, "soak_minutes": soak_minutes}  # fmt: skip
     backends = sorted({o.backend for o in outcomes})
     path = save_json(
         {"machine": machine(), "settings": settings, "results": [o.as_dict() for o in outcomes]},

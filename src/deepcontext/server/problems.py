@@ -9,6 +9,7 @@ request id, under which the server logs the traceback.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from http import HTTPStatus
 from typing import Any
 
@@ -17,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Mount
 
 from deepcontext.errors import (
     AuthError,
@@ -193,12 +195,37 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     detail = exc.detail if isinstance(exc.detail, str) else None
     phrase = HTTPStatus(exc.status_code).phrase if exc.status_code in HTTPStatus._value2member_map_ else None
+    headers = dict(exc.headers or {})
+    if exc.status_code == 405:
+        # Starlette names the methods of the first route matching the path; a path has one route
+        # per method here
+        allowed = allowed_methods(request.app.routes, request.url.path)
+        if allowed:
+            headers["Allow"] = ", ".join(sorted(allowed))
     return problem_response(
         exc.status_code,
         None if detail == phrase else detail,
         request_id=request_id_of(request),
-        headers=dict(exc.headers or {}),
+        headers=headers,
     )
+
+
+def allowed_methods(routes: Sequence[Any], path: str) -> set[str]:
+    """Every method some route serves at ``path`` (mounted apps included)."""
+    try:
+        from fastapi.routing import iter_route_contexts
+    except ImportError:  # older FastAPI: routes are flat already
+        entries = [(r, getattr(r, "path_regex", None), getattr(r, "methods", None)) for r in routes]
+    else:
+        entries = [(rc.route, rc.path_regex, rc.methods) for rc in iter_route_contexts(routes)]
+    found: set[str] = set()
+    for route, regex, methods in entries:
+        if isinstance(route, Mount):
+            if path == route.path or path.startswith(route.path + "/"):
+                found |= allowed_methods(route.routes, path[len(route.path) :] or "/")
+        elif methods and regex is not None and regex.match(path):
+            found |= set(methods)
+    return found
 
 
 def install_handlers(app: FastAPI) -> None:

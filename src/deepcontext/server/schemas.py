@@ -12,7 +12,16 @@ import math
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    WithJsonSchema,
+    model_validator,
+)
 
 from deepcontext.errors import ValidationError
 from deepcontext.server.tenancy import MAX_EXTERNAL_USER_CHARS
@@ -99,12 +108,19 @@ def _metadata(value: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: id patterns, and what an error says of a value that does not match one (not the regex)
-USER_ID_PATTERN = r"^[^/\x00-\x1f\x7f]+$"
-ID_PATTERN = r"^[^\x00-\x1f\x7f]+$"
+#: the patterns of ids and texts, which say what the engine enforces (ids: no whitespace around
+#: them; texts: not blank, no NUL), and what an error says of a value that does not match one
+#: what str.strip() strips, spelled out: regex engines disagree on what \s matches
+_WS = "\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000"
+USER_ID_PATTERN = rf"^[^/{_WS}\x00-\x1f\x7f](?:[^/\x00-\x1f\x7f]*[^/{_WS}\x00-\x1f\x7f])?$"
+ID_PATTERN = rf"^[^{_WS}\x00-\x1f\x7f](?:[^\x00-\x1f\x7f]*[^{_WS}\x00-\x1f\x7f])?$"
+TEXT_PATTERN = rf"^[{_WS}]*[^{_WS}\x00][^\x00]*$"
+NAME_PATTERN = rf"^[{_WS}]*[^{_WS}\x00-\x08\x0e-\x1b\x7f][^\x00-\x08\x0e-\x1b\x7f]*$"
 PATTERN_HINTS = {
-    USER_ID_PATTERN: "must not contain '/' or control characters",
-    ID_PATTERN: "must not contain control characters",
+    USER_ID_PATTERN: "must not contain '/' or control characters, nor start or end with whitespace",
+    ID_PATTERN: "must not contain control characters, nor start or end with whitespace",
+    TEXT_PATTERN: "must not be blank or contain NUL characters",
+    NAME_PATTERN: "must not be blank or contain control characters",
 }
 
 #: a string without NUL or lone surrogates
@@ -123,12 +139,47 @@ ScopeId = Annotated[
     Field(min_length=1, max_length=255, pattern=ID_PATTERN, description="An agent or run id"),
     AfterValidator(_clean),
 ]
-Timestamp = Annotated[datetime, BeforeValidator(_instant)]
-Metadata = Annotated[dict[str, Any], Field(max_length=256), AfterValidator(_metadata)]
-Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT), AfterValidator(_clean)]
-Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY), AfterValidator(_clean)]
-EntityName = Annotated[str, Field(min_length=1, max_length=512), AfterValidator(_clean)]
-MemoryId = Annotated[int, Field(ge=1, le=MAX_INT64)]
+#: an ISO 8601 time or a number of seconds since the epoch
+Timestamp = Annotated[
+    datetime,
+    BeforeValidator(_instant),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "format": "date-time"},
+                {"type": "number", "minimum": -62_135_596_800, "maximum": 253_370_764_799},
+            ]
+        }
+    ),
+]
+Metadata = Annotated[
+    dict[str, Any],
+    Field(
+        max_length=256,
+        description="JSON: strings without NUL characters, integers within 64 bits, finite numbers, at most 32 levels deep",
+    ),
+    AfterValidator(_metadata),
+]
+Text = Annotated[str, Field(min_length=1, max_length=MAX_TEXT, pattern=TEXT_PATTERN), AfterValidator(_clean)]
+Query = Annotated[str, Field(min_length=1, max_length=MAX_QUERY, pattern=TEXT_PATTERN), AfterValidator(_clean)]
+EntityName = Annotated[str, Field(min_length=1, max_length=512, pattern=TEXT_PATTERN), AfterValidator(_clean)]
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, (str, bool)):
+        raise ValueError("must be a number")
+    return value
+
+
+#: numbers and booleans of a JSON body as the schema says: never a string, a boolean for a number
+#: or a number for a boolean. An integer may be written 5 or 5.0 (JSON Schema's integers); put its
+#: bounds before NumberOnly, so that the schema shows them: Annotated[int, Field(ge=1), NumberOnly]
+NumberOnly = BeforeValidator(_number)
+JsonFloat = Annotated[float, Strict()]
+JsonBool = Annotated[bool, Strict()]
+MemoryId = Annotated[int, Field(ge=1, le=MAX_INT64), NumberOnly]
+#: agent or run ids of a filter: one, or a non-empty list
+ScopeIds = ScopeId | Annotated[list[ScopeId], Field(min_length=1, max_length=100)]
 
 
 class _Body(BaseModel):
@@ -165,11 +216,11 @@ class SeedAddBody(_Body):
 class SeedSearchBody(_Body):
     query: Query
     user_id: UserId
-    limit: int = Field(default=10, ge=1, le=100)
+    limit: Annotated[int, Field(ge=1, le=100), NumberOnly] = 10
     tier: MemoryTier | None = None
     memory_type: MemoryType | None = None
-    include_graph: bool = True
-    min_score: float | None = Field(
+    include_graph: JsonBool = True
+    min_score: JsonFloat | None = Field(
         default=None, ge=0, le=1, allow_inf_nan=False, description="Leave out results whose calibrated relevance is below this"
     )
 
@@ -188,7 +239,7 @@ class DeleteBody(_Body):
 class GraphBody(_Body):
     user_id: UserId
     entity_name: EntityName
-    depth: int = Field(default=2, ge=1, le=5)
+    depth: Annotated[int, Field(ge=1, le=5), NumberOnly] = 2
 
 
 class LifecycleBody(_Body):
@@ -199,7 +250,16 @@ class LifecycleBody(_Body):
 
 
 class AddBody(_Body):
-    """Messages to store verbatim and derive memories from."""
+    """Messages to store verbatim and derive memories from (``expires_at`` or ``ttl``, not both)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "not": {
+                "required": ["expires_at", "ttl"],
+                "properties": {"expires_at": {"not": {"type": "null"}}, "ttl": {"not": {"type": "null"}}},
+            }
+        }
+    )
 
     user_id: UserId
     messages: Messages
@@ -207,10 +267,16 @@ class AddBody(_Body):
     timestamp: Timestamp | None = Field(default=None, description="Time of messages that carry none")
     metadata: Metadata | None = Field(default=None, description="Attached to every derived memory")
     expires_at: Timestamp | None = Field(default=None, description="The derived memories expire then")
-    ttl: float | None = Field(default=None, gt=0, le=100 * 365 * 86400, description="Seconds until they expire")
-    infer: bool = Field(default=True, description="False: store the turns without extraction")
+    ttl: JsonFloat | None = Field(default=None, gt=0, le=100 * 365 * 86400, description="Seconds until they expire")
+    infer: JsonBool = Field(default=True, description="False: store the turns without extraction")
     agent_id: ScopeId | None = Field(default=None, description="The agent the turns and memories belong to")
     run_id: ScopeId | None = Field(default=None, description="The run (session) they belong to")
+
+    @model_validator(mode="after")
+    def _one_expiry(self) -> AddBody:
+        if self.expires_at is not None and self.ttl is not None:
+            raise ValueError("give expires_at or ttl, not both")
+        return self
 
 
 class SearchBody(_Body):
@@ -218,7 +284,7 @@ class SearchBody(_Body):
 
     user_id: UserId
     query: Query
-    limit: int = Field(default=10, ge=1, le=100)
+    limit: Annotated[int, Field(ge=1, le=100), NumberOnly] = 10
     tier: list[MemoryTier] | None = Field(default=None, max_length=3)
     memory_type: list[MemoryType] | None = Field(default=None, max_length=3)
     conversation_id: list[ConversationId] | None = Field(default=None, max_length=100)
@@ -229,16 +295,16 @@ class SearchBody(_Body):
         description="Conditions on top-level metadata keys: {key: value} or {key: {op: value}} with op one of "
         "eq ne in nin gt gte lt lte contains icontains, {key: '*'}, combined with AND / OR / NOT",
     )
-    agent_id: ScopeId | list[ScopeId] | None = Field(default=None, description="Memories of this agent (or these)")
-    run_id: ScopeId | list[ScopeId] | None = Field(default=None, description="Memories of this run (or these)")
-    include_graph: bool = True
-    include_superseded: bool = Field(
+    agent_id: ScopeIds | None = Field(default=None, description="Memories of this agent (or these)")
+    run_id: ScopeIds | None = Field(default=None, description="Memories of this run (or these)")
+    include_graph: JsonBool = True
+    include_superseded: JsonBool = Field(
         default=False, description="Also older values a later statement changed, each after its replacement"
     )
     config: Literal["hybrid", "relevance", "vector", "keyword", "graph"] | None = Field(
         default=None, description="A retrieval preset (default hybrid)"
     )
-    min_score: float | None = Field(
+    min_score: JsonFloat | None = Field(
         default=None, ge=0, le=1, allow_inf_nan=False, description="Leave out results whose calibrated relevance is below this"
     )
 
@@ -285,12 +351,18 @@ class GraphResult(BaseModel):
 
 class UserList(BaseModel):
     users: list[str]
+    next_cursor: str | None = Field(default=None, description="Pass back as cursor for the next page; null at the end")
 
 
 class UserProfileIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(description="Display name used in memory text instead of 'User'", min_length=1, max_length=100)
+    name: str = Field(
+        description="Display name used in memory text instead of 'User' (whitespace runs become one space)",
+        min_length=1,
+        max_length=100,
+        pattern=NAME_PATTERN,
+    )
 
 
 class UserProfile(BaseModel):

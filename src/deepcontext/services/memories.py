@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from deepcontext.errors import EntityNotFoundError, MemoryNotFoundError, ValidationError
+from deepcontext.ids import check_tenant
 from deepcontext.services.naming import rename_user
 from deepcontext.services.validation import (
     check_flag,
@@ -39,12 +40,12 @@ T = TypeVar("T")
 _MAX_ID = 2**63 - 1
 
 
-def check_memory_id(memory_id: Any) -> int:
-    """A memory id is a positive integer (a string of digits is refused: ids are not text)."""
+def check_memory_id(memory_id: Any, field: str = "memory_id") -> int:
+    """A memory (or turn) id is a positive integer (a string of digits is refused: ids are not text)."""
     if isinstance(memory_id, bool) or not isinstance(memory_id, int):
-        raise ValidationError(f"memory_id must be an integer, got {type(memory_id).__name__}", field="memory_id")
+        raise ValidationError(f"{field} must be an integer, got {type(memory_id).__name__}", field=field)
     if not 0 < memory_id <= _MAX_ID:
-        raise ValidationError(f"memory_id must be between 1 and {_MAX_ID}, got {memory_id!r}", field="memory_id")
+        raise ValidationError(f"{field} must be between 1 and {_MAX_ID}, got {memory_id!r}", field=field)
     return memory_id
 
 
@@ -192,11 +193,17 @@ class MemoryService:
             "memories": [m.model_dump(mode="json") for m in items],
         }
 
-    async def turns(self, user_id: str, conversation_id: str = "default", limit: int = 50) -> builtins.list[Turn]:
-        """The last turns of a conversation, oldest first, verbatim."""
+    async def turns(
+        self, user_id: str, conversation_id: str = "default", limit: int = 50, *, before: int | None = None
+    ) -> builtins.list[Turn]:
+        """The last turns of a conversation (of those older than turn ``before``), oldest first,
+        verbatim."""
         user_id = check_id(user_id, "user_id")
         conversation_id = check_id(conversation_id, "conversation_id")
-        return await self._db(self.store.recent_turns, user_id, conversation_id, check_limit(limit, hi=10_000))
+        limit = check_limit(limit, hi=10_000)
+        if before is not None:
+            before = check_memory_id(before, "before")
+        return await self._db(self.store.recent_turns, user_id, conversation_id, limit, before=before)
 
     async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[dict[str, Any]]:
         """The knowledge-graph neighbourhood of an entity (matched case-insensitively by whole
@@ -245,8 +252,17 @@ class MemoryService:
         user_id = check_id(user_id, "user_id")
         return {"user_id": user_id, "name": await self.ingest.user_name(user_id)}
 
-    async def users(self) -> builtins.list[str]:
-        return await self._db(self.store.list_users)
+    async def users(self, *, tenant: str | None = None, after: str | None = None, limit: int | None = None) -> builtins.list[str]:
+        """Stored user ids in byte order: of ``tenant`` only (``tenant/...``, read from an index, so
+        it costs what the tenant has), the ones after ``after`` (a previous page's last), at most
+        ``limit``."""
+        if tenant is not None:
+            tenant = check_tenant(tenant)
+        if after is not None:
+            after = check_id(after, "after")
+        if limit is not None:
+            limit = check_limit(limit, hi=1_000_000)
+        return await self._db(self.store.list_users, tenant, after=after, limit=limit)
 
     async def stats(self, user_id: str) -> dict[str, int]:
         """Rows of a user per table."""

@@ -196,15 +196,17 @@ class Store(ABC):
     def get_turns(self, user_id: str, turn_ids: Sequence[int]) -> list[Turn]: ...
 
     @abstractmethod
-    def recent_turns(self, user_id: str, conversation_id: str, limit: int) -> list[Turn]:
-        """The last turns of a conversation (by id), oldest first."""
+    def recent_turns(self, user_id: str, conversation_id: str, limit: int, *, before: int | None = None) -> list[Turn]:
+        """The last turns of a conversation (by id; those older than turn ``before``), oldest first."""
 
     @abstractmethod
     def count_rows(self, user_id: str) -> dict[str, int]:
         """Rows of this user per table (for checks and `deepcontext stats`)."""
 
     @abstractmethod
-    def list_users(self) -> list[str]: ...
+    def list_users(self, tenant: str | None = None, *, after: str | None = None, limit: int | None = None) -> list[str]:
+        """Stored user ids in byte order (of ``tenant`` only, read from the index: what the tenant
+        has, not what all tenants have), the ones after ``after``, at most ``limit``."""
 
     @abstractmethod
     def active_memory_count(self, user_id: str) -> int:

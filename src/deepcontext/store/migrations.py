@@ -530,6 +530,13 @@ MIGRATIONS: list[Migration] = [
         # memory (hundreds for a common one) was read and sorted to keep five
         [AddIndex("memory_links", "ix_memory_links_best", ["memory_id", "similarity DESC", "other_id"])],
     ),
+    Migration(
+        10,
+        "PostgreSQL: user ids indexed in byte order (a tenant's users are one range of it)",
+        # listing a tenant's users read every tenant's: the primary key's order is the database's
+        # collation, where "acme/..." need not be contiguous. SQLite's primary key is in byte order.
+        [RawSQL(postgresql=lambda dim: ['CREATE INDEX ix_users_user_c ON users (user_id COLLATE "C")'])],
+    ),
 ]
 # versions need not be consecutive (a number may be left free), only increasing
 MIGRATIONS.sort(key=lambda m: m.version)

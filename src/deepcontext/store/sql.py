@@ -449,8 +449,8 @@ class SQLStore(Store):
     def active_memory_count(self, user_id: str) -> int:
         return self.memories.active_memory_count(user_id)
 
-    def list_users(self) -> list[str]:
-        return self.memories.list_users()
+    def list_users(self, tenant: str | None = None, *, after: str | None = None, limit: int | None = None) -> list[str]:
+        return self.memories.list_users(tenant, after=after, limit=limit)
 
     def count_rows(self, user_id: str) -> dict[str, int]:
         return self.memories.count_rows(user_id)
@@ -522,8 +522,8 @@ class SQLStore(Store):
     def get_turns(self, user_id: str, turn_ids: Sequence[int]) -> list[Turn]:
         return self.turns.get_turns(user_id, turn_ids)
 
-    def recent_turns(self, user_id: str, conversation_id: str, limit: int) -> list[Turn]:
-        return self.turns.recent_turns(user_id, conversation_id, limit)
+    def recent_turns(self, user_id: str, conversation_id: str, limit: int, *, before: int | None = None) -> list[Turn]:
+        return self.turns.recent_turns(user_id, conversation_id, limit, before=before)
 
     # graph
     def match_entities(self, user_id: str, norm_names: Sequence[str]) -> dict[str, tuple[int, int]]:

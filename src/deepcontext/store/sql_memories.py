@@ -13,6 +13,7 @@ from sqlalchemy.sql import column as sql_column
 from sqlalchemy.sql import table as sql_table
 
 from deepcontext.errors import MemoryNotFoundError
+from deepcontext.ids import SEPARATOR
 from deepcontext.store.interface import MemoryFilters, RankFields
 from deepcontext.store.migrations import SLOT_KEY_PREFIX
 from deepcontext.store.sqlparts import chunks, decode_cursor, encode_cursor
@@ -229,9 +230,22 @@ class MemoryReads:
         self._count_cache[user_id] = (key, n)
         return n
 
-    def list_users(self) -> list[str]:
+    def list_users(self, tenant: str | None = None, *, after: str | None = None, limit: int | None = None) -> list[str]:
+        ut = self.s.t.users
+        # byte order on both backends, so a tenant's ids are one range of the index whatever the
+        # database's collation (PostgreSQL: ix_users_user_c)
+        uid = ut.c.user_id.collate("C") if self.s.engine.dialect.name == "postgresql" else ut.c.user_id
+        q = select(ut.c.user_id)
+        if tenant is not None:
+            # the separator is followed by "0" in byte order: [tenant/, tenant0) is the tenant's users
+            q = q.where(uid >= f"{tenant}{SEPARATOR}", uid < f"{tenant}{chr(ord(SEPARATOR) + 1)}")
+        if after is not None:
+            q = q.where(uid > after)
+        q = q.order_by(uid)
+        if limit is not None:
+            q = q.limit(limit)
         with self.s.connection() as conn:
-            return [r[0] for r in conn.execute(select(self.s.t.users.c.user_id).order_by(self.s.t.users.c.user_id))]
+            return [r[0] for r in conn.execute(q)]
 
     def count_rows(self, user_id: str) -> dict[str, int]:
         with self.s.connection() as conn:

@@ -70,16 +70,13 @@ class TurnReads:
             found = {t.id: t for t in self.turns_where(conn, self.s._owner(tt.c.user_id) == user_id, tt.c.id.in_(ids))}
         return [found[i] for i in ids if i in found]
 
-    def recent_turns(self, user_id: str, conversation_id: str, limit: int) -> list[Turn]:
+    def recent_turns(self, user_id: str, conversation_id: str, limit: int, *, before: int | None = None) -> list[Turn]:
         tt = self.s.t.turns
+        where = [tt.c.user_id == user_id, tt.c.conversation_id == conversation_id]
+        if before is not None:
+            where.append(tt.c.id < before)
         with self.s.connection() as conn:
-            turns = self.turns_where(
-                conn,
-                tt.c.user_id == user_id,
-                tt.c.conversation_id == conversation_id,
-                order_desc=True,
-                limit=limit,
-            )
+            turns = self.turns_where(conn, *where, order_desc=True, limit=limit)
         return list(reversed(turns))
 
     def speaker_names(self, conn: Connection, user_id: str) -> set[str]:

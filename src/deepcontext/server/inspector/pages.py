@@ -31,6 +31,7 @@ from deepcontext.server.inspector.security import (
     set_key_cookie,
 )
 from deepcontext.server.inspector.svg import curve_plot, dag_layout, force_layout
+from deepcontext.server.routes._util import scope_users
 from deepcontext.server.schemas import MAX_INT64
 from deepcontext.server.tenancy import Scope
 from deepcontext.services.validation import parse_filters
@@ -103,7 +104,7 @@ def _user(scope: Scope, user: str | None) -> tuple[str, str] | None:
 
 
 async def _users(ctx: DeepContext, scope: Scope) -> list[str]:
-    return sorted(scope.external(u) for u in await ctx.users() if scope.owns(u))
+    return sorted(scope.external(u) for u in await scope_users(ctx, scope))
 
 
 async def _need_user(
@@ -165,7 +166,7 @@ async def static(name: str) -> Response:
 @router.get("/", response_class=HTMLResponse)
 async def users_page(request: Request, scope: UiScope, ctx: Ctx) -> HTMLResponse:
     """The users this key sees, with their counts and last activity."""
-    stored = sorted(u for u in await ctx.users() if scope.owns(u))
+    stored = await scope_users(ctx, scope)
     summaries = await asyncio.to_thread(data.user_summaries, ctx.store, stored)
     rows = [(scope.external(s.user_id), s) for s in summaries]
     return render(

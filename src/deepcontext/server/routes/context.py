@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from deepcontext.context.results import ContextResult
 from deepcontext.server.auth import Ctx, ReadScope
 from deepcontext.server.problems import PROBLEM_RESPONSES
-from deepcontext.server.schemas import ConversationId, Query, ScopeId, UserId
+from deepcontext.server.schemas import ConversationId, JsonFloat, NumberOnly, Query, ScopeIds, UserId
 
 __all__ = ["ContextBody", "SharesBody", "router"]
 
@@ -23,10 +25,10 @@ class SharesBody(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    pinned: float | None = Field(default=None, ge=0, le=1000)
-    memories: float | None = Field(default=None, ge=0, le=1000)
-    tiers: float | None = Field(default=None, ge=0, le=1000)
-    conversation: float | None = Field(default=None, ge=0, le=1000)
+    pinned: JsonFloat | None = Field(default=None, ge=0, le=1000)
+    memories: JsonFloat | None = Field(default=None, ge=0, le=1000)
+    tiers: JsonFloat | None = Field(default=None, ge=0, le=1000)
+    conversation: JsonFloat | None = Field(default=None, ge=0, le=1000)
 
 
 class ContextBody(BaseModel):
@@ -37,18 +39,18 @@ class ContextBody(BaseModel):
     user_id: UserId
     query: Query
     conversation_id: ConversationId | None = Field(default=None, description="Include this conversation's path")
-    budget_tokens: int = Field(default=2000, ge=1, le=MAX_API_BUDGET)
+    budget_tokens: Annotated[int, Field(ge=1, le=MAX_API_BUDGET), NumberOnly] = 2000
     shares: SharesBody | None = None
-    memory_limit: int | None = Field(
-        default=None, ge=1, le=100, description="Search results considered (default: one per 40 tokens of budget, at least 20)"
+    memory_limit: Annotated[int, Field(ge=1, le=100), NumberOnly] | None = Field(
+        default=None, description="Search results considered (default: one per 40 tokens of budget, at least 20)"
     )
-    min_intent: float | None = Field(
+    min_intent: JsonFloat | None = Field(
         default=None, ge=0, le=1, description="Intent score (query coverage) memories and tier sections need (0.3)"
     )
-    min_similarity: float = Field(default=0.3, ge=0, le=1, description="Cosine that makes a memory relevant below min_intent")
-    max_conversation_nodes: int = Field(default=12, ge=1, le=1000)
-    agent_id: ScopeId | list[ScopeId] | None = Field(default=None, description="Only memories of this agent (or these)")
-    run_id: ScopeId | list[ScopeId] | None = Field(default=None, description="Only memories of this run (or these)")
+    min_similarity: JsonFloat = Field(default=0.3, ge=0, le=1, description="Cosine that makes a memory relevant below min_intent")
+    max_conversation_nodes: Annotated[int, Field(ge=1, le=1000), NumberOnly] = 12
+    agent_id: ScopeIds | None = Field(default=None, description="Only memories of this agent (or these)")
+    run_id: ScopeIds | None = Field(default=None, description="Only memories of this run (or these)")
 
 
 @router.post("/context", response_model=ContextResult)

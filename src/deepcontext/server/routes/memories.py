@@ -6,11 +6,13 @@ import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, status
+from fastapi.responses import Response
 
 from deepcontext.errors import ValidationError
 from deepcontext.server.auth import Ctx, ReadScope, WriteScope
+from deepcontext.server.paging import CURSOR_PATTERN, collect, dump, json_array, json_response
 from deepcontext.server.problems import PROBLEM_RESPONSES
-from deepcontext.server.routes._util import external_memory, external_page
+from deepcontext.server.routes._util import external_memory
 from deepcontext.server.schemas import (
     MAX_INT64,
     AddBody,
@@ -21,6 +23,7 @@ from deepcontext.server.schemas import (
     Timestamp,
     UserId,
 )
+from deepcontext.store.sqlparts import encode_cursor
 from deepcontext.types import AddResponse, HistoryEntry, Memory, MemoryPage, MemoryTier, MemoryType
 
 __all__ = ["router"]
@@ -67,25 +70,40 @@ async def list_memories(
     include_inactive: Annotated[bool, Query(description="Also deleted, superseded, merged, decayed")] = False,
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
     cursor: Annotated[
-        str | None, Query(max_length=200, pattern=r"^[A-Za-z0-9_=-]+$", description="next_cursor of the previous page")
+        str | None, Query(max_length=200, pattern=CURSOR_PATTERN, description="next_cursor of the previous page")
     ] = None,
-) -> MemoryPage:
-    """A user's memories, newest first, one page at a time."""
-    page = await ctx.list(
-        scope.user(user_id),
-        tier=[t.value for t in tier] if tier else None,
-        memory_type=[t.value for t in memory_type] if memory_type else None,
-        conversation_id=conversation_id or None,
-        after=after,
-        before=before,
-        agent_id=agent_id or None,
-        run_id=run_id or None,
-        metadata=_json_filter(metadata),
-        include_inactive=include_inactive,
-        limit=limit,
+) -> Response:
+    """A user's memories, newest first, one page at a time: up to ``limit`` of them, fewer when
+    the page reaches ``max_response_bytes``; ``next_cursor`` continues."""
+    uid = scope.user(user_id)
+    filters = {
+        "tier": [t.value for t in tier] if tier else None,
+        "memory_type": [t.value for t in memory_type] if memory_type else None,
+        "conversation_id": conversation_id or None,
+        "after": after,
+        "before": before,
+        "agent_id": agent_id or None,
+        "run_id": run_id or None,
+        "metadata": _json_filter(metadata),
+        "include_inactive": include_inactive,
+    }
+    total: list[int] = []
+
+    async def fetch(cur: str | None, n: int) -> tuple[list[Memory], str | None]:
+        got = await ctx.list(uid, **filters, limit=n, cursor=cur)
+        total.append(got.total)
+        return got.memories, got.next_cursor
+
+    page = await collect(
+        fetch,
         cursor=cursor,
+        limit=limit,
+        max_bytes=ctx.settings.max_response_bytes,
+        dump=lambda m: dump(m.model_copy(update={"user_id": user_id})),
+        cursor_after=lambda m: encode_cursor(m.id),
     )
-    return external_page(scope, page)
+    nxt = json.dumps(page.next_cursor).encode()
+    return json_response(b'{"total":%d,"memories":%s,"next_cursor":%s}' % (total[0], json_array(page.parts), nxt))
 
 
 def _json_filter(raw: str | None) -> Any:

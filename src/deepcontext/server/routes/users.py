@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from typing import Annotated
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from fastapi import Path as PathParam
+from fastapi.responses import Response
 
 from deepcontext.server.auth import Ctx, ReadScope, WriteScope
+from deepcontext.server.paging import (
+    CURSOR_PATTERN,
+    collect,
+    decode_text_cursor,
+    encode_text_cursor,
+    json_array,
+    json_response,
+)
 from deepcontext.server.problems import PROBLEM_RESPONSES
 from deepcontext.server.schemas import UserDeleted, UserId, UserList, UserProfile, UserProfileIn
 
@@ -19,9 +29,33 @@ UserPath = Annotated[UserId, PathParam()]
 
 
 @router.get("", response_model=UserList)
-async def list_users(scope: ReadScope, ctx: Ctx) -> UserList:
-    """Users with data in this key's tenant (only the key's users for a key limited to some)."""
-    return UserList(users=[scope.external(u) for u in await ctx.users() if scope.owns(u)])
+async def list_users(
+    scope: ReadScope,
+    ctx: Ctx,
+    limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
+    cursor: Annotated[
+        str | None, Query(max_length=1100, pattern=CURSOR_PATTERN, description="next_cursor of the previous page")
+    ] = None,
+) -> Response:
+    """Users with data in this key's tenant (only the key's users for a key limited to some), in
+    byte order, a page at a time: ``next_cursor`` continues."""
+
+    async def fetch(cur: str | None, n: int) -> tuple[list[str], str | None]:
+        # one more than asked tells whether more follow; a key limited to some users skips others
+        stored = await ctx.users(tenant=scope.tenant, after=decode_text_cursor(cur) if cur else None, limit=n + 1)
+        more = len(stored) > n
+        stored = stored[:n]
+        return [u for u in stored if scope.owns(u)], (encode_text_cursor(stored[-1]) if more else None)
+
+    page = await collect(
+        fetch,
+        cursor=cursor,
+        limit=limit,
+        max_bytes=ctx.settings.max_response_bytes,
+        dump=lambda u: json.dumps(scope.external(u), ensure_ascii=False).encode(),
+        cursor_after=encode_text_cursor,
+    )
+    return json_response(b'{"users":%s,"next_cursor":%s}' % (json_array(page.parts), json.dumps(page.next_cursor).encode()))
 
 
 @router.get("/{user_id}/stats", response_model=dict[str, int])
