@@ -50,6 +50,7 @@ def open_store(settings: DeepContextSettings, dim: int, *, tracer: Any = None) -
         busy_timeout_ms=settings.sqlite_busy_timeout_ms,
         vector_cache_max_rows=settings.vector_cache_max_rows,
         vector_index_min_rows=settings.vector_index_min_rows,
+        vector_index_files=settings.vector_index_files,
         tracer=tracer,
         keyword_context_turns=settings.keyword_context_turns,
     )

@@ -26,6 +26,17 @@ class SQLiteVectorIndex(VectorIndex):
     def __init__(self, store: SQLStore, cache: VectorCache) -> None:
         self.s = store
         self.cache = cache
+        if cache.files is not None:
+            cache.files.current = self.incarnation
+
+    def incarnation(self, user_id: str) -> str | None:
+        with self.s.connection() as conn:
+            state = self.s.memories.user_state(conn, user_id)
+        return None if state is None else state[0]
+
+    def _embedder(self, conn: Connection) -> str:
+        m = self.s.t.meta
+        return str(conn.execute(select(m.c.value).where(m.c.key == "embedder")).scalar() or "")
 
     def forget(self, user_id: str) -> None:
         self.cache.drop(user_id)
@@ -61,6 +72,9 @@ class SQLiteVectorIndex(VectorIndex):
         if not filters.only_active:
             raise ConfigurationError("vector search covers active memories only")
         with self.s.connection() as conn:
+            files = self.cache.files
+            if files is not None and files.embedder is None:
+                files.embedder = self._embedder(conn)  # saved graphs name it (set once, before any)
             uv = self.cache.refresh(
                 user_id,
                 lambda: self.s.memories.user_state(conn, user_id),
