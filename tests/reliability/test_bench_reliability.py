@@ -33,7 +33,9 @@ def bench(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str],
 def test_every_scenario_on_sqlite(tmp_path: Path) -> None:
     p, results = bench(tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
-    assert [r["scenario"] for r in results] == ["kill-add", "kill-import", "kill-consolidate", "processes", "race-delete", "rest"]
+    assert [r["scenario"] for r in results] == [
+        "kill-add", "kill-import", "kill-consolidate", "kill-index", "processes", "race-delete", "rest",
+    ]  # fmt: skip
     for r in results:
         assert r["tried"] > 0
         assert (r["failed"], r["lost"], r["leaked"], r["server_errors"], r["timeouts"]) == (0, 0, 0, 0, 0), r

@@ -22,7 +22,7 @@ def reliability(
     scenario: list[str] = typer.Option(
         None,
         "--scenario",
-        help="Run only these (repeatable): kill-add, kill-import, kill-consolidate, processes, race-delete, rest",
+        help="Run only these (repeatable): kill-add, kill-import, kill-consolidate, kill-index (SQLite), processes, race-delete, rest",
     ),
     kills: int = typer.Option(6, "--kills", min=1, help="SIGKILLs of the writer per kill scenario"),
     kill_delay: float = typer.Option(
