@@ -151,7 +151,9 @@ def write_vectors_worker(barrier: Any, url: str, dim: int, n: int, seed: int, de
     store = open_test_store(url, dim, migrate=False, vector_index_min_rows=200)
     try:
         mat = clustered_vectors(n, dim, seed)
-        out = store.apply_add(plan("u", now=later(900), memories=[memory(f"later fact {seed}-{i}", vec=mat[i]) for i in range(n)]))
+        out = store.apply_add(
+            plan("u", now=later(900), memories=[memory(f"later fact {seed}-{i}", vec=mat[i]) for i in range(n)])
+        )
         for mid in range(1, delete + 1):
             store.delete_memory("u", mid, now=later(901), actor="test", reason=None)
         return out.memory_ids

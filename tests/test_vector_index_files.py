@@ -18,7 +18,7 @@ import pytest
 from deepcontext.store.interface import MemoryFilters, Store
 from tests.reliability.test_read_only import read_only_view
 from tests.store_helpers import later, memory, open_test_store, plan
-from tests.store_workers import clustered_vectors, run_processes, save_loop, write_vectors_worker
+from tests.store_workers import clustered_vectors, run_processes, write_vectors_worker
 
 DIM = 32
 MIN_ROWS = 200

@@ -117,9 +117,7 @@ class AnnBuilder:
         #: changes the loaded graph took to catch up with the rows (not yet saved)
         self.replayed = 0
 
-    def start(
-        self, dim: int, ids: np.ndarray, mat: np.ndarray, after: Callable[[AnnIndex], object] | None = None
-    ) -> None:
+    def start(self, dim: int, ids: np.ndarray, mat: np.ndarray, after: Callable[[AnnIndex], object] | None = None) -> None:
         """Build from a snapshot; ``after`` (saving it) runs in the thread before it is published."""
 
         def job() -> AnnIndex | None:

@@ -119,9 +119,7 @@ class GraphFiles:
         return ann
 
     # -- writing --------------------------------------------------------------------------------
-    def write(
-        self, user_id: str, ann: AnnIndex, incarnation: str, version: int, still_wanted: Callable[[], bool]
-    ) -> bool:
+    def write(self, user_id: str, ann: AnnIndex, incarnation: str, version: int, still_wanted: Callable[[], bool]) -> bool:
         """Save ``ann`` (which nobody changes meanwhile) as the user's graph at ``version``; renamed into
         place only if ``still_wanted()`` holds then. False when nothing was saved (a failure is logged
         once and turns saving off for this process: the graphs stay in memory)."""
