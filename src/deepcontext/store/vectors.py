@@ -121,6 +121,9 @@ class UserVectors:
     def apply(self, rows: Iterable[VectorRow]) -> None:
         """Insert, update or retire rows (called with the rows whose rev moved); the graph, when
         there is one, follows."""
+        if self.n == 0 and self.ann is None and self.builder is None:
+            self._fill(rows)
+            return
         changed: list[int] = []
         for r in rows:
             i = self.pos.get(r.id)
@@ -158,6 +161,26 @@ class UserVectors:
             self._sync_ann(changed)
         if self.dead > 1024 and self.dead > self.n // 4:
             self._compact()
+
+    def _fill(self, rows: Iterable[VectorRow]) -> None:
+        """The first load of an empty matrix (a restart reads a big user's rows before its first
+        search): the usable rows at once."""
+        use = [r for r in rows if r.active and r.embedding is not None and r.embedding.shape[0] == self.dim]
+        n = len(use)
+        if not n:
+            return
+        self._grow(n)
+        np.stack([r.embedding for r in use], out=self.mat[:n])  # type: ignore[misc]
+        self.ids[:n] = [r.id for r in use]
+        self.alive[:n] = True
+        self.tier[:n] = [_TIERS.get(r.tier, 0) for r in use]
+        self.mtype[:n] = [_TYPES.get(r.memory_type, 0) for r in use]
+        self.when[:n] = [r.when for r in use]
+        self.expires[:n] = [np.inf if r.expires_at is None else r.expires_at for r in use]
+        codes = self.conv_codes
+        self.conv[:n] = [codes.setdefault(r.conversation_id, len(codes)) for r in use]
+        self.pos = {r.id: i for i, r in enumerate(use)}
+        self.n = n
 
     def _sync_ann(self, ids: Iterable[int]) -> None:
         """Make the graph hold exactly the live vectors among ``ids``."""
