@@ -129,3 +129,56 @@ def die_holding_lock_worker(barrier: Any, url: str, dim: int) -> str:
         barrier.wait(timeout=60)
         time.sleep(600)
     return "released"
+
+
+def clustered_vectors(n: int, dim: int, seed: int, clusters: int = 40) -> Any:
+    """Unit vectors around a few centres, as text embeddings cluster (the same for a seed)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    centres = np.random.default_rng(0).normal(size=(clusters, dim))
+    m = centres[rng.integers(0, clusters, n)] + 0.35 * rng.normal(size=(n, dim))
+    m = m.astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def write_vectors_worker(barrier: Any, url: str, dim: int, n: int, seed: int, delete: int) -> list[int]:
+    """Another process's writes: ``n`` memories of user "u" with vectors of ``seed``, then the first
+    ``delete`` of the user's memories deleted. No search: this process neither loads nor saves a
+    graph. The new memories' ids."""
+    from tests.store_helpers import later, memory, open_test_store, plan
+
+    store = open_test_store(url, dim, migrate=False, vector_index_min_rows=200)
+    try:
+        mat = clustered_vectors(n, dim, seed)
+        out = store.apply_add(
+            plan("u", now=later(900), memories=[memory(f"later fact {seed}-{i}", vec=mat[i]) for i in range(n)])
+        )
+        for mid in range(1, delete + 1):
+            store.delete_memory("u", mid, now=later(901), actor="test", reason=None)
+        return out.memory_ids
+    finally:
+        store.close()
+
+
+def save_loop(url: str, dim: str) -> None:
+    """Until killed: add memories to user "u" in small batches, delete one now and then, search (the
+    graph follows) and save the graph, printing ``ACK <n>`` after each round."""
+    import sys
+
+    from deepcontext.store.interface import MemoryFilters
+    from tests.store_helpers import later, memory, open_test_store, plan
+
+    d = int(dim)
+    store = open_test_store(url, d, vector_index_min_rows=200)
+    vectors = store.vectors  # type: ignore[attr-defined]
+    for i in range(10_000):
+        mat = clustered_vectors(40, d, 1000 + i)
+        out = store.apply_add(plan("u", now=later(i), memories=[memory(f"fact {i}-{j}", vec=mat[j]) for j in range(40)]))
+        if i % 3 == 2:
+            store.delete_memory("u", out.memory_ids[0], now=later(i), actor="test", reason=None)
+        store.vector_search("u", mat[0], 5, MemoryFilters(), later(i))
+        vectors.get("u").wait_for_index(60)
+        vectors.flush()
+        sys.stdout.write(f"ACK {i}\n")
+        sys.stdout.flush()

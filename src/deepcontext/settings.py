@@ -130,6 +130,13 @@ class DeepContextSettings(BaseSettings):
             "graph (usearch, built in the background, rescored exactly) instead of scanning them all; 0: always scan"
         ),
     )
+    vector_index_files: bool = Field(
+        default=True,
+        description=(
+            "SQLite backend: save users' HNSW graphs in <database>.vectors/ beside the file, so a restart loads "
+            "them instead of building them again"
+        ),
+    )
     db_pool_size: int = Field(
         default=5,
         ge=1,

@@ -75,3 +75,17 @@ def test_bad_input_is_refused(tmp_path: Path) -> None:
     assert p.returncode != 0 and "--sizes must be positive integers" in p.stdout + p.stderr
     p = bench(tmp_path, "plot", str(tmp_path / "missing.json"))
     assert p.returncode != 0 and "missing.json" in p.stdout + p.stderr
+
+
+@pytest.mark.slow  # a scale run and three cold processes
+def test_a_restart_loads_the_saved_graph(tmp_path: Path) -> None:
+    """With a graph (a low vector_index_min_rows), a stage times a new process's first search on the
+    graph twice: loading the saved graph, and building it again without saved graphs."""
+    p = scale(tmp_path, f"sqlite:///{tmp_path / 's.db'}", "--sizes", "150", "--set", "vector_index_min_rows=100")
+    assert p.returncode == 0, p.stderr
+    (stage,) = json.loads((tmp_path / "out" / "scale-sqlite-one-latest.json").read_text())["stages"]
+    assert stage["vector_index"] == "hnsw"
+    saved, rebuilt = stage["restart"]["saved"], stage["restart"]["rebuilt"]
+    assert (saved["graph_source"], rebuilt["graph_source"]) == ("file", "build")
+    assert saved["graph_s"] >= saved["first_search_s"] > 0 and rebuilt["graph_s"] > 0
+    assert "| 150 |" in p.stdout.split("restart (SQLite)")[1]

@@ -34,7 +34,7 @@ def test_every_scenario_on_sqlite(tmp_path: Path) -> None:
     p, results = bench(tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
     assert [r["scenario"] for r in results] == [
-        "kill-add", "kill-import", "kill-consolidate", "processes", "race-delete", "rest", "times",
+        "kill-add", "kill-import", "kill-consolidate", "kill-index", "processes", "race-delete", "rest", "times",
         "read-only", "read-only-key", "disk-full", "cli-embedder",
     ]  # fmt: skip
     for r in results:

@@ -2,7 +2,9 @@
 
 Scenarios run on every database given, with the hash embedder: ``kill-add`` / ``kill-import`` /
 ``kill-consolidate`` (a writer killed with SIGKILL at random moments; every acknowledged write must
-be there whole and the keyword index must match the memories), ``processes`` (writers and a reader
+be there whole and the keyword index must match the memories), ``kill-index`` (SQLite: a writer
+killed while it saves its user's vector graph; the database must open with a graph that finds what
+an exact scan of the rows finds), ``processes`` (writers and a reader
 at once), ``race-delete`` (adds racing ``delete_user``), ``rest`` (a real server, two tenants,
 valid and hostile requests), ``times`` (a time from the end of year 9999 refused at every entry; a
 stored one breaks no read); ``read-only``, ``read-only-key``, ``disk-full`` and ``cli-embedder``
@@ -27,8 +29,10 @@ from pathlib import Path
 from typing import Any
 
 from deepcontext.bench.reliability_checks import (
+    INDEX_SETTINGS,
     Outcome,
     backend_name,
+    check_graph,
     check_index,
     half_written,
     open_context,
@@ -57,7 +61,7 @@ def worker() -> None:
 
 
 async def _work(kind: str, url: str, tag: str, extra: str) -> None:
-    async with open_context(url) as ctx:
+    async with open_context(url, **(INDEX_SETTINGS if kind == "index" else {})) as ctx:
 
         def say(line: str) -> None:
             sys.stdout.write(line + "\n")
@@ -88,6 +92,14 @@ async def _work(kind: str, url: str, tag: str, extra: str) -> None:
                     say(f"{ACK} {user} {token}")
                     if i % 3 == 0:
                         await ctx.consolidate(user)
+                elif kind == "index":  # adds, the graph follows them, saved after each
+                    user = f"{extra}-v"
+                    await ctx.add([{"role": "user", "content": f"Note {i}.{j}: the {j}th parcel of batch {i} went to dock {i * j % 97}"}
+                                   for j in range(8)], user_id=user)  # fmt: skip
+                    await ctx.search(f"parcel {i}", user_id=user)
+                    await asyncio.to_thread(ctx.store.vectors.get(user).wait_for_index, 60)
+                    await asyncio.to_thread(ctx.store.vectors.flush)
+                    say(f"{ACK} {user} {i}")
                 elif kind == "read":
                     started = time.perf_counter()
                     await ctx.search("apples market", user_id=f"{extra}-u{i % 2}")
@@ -198,6 +210,27 @@ async def _kill_import(url: str, rounds: int, rng: random.Random, workdir: Path,
     return out
 
 
+async def _kill_index(url: str, rounds: int, rng: random.Random, delay: float) -> Outcome:
+    """SQLite: after each kill the database opens, its graph holds exactly the live vectors and finds
+    what an exact scan finds (``lost``: each query or count that differs)."""
+    out = Outcome("kill-index", backend_name(url))
+    for r in range(rounds):  # checked after every kill: the next writer starts from what it left
+        acks, errors = await asyncio.to_thread(_kill_rounds, "index", url, 1, rng, "ki", delay)
+        out.tried += len(acks) + 1
+        out.failed += len(errors)
+        out.notes += errors[:3]
+        started = time.perf_counter()
+        try:
+            async with open_context(url, **INDEX_SETTINGS) as ctx:
+                problems = await asyncio.to_thread(check_graph, ctx, "ki-v", random.Random(r))
+        except Exception as exc:  # noqa: BLE001 - counted
+            problems = [f"reopening after kill {r}: {type(exc).__name__}: {exc}"]
+        out.latencies_ms.append((time.perf_counter() - started) * 1000)
+        out.lost += len(problems)
+        out.notes += problems[:3]
+    return out
+
+
 async def _kill_consolidate(url: str, rounds: int, rng: random.Random, delay: float) -> Outcome:
     out = Outcome("kill-consolidate", backend_name(url))
     acks, errors = await asyncio.to_thread(_kill_rounds, "consolidate", url, rounds, rng, "", delay)
@@ -297,6 +330,7 @@ SCENARIOS = (
     "kill-add",
     "kill-import",
     "kill-consolidate",
+    "kill-index",
     "processes",
     "race-delete",
     "rest",
@@ -308,6 +342,8 @@ SCENARIOS = (
 )
 #: every scenario: the default ones, then those that run only when named
 ALL_SCENARIOS = SCENARIOS + SERVER_SCENARIOS
+#: scenarios of SQLite only (PostgreSQL keeps its vector index in the database)
+SQLITE_ONLY = ("kill-index",)
 
 
 async def run_reliability(
@@ -336,6 +372,8 @@ async def run_reliability(
         for n, given in enumerate(db_urls):
             for s in scenarios:
                 url = given or f"sqlite:///{workdir / f'{n}-{s}.db'}"
+                if s in SQLITE_ONLY and backend_name(url) != "sqlite":
+                    continue
                 if progress:
                     progress(f"{s} on {backend_name(url)}")
                 if s == "kill-add":
@@ -344,6 +382,8 @@ async def run_reliability(
                     results.append(await _kill_import(url, kills, rng, workdir, kill_delay))
                 elif s == "kill-consolidate":
                     results.append(await _kill_consolidate(url, kills, rng, kill_delay))
+                elif s == "kill-index":
+                    results.append(await _kill_index(url, kills, rng, kill_delay))
                 elif s == "processes":
                     results.append(await _processes(url, writers, per_writer))
                 elif s == "race-delete":

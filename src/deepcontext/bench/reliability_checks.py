@@ -39,10 +39,14 @@ class Outcome:
         return out
 
 
-def open_context(url: str) -> Any:
+#: kill-index: a user gets a vector graph from a few dozen memories
+INDEX_SETTINGS: dict[str, Any] = {"vector_index_min_rows": 40}
+
+
+def open_context(url: str, **settings: Any) -> Any:
     from deepcontext import DeepContext
 
-    return DeepContext(database_url=url, embedder="hash")
+    return DeepContext(database_url=url, embedder="hash", **settings)
 
 
 def backend_name(url: str) -> str:
@@ -111,3 +115,46 @@ def half_written(ctx: Any) -> int:
         "(SELECT 1 FROM memory_sources s WHERE s.turn_id = t.id)",
     )
     return int(rows[0][0])
+
+
+def check_graph(ctx: Any, user_id: str, rng: Any, queries: int = 20, k: int = 10) -> list[str]:
+    """Problems of a SQLite user's vector graph after a restart: it must become ready, hold exactly
+    the user's live vectors, and its searches must find the top ``k`` an exact scan of the rows
+    finds (the first result as good, at most one of ``k`` worse than the scan's k-th). Empty when
+    all is well."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import select
+
+    from deepcontext.store.interface import MemoryFilters
+
+    store = ctx.store
+    mt = store.t.memories
+    with store.engine.connect() as conn:
+        rows = conn.execute(
+            select(mt.c.id, mt.c.embedding).where(mt.c.user_id == user_id, mt.c.status == "active", mt.c.embedding.is_not(None))
+        ).all()
+    if not rows:
+        return []
+    ids = np.array([r[0] for r in rows], dtype=np.int64)
+    mat = np.stack([np.asarray(r[1], dtype=np.float32) for r in rows])
+    now = datetime.now(UTC)
+    store.vector_search(user_id, mat[0], k, MemoryFilters(), now)  # loads the saved graph, or builds one
+    uv = store.vectors.get(user_id)
+    if not uv.wait_for_index(120):
+        return [f"{user_id}: no vector graph after the restart"]
+    problems = []
+    if len(uv.ann) != len(ids):
+        problems.append(f"{user_id}: the graph holds {len(uv.ann)} vectors, the rows {len(ids)}")
+    for j in rng.sample(range(len(ids)), min(queries, len(ids))):
+        q = mat[j] + np.float32(0.05) * np.asarray([rng.gauss(0, 1) for _ in range(mat.shape[1])], dtype=np.float32)
+        q /= np.linalg.norm(q)
+        got = store.vector_search(user_id, q, k, MemoryFilters(), now)
+        # by score: memories of the same text share a vector, and ties may come in any order
+        want = np.sort(mat @ q)[::-1][:k]
+        scores = np.array([sc for _, sc in got])
+        if len(scores) < min(k, len(ids)) or abs(scores[0] - want[0]) > 1e-4 or np.sum(scores >= want[-1] - 1e-5) < len(want) - 1:
+            problems.append(
+                f"{user_id}: a search's scores {np.round(scores[:3], 4)}..., an exact scan's {np.round(want[:3], 4)}..."
+            )
+    return problems

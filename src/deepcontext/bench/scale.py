@@ -8,8 +8,11 @@ normalised sum of their vectors. Queries and the measured adds are embedded by t
 
 At each stage: search p50/p95/p99 (query embedding included; a random user per query with many
 users), one-message ``add`` p50/p95/p99 (offline extraction), the database's size on disk, the
-process's peak RSS, and a cold start (a new process opens the database and runs one search).
-``reuse`` keeps what the database holds and only tops it up.
+process's peak RSS, and a cold start (a new process opens the database and runs one search). Where
+a SQLite user has an HNSW graph, a restart too: seconds from opening the database in a new process
+to the first search answered on the graph, with the graph saved beside the database (loaded) and
+without (``vector_index_files=false``: built again), in the same run. ``reuse`` keeps what the
+database holds and only tops it up.
 """
 
 from __future__ import annotations
@@ -157,21 +160,26 @@ async def _measure(ctx: Any, users: list[str], queries: list[str], adds: list[st
     }
 
 
-def cold_start(db_url: str, user: str, query: str, settings: dict[str, Any]) -> dict[str, Any]:
+def cold_start(db_url: str, user: str, query: str, settings: dict[str, Any], graph: bool = False) -> dict[str, Any]:
     """Open the database in a new process and run one search: seconds to open, to the first
-    result, and that process's peak RSS."""
+    result, and that process's peak RSS. ``graph``: then wait for the user's HNSW graph (SQLite;
+    loaded from its file or built) and search again: seconds from opening to that answer
+    (``graph_s``) and where the graph came from (``graph_source``)."""
     code = (
         "import asyncio, json, sys\n"
         "from deepcontext.bench.scale import _cold\n"
         "print(json.dumps(asyncio.run(_cold(*json.loads(sys.argv[1])))))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code, json.dumps([db_url, user, query, settings])], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code, json.dumps([db_url, user, query, settings, graph])],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return dict(json.loads(out.stdout.strip().splitlines()[-1]))
 
 
-async def _cold(db_url: str, user: str, query: str, settings: dict[str, Any]) -> dict[str, Any]:
+async def _cold(db_url: str, user: str, query: str, settings: dict[str, Any], graph: bool = False) -> dict[str, Any]:
     from deepcontext import DeepContext
 
     t0 = time.perf_counter()
@@ -180,8 +188,15 @@ async def _cold(db_url: str, user: str, query: str, settings: dict[str, Any]) ->
     opened = time.perf_counter() - t0
     await ctx.search(query, user, limit=10)
     first = time.perf_counter() - t0
+    out: dict[str, Any] = {"open_s": round(opened, 3), "first_search_s": round(first, 3)}
+    vectors = getattr(ctx.store, "vectors", None)  # SQLite's per-user matrices and graphs
+    if graph and vectors is not None:
+        uv = vectors.get(user)
+        if await asyncio.to_thread(uv.wait_for_index, 3600):
+            await ctx.search(query, user, limit=10)
+            out.update(graph_s=round(time.perf_counter() - t0, 3), graph_source=uv.source)
     await ctx.close()
-    return {"open_s": round(opened, 3), "first_search_s": round(first, 3), "peak_rss_mb": _own_peak_rss_mb()}
+    return {**out, "peak_rss_mb": _own_peak_rss_mb()}
 
 
 def _own_peak_rss_mb() -> float:
@@ -193,6 +208,15 @@ def _own_peak_rss_mb() -> float:
     except OSError:
         pass
     return round(_rss_mb(), 1)
+
+
+def _restart(db_url: str, user: str, query: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """A new process's time to its first search on the user's graph: loading the graph this process
+    saved when it was built (and replaying the rows the measured adds wrote since) and, beside it,
+    building the graph again."""
+    saved = cold_start(db_url, user, query, settings, graph=True)
+    rebuilt = cold_start(db_url, user, query, {**settings, "vector_index_files": False}, graph=True)
+    return {"saved": saved, "rebuilt": rebuilt}
 
 
 def _wait_for_ann(ctx: Any, users: list[str]) -> str:
@@ -273,6 +297,8 @@ async def run_scale(
                 stage.update(await _measure(ctx, names, qs, add_texts, rng))
                 stage["memories_total"] += stage["added_by_adds"]
                 stage["cold_start"] = await asyncio.to_thread(cold_start, db_url, rng.choice(names), qs[0], settings)
+                if stage["vector_index"] == "hnsw":
+                    stage["restart"] = await asyncio.to_thread(_restart, db_url, names[0], qs[0], settings)
             stage["db_size_mb"] = _db_size_mb(db_url, ctx.store)
             stage["peak_rss_mb"] = round(_rss_mb(), 1)
             stages.append(stage)

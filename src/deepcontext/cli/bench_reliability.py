@@ -22,7 +22,7 @@ def reliability(
     scenario: list[str] = typer.Option(
         None,
         "--scenario",
-        help="Run only these (repeatable): kill-add, kill-import, kill-consolidate, processes, race-delete, rest, times, "
+        help="Run only these (repeatable): kill-add, kill-import, kill-consolidate, kill-index (SQLite), processes, race-delete, rest, times, "
         "read-only, read-only-key, disk-full, cli-embedder; and, only when named: large-reads (server memory under "
         "repeated large reads), tenant-users (listing a tenant's users beside a large tenant), soak (16 clients "
         "adding and searching: server memory over time)",

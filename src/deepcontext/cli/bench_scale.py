@@ -124,7 +124,22 @@ def scale(
              for s in result["stages"]],
         )
     )  # fmt: skip
+    restarts = [s for s in result["stages"] if "restart" in s]
+    if restarts:
+        c.print("\nrestart (SQLite): seconds from opening the database in a new process to the first search on the graph")
+        c.print(
+            markdown_table(
+                ["memories/user", "graph loaded s", "graph built s", "built / loaded"],
+                [[s["memories_per_user"], s["restart"]["saved"].get("graph_s"), s["restart"]["rebuilt"].get("graph_s"),
+                  _ratio(s["restart"]["rebuilt"].get("graph_s"), s["restart"]["saved"].get("graph_s"))]
+                 for s in restarts],
+            )
+        )  # fmt: skip
     c.print(f"\nresults: {path}")
+
+
+def _ratio(a: float | None, b: float | None) -> float | str:
+    return round(a / b, 1) if a and b else "-"
 
 
 @bench.command("plot")

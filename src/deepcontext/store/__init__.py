@@ -52,6 +52,7 @@ def open_store(settings: DeepContextSettings, dim: int, *, tracer: Any = None) -
         reserve_bytes=int(settings.sqlite_reserve_mb * 1024 * 1024),
         vector_cache_max_rows=settings.vector_cache_max_rows,
         vector_index_min_rows=settings.vector_index_min_rows,
+        vector_index_files=settings.vector_index_files,
         tracer=tracer,
         keyword_context_turns=settings.keyword_context_turns,
     )

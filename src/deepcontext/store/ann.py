@@ -7,7 +7,9 @@ the matrix is big enough (a search meanwhile scans exactly), then kept in step w
 matrix sees. Candidates from the graph are rescored exactly against the matrix and filtered there,
 so the graph only proposes; when filters leave too few, the caller scans.
 
-Nothing is written to disk: a process rebuilds the graph in the background after a restart.
+A SQLite database saves each user's graph beside it (:mod:`deepcontext.store.ann_files`): a
+process that restarts loads the file in the background and replays the rows changed since it was
+saved, instead of building the graph again.
 """
 
 from __future__ import annotations
@@ -15,10 +17,13 @@ from __future__ import annotations
 import atexit
 import logging
 import threading
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from deepcontext.store.ann_files import GraphFiles, GraphHeader
 
 __all__ = ["AnnIndex", "ann_available"]
 
@@ -91,10 +96,11 @@ class AnnIndex:
 
 
 class AnnBuilder:
-    """Builds a user's graph in a thread; changes made meanwhile are replayed on publish. The build
-    adds vectors in chunks and stops between two chunks when cancelled: a thread still inside the
-    native library when the interpreter exits would abort the process, so every unfinished build
-    is cancelled and joined at exit (and by :meth:`VectorCache.close`)."""
+    """Builds a user's graph, or loads its saved one, in a thread; changes made meanwhile are
+    replayed on publish. The build adds vectors in chunks and stops between two chunks when
+    cancelled: a thread still inside the native library when the interpreter exits would abort the
+    process, so every unfinished build is cancelled and joined at exit (and by
+    :meth:`VectorCache.close`)."""
 
     CHUNK = 4096
 
@@ -106,19 +112,62 @@ class AnnBuilder:
         #: memory ids changed since the build's snapshot (replayed before the graph is used)
         self.pending: set[int] = set()
         self.result: AnnIndex | None = None
+        #: a load of a saved graph (a failed one is followed by a build)
+        self.from_file = False
+        #: changes the loaded graph took to catch up with the rows (not yet saved)
+        self.replayed = 0
 
-    def start(self, dim: int, ids: np.ndarray, mat: np.ndarray) -> None:
+    def start(self, dim: int, ids: np.ndarray, mat: np.ndarray, after: Callable[[AnnIndex], object] | None = None) -> None:
+        """Build from a snapshot; ``after`` (saving it) runs in the thread before it is published."""
+
+        def job() -> AnnIndex | None:
+            idx = AnnIndex(dim)
+            for i in range(0, len(ids), self.CHUNK):
+                if self.cancelled.is_set():
+                    return None
+                idx.build(ids[i : i + self.CHUNK], mat[i : i + self.CHUNK])
+            if after is not None and not self.cancelled.is_set():
+                try:
+                    after(idx)
+                except Exception:  # noqa: BLE001 - an unsaved graph is rebuilt after a restart
+                    log.exception("saving the vector index failed")
+            return idx
+
+        self._run(job)
+
+    def load(
+        self, files: GraphFiles, user_id: str, header: GraphHeader, live: np.ndarray, changed: np.ndarray, vectors: np.ndarray
+    ) -> None:
+        """Load the user's saved graph and bring it to the snapshot: ``live`` are the ids of the live
+        vectors, ``changed`` (with ``vectors``) those of the live rows changed since the file's
+        version. Keys of no live vector are removed; a live vector neither in the file nor changed
+        means the file is not what its header says, and it is dropped (a build follows)."""
+        self.from_file = True
+
+        def job() -> AnnIndex | None:
+            idx = files.load(user_id, header)
+            keys = np.asarray(idx.index.keys, dtype=np.int64)
+            stale = keys[~np.isin(keys, live)]
+            idx.remove(stale.tolist())
+            idx.upsert(changed.tolist(), vectors)
+            missing = np.setdiff1d(live, np.union1d(keys, changed), assume_unique=False)
+            if len(missing):
+                raise ValueError(f"{len(missing)} live vectors missing")
+            self.replayed = len(stale) + len(changed)
+            return idx
+
+        self._run(job)
+
+    def _run(self, job: Callable[[], AnnIndex | None]) -> None:
         def run() -> None:
             try:
-                idx = AnnIndex(dim)
-                for i in range(0, len(ids), self.CHUNK):
-                    if self.cancelled.is_set():
-                        self.failed = True
-                        return
-                    idx.build(ids[i : i + self.CHUNK], mat[i : i + self.CHUNK])
-                self.result = idx
-            except Exception:  # noqa: BLE001 - an index that cannot be built means exact scans
-                log.exception("building the vector index failed; searches scan exactly")
+                self.result = job()
+                self.failed = self.result is None
+            except Exception as exc:  # noqa: BLE001 - an index that cannot be built or loaded means exact scans
+                if self.from_file:
+                    log.warning("a saved vector index is unusable (%s); rebuilding it", exc)
+                else:
+                    log.exception("building the vector index failed; searches scan exactly")
                 self.failed = True
             finally:
                 self.ready.set()
@@ -135,9 +184,30 @@ class AnnBuilder:
 
 
 _running: set[AnnBuilder] = set()
+_saving: set[threading.Thread] = set()
+
+
+def in_background(fn: Callable[[], object], name: str) -> threading.Thread:
+    """Run ``fn`` (saving a graph) in a daemon thread that the interpreter's exit waits for: a save
+    cannot stop halfway through the native library, and takes seconds at most."""
+
+    def run() -> None:
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 - an unsaved graph is rebuilt after a restart
+            log.exception("saving the vector index failed")
+        finally:
+            _saving.discard(thread)
+
+    thread = threading.Thread(target=run, name=name, daemon=True)
+    _saving.add(thread)
+    thread.start()
+    return thread
 
 
 @atexit.register
 def _cancel_all() -> None:
     for b in list(_running):
         b.cancel()
+    for t in list(_saving):
+        t.join(60)

@@ -34,6 +34,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from deepcontext.errors import ConfigurationError, DiskFullError, MigrationError
 from deepcontext.settings import KEYWORD_CONTEXT_TURNS
+from deepcontext.store.ann_files import GraphFiles
 from deepcontext.store.migrations import latest_version
 from deepcontext.store.sql import SQLStore
 from deepcontext.store.sqlite_keywords import SQLiteKeywordIndex, unindexed, user_token
@@ -63,6 +64,7 @@ class SQLiteStore(SQLStore):
         reserve_bytes: int = 0,
         vector_cache_max_rows: int = 2_000_000,
         vector_index_min_rows: int = 20_000,
+        vector_index_files: bool = True,
         tracer: Any = None,
         keyword_context_turns: int = KEYWORD_CONTEXT_TURNS,
     ) -> None:
@@ -113,7 +115,11 @@ class SQLiteStore(SQLStore):
         event.listen(self.engine, "connect", self._on_connect)
         event.listen(self.engine, "begin", self._on_begin)
         self.trace(self.engine)
-        self.vectors = VectorCache(dim, vector_cache_max_rows, ann_min_rows=vector_index_min_rows)
+        files = None
+        if vector_index_files:
+            # users' HNSW graphs beside the file (a read-only database's are read, never written)
+            files = GraphFiles(Path(f"{self.path}.vectors"), dim, writable=not self.read_only)
+        self.vectors = VectorCache(dim, vector_cache_max_rows, ann_min_rows=vector_index_min_rows, files=files)
         self.keyword_index = SQLiteKeywordIndex(self)
         self.vector_index = SQLiteVectorIndex(self, self.vectors)
 
@@ -210,7 +216,8 @@ class SQLiteStore(SQLStore):
 
     def delete_user(self, user_id: str) -> dict[str, int]:
         """As :meth:`SQLStore.delete_user`; then the WAL is checkpointed and truncated (best effort:
-        a reader still on an older snapshot keeps it), so the user's text is in neither file.
+        a reader still on an older snapshot keeps it), so the user's text is in neither file; the
+        user's saved vector graph is deleted.
 
         On a full disk the reserve file (``sqlite_reserve_mb``), if there is one, is given up and
         the delete tried again; the reserve is made again once there is room."""
@@ -222,6 +229,7 @@ class SQLiteStore(SQLStore):
             log.warning("disk full: gave up the reserve %s to delete user %r", self.reserve_path, user_id)
             self._checkpoint()  # the WAL into the file, then emptied: room for the delete's own WAL
             counts = super().delete_user(user_id)
+        self.vectors.erase(user_id)
         self._checkpoint()
         self.keep_reserve()
         return counts

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sqlalchemy import Connection, select
 
-from deepcontext.clock import to_epoch
 from deepcontext.errors import ConfigurationError
 from deepcontext.store.indexes import VectorIndex
 from deepcontext.store.interface import MemoryFilters
@@ -19,6 +18,12 @@ if TYPE_CHECKING:
 
 __all__ = ["SQLiteVectorIndex"]
 
+#: a user's rows as the vector cache holds them (times are epoch seconds on SQLite)
+_VECTOR_ROWS_SQL = (
+    "SELECT id, status, tier, memory_type, COALESCE(said_at, created_at), expires_at, conversation_id, embedding "
+    "FROM memories WHERE user_id = ?"
+)
+
 
 class SQLiteVectorIndex(VectorIndex):
     """A per-user numpy matrix kept in RAM, refreshed from the rows changed since it was read."""
@@ -26,6 +31,17 @@ class SQLiteVectorIndex(VectorIndex):
     def __init__(self, store: SQLStore, cache: VectorCache) -> None:
         self.s = store
         self.cache = cache
+        if cache.files is not None:
+            cache.files.current = self.incarnation
+
+    def incarnation(self, user_id: str) -> str | None:
+        with self.s.connection() as conn:
+            state = self.s.memories.user_state(conn, user_id)
+        return None if state is None else state[0]
+
+    def _embedder(self, conn: Connection) -> str:
+        m = self.s.t.meta
+        return str(conn.execute(select(m.c.value).where(m.c.key == "embedder")).scalar() or "")
 
     def forget(self, user_id: str) -> None:
         self.cache.drop(user_id)
@@ -34,26 +50,18 @@ class SQLiteVectorIndex(VectorIndex):
         self.cache.clear()
 
     def vector_rows(self, conn: Connection, user_id: str, since: int) -> list[VectorRow]:
-        mt = self.s.t.memories
-        q = select(
-            mt.c.id, mt.c.status, mt.c.tier, mt.c.memory_type, mt.c.said_at, mt.c.created_at,
-            mt.c.expires_at, mt.c.conversation_id, mt.c.embedding,
-        ).where(mt.c.user_id == user_id)  # fmt: skip
-        if since >= 0:
-            q = q.where(mt.c.rev > since)
+        # straight on the driver: a restart reads all of a big user's rows before its first search,
+        # and SQLAlchemy's row handling (epochs made datetimes and back) was most of that time
+        sql = _VECTOR_ROWS_SQL if since < 0 else _VECTOR_ROWS_SQL + " AND rev > ?"
+        params = (user_id,) if since < 0 else (user_id, since)
         return [
             VectorRow(
-                id=int(r.id),
-                active=r.status == "active",
-                tier=r.tier,
-                memory_type=r.memory_type,
-                when=to_epoch(r.said_at or r.created_at) or 0.0,
-                expires_at=to_epoch(r.expires_at),
-                conversation_id=r.conversation_id,
-                embedding=r.embedding,
+                id=mid, active=status == "active", tier=tier, memory_type=mtype, when=when or 0.0,
+                expires_at=expires, conversation_id=conv,
+                embedding=None if blob is None else np.frombuffer(blob, dtype=np.float32),
             )
-            for r in conn.execute(q)
-        ]
+            for mid, status, tier, mtype, when, expires, conv, blob in self.s.raw(conn, sql, params)
+        ]  # fmt: skip
 
     def search_batch(
         self, user_id: str, queries: np.ndarray, k: int, filters: MemoryFilters, now: datetime
@@ -61,6 +69,9 @@ class SQLiteVectorIndex(VectorIndex):
         if not filters.only_active:
             raise ConfigurationError("vector search covers active memories only")
         with self.s.connection() as conn:
+            files = self.cache.files
+            if files is not None and files.embedder is None:
+                files.embedder = self._embedder(conn)  # saved graphs name it (set once, before any)
             uv = self.cache.refresh(
                 user_id,
                 lambda: self.s.memories.user_state(conn, user_id),
