@@ -76,9 +76,10 @@ def add(
         # a bulk input is resumable: its turns record their place in it
         source = source_key(path, batches) if len(chunks) > 1 else None
         convs = list(dict.fromkeys(str(b["conversation_id"]) for b, _ in chunks))
-        where.update(source=source, total=total, conversations=convs)
-        if source is None:  # one transaction: stored whole or not at all, told by the turn count
-            where["turns"] = (await ctx.stats(user))["turns"]
+        # one transaction: stored whole or not at all, told by the turn count (read before `where`
+        # says anything, so that a Ctrl-C in between finds it complete)
+        before = (await ctx.stats(user))["turns"] if source is None else 0
+        where.update(source=source, total=total, conversations=convs, turns=before)
         skip = 0
         if source is not None and not restart:
             skip = await committed_count(ctx, user, convs, source)
