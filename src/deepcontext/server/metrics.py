@@ -89,11 +89,11 @@ def database_error(kind: str) -> None:
 
 def route_template(scope: Scope, root_path: str) -> str:
     """The template of the route that answered, mounts included (``/ui`` + ``/users/{user_id}``)."""
-    route = scope.get("route")
-    path = getattr(route, "path", None)
-    if route is None or path is None:
-        return "unmatched"
     mounted = str(scope.get("root_path", ""))[len(root_path) :]
+    path = getattr(scope.get("route"), "path", None)
+    if path is None:
+        # a mounted app without routes of its own (static files) is labelled by its mount
+        return mounted or "unmatched"
     return mounted + path
 
 
