@@ -58,6 +58,9 @@ def serve(
     no_auth: bool = typer.Option(False, "--no-auth", help="Serve without API keys: loopback addresses and clients only"),
     cors_origin: list[str] = typer.Option(None, "--cors-origin", help="Allow this browser origin (repeat; default: CORS off)"),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level"),
+    log_format: str = typer.Option(
+        None, "--log-format", help="text or json: one JSON object per line with the request id (setting log_format)"
+    ),
 ) -> None:
     """Run the REST API (uvicorn). API keys are required unless --no-auth on a loopback address."""
     try:
@@ -73,6 +76,7 @@ def serve(
         server_workers=workers,
         require_auth=False if no_auth else None,
         cors_origins=cors_origin or None,
+        log_format=log_format,
     )
     try:
         check_bind(settings.server_host, settings.require_auth)
@@ -81,13 +85,21 @@ def serve(
         if state.debug:
             raise
         fail(str(exc), code=2)
-    common = {"host": settings.server_host, "port": settings.server_port, "log_level": log_level, "proxy_headers": False}
+    from deepcontext.server.logs import log_config
+
+    common = {
+        "host": settings.server_host,
+        "port": settings.server_port,
+        "log_level": log_level,
+        "log_config": log_config(settings.log_format, settings.log_query_strings),
+        "proxy_headers": False,
+    }
     if settings.server_workers == 1:
         uvicorn.run(create_app(settings), **common)  # type: ignore[arg-type]
         return
     export_settings(
         settings,
-        ["database_url", "embedder", "server_host", "server_port", "require_auth", "cors_origins", "debug"],
+        ["database_url", "embedder", "server_host", "server_port", "require_auth", "cors_origins", "debug", "metrics_enabled"],
     )
     uvicorn.run(
         "deepcontext.server.app:create_app_from_env",
