@@ -55,6 +55,8 @@ async def test_counts_by_route_template(metered: Api) -> None:
         assert (await c.get(f"/v1/memories/{mid}", params={"user_id": "ana"})).status_code == 200
         assert (await c.get("/v1/memories/999999", params={"user_id": "ana"})).status_code == 404
         assert (await c.get("/no/such/path/12345")).status_code == 404
+        assert (await c.post("/v1/context", json={"user_id": "ana", "query": "music"})).status_code == 200
+        assert (await c.post("/v1/lifecycle/run", json={"user_id": "ana"})).status_code == 200
         reply = await c.get("/metrics")
     assert reply.status_code == 200 and reply.headers["content-type"].startswith("text/plain")
     after = samples(reply.text)
@@ -69,9 +71,13 @@ async def test_counts_by_route_template(metered: Api) -> None:
     assert value(after, total, method="GET", route="unmatched", status="404") == 1
     # no id and no raw path in any label
     routes = {dict(labels).get("route") for _, labels in after} - {None}
-    assert routes == {"/metrics", "/v1/memories", "/v1/memories/{memory_id}", "/v1/search", "unmatched"}
+    assert routes == {
+        "/metrics", "/v1/memories", "/v1/memories/{memory_id}", "/v1/search", "/v1/context", "/v1/lifecycle/run", "unmatched"
+    }  # fmt: skip
     assert "/no/such" not in reply.text and "999999" not in reply.text
     assert value(after, "deepcontext_memories_added_total") == added.json()["memories_added"] > 0
     assert value(after, "deepcontext_operation_duration_seconds_count", operation="search") == 2
     assert value(after, "deepcontext_operation_duration_seconds_count", operation="add") == 1
     assert value(after, "deepcontext_http_request_duration_seconds_count", method="POST", route="/v1/search") == 2
+    assert value(after, "deepcontext_operation_duration_seconds_count", operation="context") == 1
+    assert value(after, "deepcontext_lifecycle_runs_total", outcome="ok") == 1
