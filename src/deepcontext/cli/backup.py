@@ -50,11 +50,14 @@ def _postgres_advice(url: str, command: str, path: str) -> None:
 
 
 def _copy(source: sqlite3.Connection, dest: Path, label: str) -> None:
-    """Copy an open database into ``dest`` page by page (SQLite's online backup: a writer in
-    another process may keep writing; a step the writer changed is copied again)."""
+    """Copy an open database into ``dest`` page by page (SQLite's online backup). The source's
+    read transaction stays open from the first page to the last: in WAL mode the copy is that one
+    snapshot while writers go on, instead of starting over each time a writer commits."""
     from rich.progress import BarColumn, Progress, TaskProgressColumn, TimeElapsedColumn
 
     columns = ("{task.description}", BarColumn(), TaskProgressColumn(), TimeElapsedColumn())
+    source.execute("BEGIN")
+    source.execute("SELECT count(*) FROM sqlite_master").fetchall()
     target = sqlite3.connect(dest)
     try:
         with Progress(*columns, console=console(stderr=True), transient=True) as progress:
@@ -70,6 +73,7 @@ def _copy(source: sqlite3.Connection, dest: Path, label: str) -> None:
         problems = [row[0] for row in target.execute("PRAGMA integrity_check")]
     finally:
         target.close()
+        source.execute("COMMIT")
     if problems != ["ok"]:
         dest.unlink(missing_ok=True)
         fail(f"the copy failed its integrity check ({'; '.join(problems[:3])}); nothing written")
@@ -87,7 +91,7 @@ def _schema_version(conn: sqlite3.Connection) -> int | None:
 
 
 def _open_readonly(path: Path) -> sqlite3.Connection:
-    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60)
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=60, isolation_level=None)
 
 
 def _partial(dest: Path) -> Path:
