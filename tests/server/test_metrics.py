@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from deepcontext import DeepContext
 from deepcontext.embed import HashEmbedder
 from deepcontext.server import create_app
-from tests.server.helpers import Api, running
+from tests.server.helpers import Api, cli_env, running, serve
 
 
 @pytest.fixture
@@ -81,3 +82,18 @@ async def test_counts_by_route_template(metered: Api) -> None:
     assert value(after, "deepcontext_http_request_duration_seconds_count", method="POST", route="/v1/search") == 2
     assert value(after, "deepcontext_operation_duration_seconds_count", operation="context") == 1
     assert value(after, "deepcontext_lifecycle_runs_total", outcome="ok") == 1
+
+
+def test_workers_share_their_figures(tmp_path) -> None:  # noqa: ANN001
+    args = ["--db", str(tmp_path / "w.db"), "--embedder", "hash", "serve", "--no-auth", "--workers", "2"]
+    with serve(args, env=cli_env(DEEPCONTEXT_METRICS_ENABLED="true")) as server, httpx.Client() as c:
+        for _ in range(8):
+            # a new connection each time, so the requests spread over the workers
+            assert c.get(f"{server.url}/v1/users", headers={"Connection": "close"}).status_code == 200
+        counts = {
+            value(samples(c.get(f"{server.url}/metrics", headers={"Connection": "close"}).text),
+                  "deepcontext_http_requests_total", method="GET", route="/v1/users", status="200")
+            for _ in range(4)
+        }  # fmt: skip
+    # whichever worker answers the scrape counts every worker's requests
+    assert counts == {8.0}

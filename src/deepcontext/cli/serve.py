@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import typer
@@ -101,12 +104,28 @@ def serve(
         settings,
         ["database_url", "embedder", "server_host", "server_port", "require_auth", "cors_origins", "debug", "metrics_enabled"],
     )
-    uvicorn.run(
-        "deepcontext.server.app:create_app_from_env",
-        factory=True,
-        workers=settings.server_workers,
-        **common,  # type: ignore[arg-type]
-    )
+    with _shared_metrics(settings.metrics_enabled):
+        uvicorn.run(
+            "deepcontext.server.app:create_app_from_env",
+            factory=True,
+            workers=settings.server_workers,
+            **common,  # type: ignore[arg-type]
+        )
+
+
+@contextmanager
+def _shared_metrics(enabled: bool) -> Iterator[None]:
+    """A folder where the workers' metrics meet (prometheus-client's multiprocess mode), removed
+    when the server stops; one the environment already names is used as it is."""
+    if not enabled or os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="deepcontext-metrics-") as folder:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
+        try:
+            yield
+        finally:
+            del os.environ["PROMETHEUS_MULTIPROC_DIR"]
 
 
 def _prepare_database(settings: Any) -> None:

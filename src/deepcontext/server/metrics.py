@@ -2,13 +2,14 @@
 
 Every app has its own registry (no global state: several apps in one process count apart). Routes
 are labelled by their template (``/v1/memories/{memory_id}``), never by the path asked for, so ids
-never reach a label; a path no route matches counts as ``unmatched``. Each worker process of
-``serve --workers N`` reports its own figures: Prometheus sums them when it scrapes every worker,
-or read them one worker at a time.
+never reach a label; a path no route matches counts as ``unmatched``. The workers of
+``serve --workers N`` share their figures through prometheus-client's multiprocess mode (a
+temporary folder named by ``PROMETHEUS_MULTIPROC_DIR``), so any worker answers for all of them.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from contextvars import ContextVar
 from typing import Any
@@ -68,9 +69,16 @@ class Metrics:
             self.lifecycle.labels("ok" if status < 400 else "error").inc()
 
     def render(self) -> Response:
-        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+        from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-        return Response(generate_latest(self.registry), media_type=CONTENT_TYPE_LATEST)
+        registry = self.registry
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            # serve --workers N: every worker writes its figures in the folder; any one sums them
+            from prometheus_client.multiprocess import MultiProcessCollector
+
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry)
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
 
 def memories_added(count: int) -> None:
