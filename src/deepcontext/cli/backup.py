@@ -185,13 +185,21 @@ def restore(
     kept = None
     if path.exists():
         # fold the WAL into the file first: what it held belongs to the copy kept aside
-        with sqlite3.connect(path, timeout=60) as old:
+        old = sqlite3.connect(path, timeout=60)
+        try:
             old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        old.close()
+        except sqlite3.DatabaseError:
+            pass  # not a database after all: it is kept aside as it is
+        finally:
+            old.close()
         kept = path.with_name(path.name + ".before-restore")
         path.replace(kept)
+    # the old side files must not meet the new file; kept with the old one, whatever they still hold
     for suffix in SIDE_FILES:
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
+        side = Path(f"{path}{suffix}")
+        if side.exists() and kept is not None:
+            side.replace(f"{kept}{suffix}")
+        side.unlink(missing_ok=True)
     partial.replace(path)
     # saved HNSW graphs describe the replaced rows: the next start rebuilds them from the database
     shutil.rmtree(Path(f"{path}.vectors"), ignore_errors=True)
