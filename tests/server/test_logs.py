@@ -11,6 +11,7 @@ import httpx
 
 from deepcontext.server.logs import AccessFilter
 from tests.server.helpers import Api, cli_env, serve
+from tests.support.cli import run_cli
 
 
 def test_json_lines_with_request_ids(tmp_path: Path) -> None:
@@ -54,3 +55,8 @@ async def test_request_id_in_process(local_api: Api) -> None:
         long = await c.get("/v1/users", headers={"X-Request-ID": "a" * 200})
     assert kept.headers["x-request-id"] == "abc-123"
     assert long.headers["x-request-id"] != "a" * 200
+
+
+def test_unknown_log_format_is_refused(tmp_path: Path) -> None:
+    refused = run_cli(["--db", str(tmp_path / "x.db"), "serve", "--log-format", "xml"], timeout=60)
+    assert refused.returncode == 1 and "log_format" in refused.stderr and "'text' or 'json'" in refused.stderr
