@@ -381,6 +381,15 @@ class DeepContextSettings(BaseSettings):
         "none: user ids are used as they are, like the library and the CLI",
     )
     mcp_default_user: str | None = Field(default=None, description="MCP tools' user when a call names none")
+    metrics_enabled: bool = Field(
+        default=False, description="Serve Prometheus metrics at /metrics (behind an API key when keys are required)"
+    )
+    log_format: Literal["text", "json"] = Field(
+        default="text", description="`deepcontext serve`'s log: text, or one JSON object per line"
+    )
+    log_query_strings: bool = Field(
+        default=False, description="Write the query strings of /v1 and /ui requests in the access log"
+    )
 
     @field_validator("cors_origins", mode="before")
     @classmethod

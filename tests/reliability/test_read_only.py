@@ -117,7 +117,7 @@ async def test_rest_over_a_read_only_database(tmp_path: Path) -> None:
         await ctx.add([{"role": "user", "content": "I live in Porto and work at Globex"}], user_id="acme/ana")
         key = create_key(ctx.store, "acme", now=ctx.clock.now())[1]
     with read_only_view(src, tmp_path) as view:
-        ctx = DeepContext(database_url=f"sqlite:///{view}/m.db", embedder=HashEmbedder(64))
+        ctx = DeepContext(database_url=f"sqlite:///{view}/m.db", embedder=HashEmbedder(64), metrics_enabled=True)
         app = create_app(ctx)
         try:
             async with running(app):
@@ -137,6 +137,8 @@ async def test_rest_over_a_read_only_database(tmp_path: Path) -> None:
                     )
                     assert r.status_code == 503 and r.headers["content-type"] == "application/problem+json", r.text
                     assert "read-only" in r.json()["detail"] and r.json()["type"].endswith("read-only-database")
+                    metrics = (await c.get("/metrics")).text
+                    assert 'deepcontext_database_errors_total{kind="read-only-database"} 1.0' in metrics
         finally:
             await ctx.close()
         assert sorted(p.name for p in view.iterdir()) == ["m.db"]

@@ -11,6 +11,7 @@ from deepcontext.cli.app import app
 COMMAND_MODULES = [
     "deepcontext.cli.memory",
     "deepcontext.cli.transfer",
+    "deepcontext.cli.backup",
     "deepcontext.cli.demo",
     "deepcontext.cli.lifecycle",
     "deepcontext.cli.bench_locomo",

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import typer
@@ -58,6 +61,9 @@ def serve(
     no_auth: bool = typer.Option(False, "--no-auth", help="Serve without API keys: loopback addresses and clients only"),
     cors_origin: list[str] = typer.Option(None, "--cors-origin", help="Allow this browser origin (repeat; default: CORS off)"),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn log level"),
+    log_format: str = typer.Option(
+        None, "--log-format", help="text or json: one JSON object per line with the request id (setting log_format)"
+    ),
 ) -> None:
     """Run the REST API (uvicorn). API keys are required unless --no-auth on a loopback address."""
     try:
@@ -73,6 +79,7 @@ def serve(
         server_workers=workers,
         require_auth=False if no_auth else None,
         cors_origins=cors_origin or None,
+        log_format=log_format,
     )
     try:
         check_bind(settings.server_host, settings.require_auth)
@@ -81,20 +88,44 @@ def serve(
         if state.debug:
             raise
         fail(str(exc), code=2)
-    common = {"host": settings.server_host, "port": settings.server_port, "log_level": log_level, "proxy_headers": False}
+    from deepcontext.server.logs import log_config
+
+    common = {
+        "host": settings.server_host,
+        "port": settings.server_port,
+        "log_level": log_level,
+        "log_config": log_config(settings.log_format, settings.log_query_strings),
+        "proxy_headers": False,
+    }
     if settings.server_workers == 1:
         uvicorn.run(create_app(settings), **common)  # type: ignore[arg-type]
         return
     export_settings(
         settings,
-        ["database_url", "embedder", "server_host", "server_port", "require_auth", "cors_origins", "debug"],
+        ["database_url", "embedder", "server_host", "server_port", "require_auth", "cors_origins", "debug", "metrics_enabled"],
     )
-    uvicorn.run(
-        "deepcontext.server.app:create_app_from_env",
-        factory=True,
-        workers=settings.server_workers,
-        **common,  # type: ignore[arg-type]
-    )
+    with _shared_metrics(settings.metrics_enabled):
+        uvicorn.run(
+            "deepcontext.server.app:create_app_from_env",
+            factory=True,
+            workers=settings.server_workers,
+            **common,  # type: ignore[arg-type]
+        )
+
+
+@contextmanager
+def _shared_metrics(enabled: bool) -> Iterator[None]:
+    """A folder where the workers' metrics meet (prometheus-client's multiprocess mode), removed
+    when the server stops; one the environment already names is used as it is."""
+    if not enabled or os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        yield
+        return
+    with tempfile.TemporaryDirectory(prefix="deepcontext-metrics-") as folder:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = folder
+        try:
+            yield
+        finally:
+            del os.environ["PROMETHEUS_MULTIPROC_DIR"]
 
 
 def _prepare_database(settings: Any) -> None:

@@ -94,6 +94,10 @@ def create_app(config: DeepContextSettings | DeepContext | None = None) -> FastA
     mount_inspector(app, state)
     # add_middleware puts each new one outside the previous ones
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    if settings.metrics_enabled:
+        from deepcontext.server.metrics import install_metrics
+
+        install_metrics(app)
     app.add_middleware(RequestContextMiddleware)
     if settings.cors_origins:
         from fastapi.middleware.cors import CORSMiddleware

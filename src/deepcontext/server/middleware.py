@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-import uuid
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from deepcontext.server.logs import current_request_id, request_id_for
 from deepcontext.server.problems import problem_response
 
 __all__ = ["BodyLimitMiddleware", "RequestContextMiddleware"]
@@ -16,9 +16,10 @@ log = logging.getLogger("deepcontext.server")
 
 
 class RequestContextMiddleware:
-    """Gives every request an id (``X-Request-ID`` on the response, ``request.state.request_id``)
-    and turns any exception that escaped the handlers into a generic problem-details 500: the
-    client gets the request id, the log gets the traceback."""
+    """Gives every request an id (the client's ``X-Request-ID`` when it is a safe token, else a new
+    one; on the response, in ``request.state.request_id`` and on every record logged meanwhile) and
+    turns any exception that escaped the handlers into a generic problem-details 500: the client
+    gets the request id, the log gets the traceback."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -27,8 +28,9 @@ class RequestContextMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        rid = uuid.uuid4().hex
+        rid = request_id_for(scope.get("headers", ()))
         scope.setdefault("state", {})["request_id"] = rid
+        token = current_request_id.set(rid)
         started = False
 
         async def send_with_id(message: Message) -> None:
@@ -49,6 +51,8 @@ class RequestContextMiddleware:
                 raise
             response = problem_response(500, "internal server error", kind="internal-error", request_id=rid)
             await response(scope, receive, send)
+        finally:
+            current_request_id.reset(token)
 
 
 class BodyLimitMiddleware:

@@ -165,6 +165,10 @@ async def _deepcontext_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, DeepContextError)
     status, kind, detail = classify(exc)
     rid = request_id_of(request)
+    if isinstance(exc, (StorageError, DiskFullError)):
+        from deepcontext.server.metrics import database_error
+
+        database_error(kind)
     if status >= 500:
         # a state of the database, not a fault of the code: no traceback
         known = isinstance(exc, (DiskFullError, ReadOnlyDatabaseError))

@@ -10,6 +10,7 @@ from fastapi.responses import Response
 
 from deepcontext.errors import ValidationError
 from deepcontext.server.auth import Ctx, ReadScope, WriteScope
+from deepcontext.server.metrics import memories_added
 from deepcontext.server.paging import CURSOR_PATTERN, collect, dump, json_array, json_response
 from deepcontext.server.problems import PROBLEM_RESPONSES
 from deepcontext.server.routes._util import external_memory
@@ -38,7 +39,7 @@ UserQuery = Annotated[UserId, Query(description="The user the memory belongs to"
 async def create_memories(body: AddBody, scope: WriteScope, ctx: Ctx) -> AddResponse:
     """Store messages verbatim as turns of a conversation and derive memories from them (one
     transaction)."""
-    return await ctx.add(
+    result = await ctx.add(
         [m.as_message() for m in body.messages],
         scope.user(body.user_id),
         body.conversation_id,
@@ -50,6 +51,8 @@ async def create_memories(body: AddBody, scope: WriteScope, ctx: Ctx) -> AddResp
         agent_id=body.agent_id,
         run_id=body.run_id,
     )
+    memories_added(result.memories_added)
+    return result
 
 
 @router.get("", response_model=MemoryPage)

@@ -16,6 +16,7 @@ from fastapi import APIRouter
 import deepcontext
 from deepcontext.errors import EntityNotFoundError
 from deepcontext.server.auth import Ctx, ReadScope, WriteScope
+from deepcontext.server.metrics import memories_added
 from deepcontext.server.problems import PROBLEM_RESPONSES
 from deepcontext.server.routes._util import external_search
 from deepcontext.server.schemas import (
@@ -45,7 +46,9 @@ async def health() -> dict[str, str]:
 @router.post("/memory/add", response_model=AddResponse, responses=PROBLEM_RESPONSES)
 async def add_memory(body: SeedAddBody, scope: WriteScope, ctx: Ctx) -> AddResponse:
     """Store the messages and the memories derived from them."""
-    return await ctx.add([m.as_message() for m in body.messages], scope.user(body.user_id), body.conversation_id)
+    result = await ctx.add([m.as_message() for m in body.messages], scope.user(body.user_id), body.conversation_id)
+    memories_added(result.memories_added)
+    return result
 
 
 @router.post("/memory/search", response_model=SearchResponse, responses=PROBLEM_RESPONSES)
