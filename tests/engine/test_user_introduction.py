@@ -22,6 +22,8 @@ from deepcontext.extract.introductions import introduced_name
         ("Hi, I'm Wren", "Wren"),
         ("I'm Marta from Lisbon", "Marta"),
         ("I am Zdenek, nice to meet you", "Zdenek"),
+        ("Nice to meet you. I'm Fred.", "Fred"),
+        ("I'm Ahmed and I drive a taxi", "Ahmed"),
     ],
 )
 def test_an_introduction_gives_the_name(said: str, name: str) -> None:
@@ -42,6 +44,11 @@ def test_an_introduction_gives_the_name(said: str, name: str) -> None:
         "I'm Ready!",
         "I'm Tuesday",
         "My friend Pavel is here",
+        "I'm Excited!",
+        "I'm Retired",
+        "I'm Stressed, honestly",
+        "I'm Nervous",
+        "I'm Tomas's sister",
         "I'm Italian and I cook every day.",
     ],
 )
@@ -90,6 +97,11 @@ async def test_a_name_set_explicitly_wins_over_an_introduction(ctx: DeepContext)
     await ctx.set_user("p", name="Pieter")
     await ctx.add([{"role": "user", "content": "I'm Piet, by the way."}], user_id="p")
     assert (await ctx.get_user("p"))["name"] == "Pieter"
+
+
+async def test_a_turn_with_its_own_name_names_no_one_else(ctx: DeepContext) -> None:
+    await ctx.add([{"role": "user", "content": "I'm Jonas, her neighbour.", "name": "Maya"}], user_id="m")
+    assert (await ctx.get_user("m"))["name"] == "Maya"
 
 
 async def test_non_names_leave_the_user_unnamed(ctx: DeepContext) -> None:

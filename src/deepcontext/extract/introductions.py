@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from deepcontext.extract.entities import find_entities
-from deepcontext.extract.gazetteer import ADVERBS, CONTENT_STOP, JOB_NOUNS, LANGUAGES, NATIONALITIES, STOPCAPS
+from deepcontext.extract.gazetteer import ADVERBS, CONTENT_STOP, JOB_NOUNS, LANGUAGES, NATIONALITIES, STOPCAPS, TITLES
 from deepcontext.extract.verbs import is_base_verb
 from deepcontext.types import EntityType
 
@@ -27,7 +27,9 @@ _INTRO_RES = [
     re.compile(rf"(?i:\bcall\s+me\s+){_NAME}"),
     re.compile(rf"^\s*(?i:(?:(?:hi|hey|hello)[\s,!]+)?(?:it's\s+|this\s+is\s+)?){_NAME}(?i:\s+here\b)"),
 ]
-_PEOPLES = NATIONALITIES | LANGUAGES  # written capitalised
+# endings of adjectives ("Hopeful", "Nervous"); participles are told by their verb
+_ADJECTIVE_RE = re.compile(r"(?:ful|ous|ive|able|ible|less|ish)$")
+_PEOPLES = NATIONALITIES | LANGUAGES | TITLES  # written capitalised
 _COMMON = STOPCAPS | CONTENT_STOP | ADVERBS | JOB_NOUNS  # written lower-case
 
 
@@ -46,6 +48,15 @@ def introduced_name(text: str) -> str | None:
     return None
 
 
+def _adjective(word: str) -> bool:
+    if word.endswith("ed"):  # "Retired", "Married", "Stressed" (not "Fred", "Ahmed")
+        stem = word[:-2]
+        return any(is_base_verb(v) for v in (stem, stem + "e", stem[:-1], stem[:-1] + "y"))
+    if word.endswith("ing"):  # "Moving", "Leaving" (not "Sterling")
+        return any(is_base_verb(v) for v in (word[:-3], word[:-3] + "e", word[:-4]))
+    return bool(_ADJECTIVE_RE.search(word))
+
+
 def _name_at(text: str, m: re.Match[str], also: EntityType | None) -> str | None:
     name, start = m.group("name"), m.start("name")
     if not all(_word_ok(w) for w in name.split()):
@@ -55,6 +66,9 @@ def _name_at(text: str, m: re.Match[str], also: EntityType | None) -> str | None
     shift = 0 if start > 0 else start - len("with ")
     for s in spans:
         if s.start + shift == start and s.type in (EntityType.PERSON, EntityType.OTHER, also):
+            if s.type is not EntityType.PERSON and _adjective(name.split()[0].lower()):
+                return None  # "I'm Excited", "I'm Engaged": a word the recogniser does not know as a name
+
             return s.name if s.name.split()[0] == name.split()[0] else name.split()[0]
     return None
 
