@@ -38,6 +38,7 @@ from deepcontext.extract.interface import (
     ExtractionResult,
     MessageIn,
 )
+from deepcontext.extract.introductions import drop_introduction
 from deepcontext.extract.referents import (
     IT_STATE_RE,
     PRONOUN_START_RE,
@@ -257,7 +258,8 @@ class RulePipeline:
             if (st := IT_STATE_RE.match(s)) is not None and it_is_thing(st.group("rest"), *refs.thing(said_before)):
                 verb = "is" if s.startswith("It's") else s.split(" ", 2)[1]
                 s = f"{refs.thing(said_before)[0]} {verb} {st.group('rest')}"  # "It has ..." -> "The Subaru has ..."
-            if is_skippable(s, role="user"):
+            s = drop_introduction(s, speaker)  # "Hey, I'm Tomas, I share ..." said by Tomas
+            if len(s) < 6 or is_skippable(s, role="user"):
                 return
             quoted_by: str | None = None
             rep = reported_speech(s)

@@ -4,8 +4,8 @@
 whose ``when`` is the start of the period meant (a week its Monday, a season its first month,
 northern hemisphere; parts of a day fixed hours), in ``said_at``'s timezone, with its granularity.
 It reads relative days and periods ("yesterday", "last weekend", "3 weeks ago", "in 2 months"),
-weekdays (``last`` / ``next`` / ``this`` Monday; a bare "on Monday" follows the tense; "every Monday"
-is a habit, ignored), calendar dates (a date without a year takes the year that fits the tense) and
+weekdays (``last`` / ``next`` / ``this`` Monday; a bare "on Monday" follows the tense; a habit such as
+"every Monday", "on Thursday nights" or "in March every year" is no date and is ignored), calendar dates (a date without a year takes the year that fits the tense) and
 a few Chinese expressions (昨天, 上周, 下个月...). The first expression in the sentence wins.
 """
 
@@ -156,7 +156,22 @@ _CLOCK_RE = re.compile(
     r"|(?P<h24>\d{1,2}):(?P<mi24>\d{2})|(?P<noon>noon|midday|midnight))",
     re.IGNORECASE,
 )
-_EVERY_RE = re.compile(r"\b(?:every|each|most|all)\s+$", re.IGNORECASE)
+# Habits, not dates: "every other Monday", "every Monday and Friday" (the second weekday too), "Thursday
+# nights", "on Tuesday and Thursday evenings", "in March every year", "I usually swim on Friday".
+_WD_LIST = rf"(?:{_WD}(?:\s+(?:morning|afternoon|evening|night))?\s*(?:,\s*(?:and\s+|or\s+)?|\s(?:and|or|&)\s+))"
+_EVERY_LIST_RE = re.compile(
+    rf"\b(?:every|each|most|all)\s+(?:(?:other|single|second|third|alternate)\s+)?{_WD_LIST}*$", re.IGNORECASE
+)
+_PLURAL_PART_RE = re.compile(
+    rf"(?:\s*(?:,\s*(?:and\s+|or\s+)?|\s(?:and|or|&)\s+){_WD})*\s+(?:mornings|afternoons|evenings|nights)\b",
+    re.IGNORECASE,
+)
+_CLAUSE_RE = re.compile(r"[,;:.!?]|\b(?:but|and|then|when|while|because)\b", re.IGNORECASE)
+_EVERY_AFTER_RE = re.compile(r"\s*,?\s*(?:every|each)\s+(?:year|month|week|time)\b", re.IGNORECASE)
+_EVERY_BEFORE_RE = re.compile(r"\b(?:every|each)\s+(?:year|month|week)\s*,?\s*$", re.IGNORECASE)
+_FREQUENCY_RE = re.compile(
+    r"\b(?:usually|always|normally|typically|generally|often|sometimes|regularly|tend\s+to|used\s+to)\b", re.IGNORECASE
+)
 _SINCE_RE = re.compile(r"\bsince\s+(?:the\s+)?$", re.IGNORECASE)
 _LETTERS_RE = re.compile(r"[a-z]+")
 _DIGIT_RE = re.compile(r"\d")
@@ -382,9 +397,18 @@ def _resolve(m: re.Match[str], said_at: datetime, tense: str) -> tuple[datetime,
 def _valid(m: re.Match[str], text: str) -> bool:
     kind = m.lastgroup
     if kind == "wday":
-        if not m.group("wmod") and _EVERY_RE.search(text, max(0, m.start() - 8), m.start()):
+        mod = (m.group("wmod") or "").lower()
+        if mod in ("", "on"):
+            if _EVERY_LIST_RE.search(text, 0, m.start()) or _PLURAL_PART_RE.match(text, m.end("wd")):
+                return False
+            clause = _CLAUSE_RE.split(text[: m.start()])[-1]
+            if _FREQUENCY_RE.search(clause):  # "I usually swim on Friday", not "I usually run, but on Friday I swam"
+                return False
+        if _EVERY_AFTER_RE.match(text, m.end()):
             return False
-    elif kind == "monly":
+    elif kind == "monly" and (_EVERY_AFTER_RE.match(text, m.end()) or _EVERY_BEFORE_RE.search(text, 0, m.start())):
+        return False  # "in March every year"
+    if kind == "monly":
         word = m.group("m4")
         if word.lower() in ("may", "march") and word[0].islower():
             return False  # "in may", "last march" written lower-case: too ambiguous

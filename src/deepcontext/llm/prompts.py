@@ -80,7 +80,9 @@ high; a passing remark is low).
 earlier messages shown as context cannot be cited.
 - occurred_at: for episodic facts, when the event happened or will happen, as YYYY-MM-DD (or a full ISO 8601 \
 time when the time of day is stated). Resolve relative dates ("yesterday", "last Friday", "next month") against \
-the time the citing message was said, shown in its header. Use null when no time can be worked out.
+the time the citing message was said, shown in its header. Use null when no time can be worked out. A \
+recurring time ("on Thursday nights", "every Tuesday", "on weekends") is a habit, not a date: keep it in the \
+text as said, with occurred_at null.
 
 entities: people, organizations, locations, products, technologies, events, concepts and preferences that the \
 facts mention, each with a type (person, organization, location, product, technology, date, event, concept, \

@@ -23,10 +23,12 @@ from typing import Any
 from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import LLMError, MemoryNotFoundError, ValidationError, WriteConflictError
 from deepcontext.extract.interface import Classifier, ExtractionContext, ExtractionResult, Extractor, MessageIn
+from deepcontext.extract.introductions import introduced_name
 from deepcontext.extract.standing_model import model_for
 from deepcontext.services import ingest_steps as steps
 from deepcontext.services.ingest_classify import classify
 from deepcontext.services.ingest_steps import Candidate, Counts, turn_importance, turn_memory_text
+from deepcontext.services.naming import rename_user
 from deepcontext.settings import DeepContextSettings
 from deepcontext.store.interface import AddOutcome, AddPlan, MemoryChange, NewMemory, NewTurn, Store
 from deepcontext.store.ttlcache import TTLCache
@@ -87,6 +89,15 @@ class IngestService:
     def name_changed(self, user_id: str, name: str) -> None:
         self._names.put(user_id, name)
 
+    async def _introduction(self, user_id: str, msgs: Sequence[MessageIn], now: datetime) -> None:
+        """A user turn that introduces its speaker ("I'm Tomas", "call me Bea") names the user, as
+        ``set_user`` does, unless a name was set explicitly (a turn with a ``name`` names no one)."""
+        name = next((n for m in msgs if m.role == "user" and not m.name and (n := introduced_name(m.content))), None)
+        if name is None or name == await self.user_name(user_id):
+            return
+        if await rename_user(self.store, self.embedder, user_id, name, now, source="introduced") >= 0:
+            self._names.put(user_id, name)
+
     async def add(
         self,
         msgs: list[MessageIn],
@@ -104,6 +115,8 @@ class IngestService:
         """Store ``msgs`` as new turns and the memories derived from them (``infer=False``: the turns
         and their turn memories only)."""
         context = ExtractionContext(user_id=user_id, conversation_id=conversation_id, now=now)
+        if infer:
+            await self._introduction(user_id, msgs, now)
         context.user_name = await self.user_name(user_id, msgs)
         extractor, classifier, result = self.extractor, self.classifier, ExtractionResult()
         if infer:
@@ -155,6 +168,7 @@ class IngestService:
         ids = [int(t) for t in turn_ids if t is not None]
         msgs = [replace(m, index=i) for i, m in enumerate(msgs)]
         context = ExtractionContext(user_id=user_id, conversation_id=conversation_id, now=now)
+        await self._introduction(user_id, msgs, now)
         context.user_name = await self.user_name(user_id, msgs)
         if self.context_turns > 0:  # earlier turns only: the ones derived here are stored already
             await self._load_context(context)

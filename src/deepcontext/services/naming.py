@@ -16,13 +16,20 @@ __all__ = ["UNNAMED", "rename_user"]
 
 #: what memories call a user without a display name
 UNNAMED = "User"
+#: the kv row (namespace, key) of the display name and who set it
+_PROFILE = ("user", "profile")
 #: memories of one entity read for a rename, at most
 _MAX_RENAMED = 1_000_000
 
 
-async def rename_user(store: Store, embedder: Embedder, user_id: str, name: str, now: datetime) -> int:
+async def rename_user(store: Store, embedder: Embedder, user_id: str, name: str, now: datetime, *, source: str = "set") -> int:
     """Set ``name`` as the user's display name and rewrite the user's active memories that name the
-    user otherwise. Returns the memories rewritten."""
+    user otherwise. Returns the memories rewritten (-1: a name the user gave, ``source="introduced"``,
+    does not replace one set)."""
+    if source != "set":  # cheap early answer; set_user_name decides again in its transaction
+        profile = await asyncio.to_thread(store.kv_get, user_id, *_PROFILE)
+        if isinstance(profile, dict) and profile.get("name") and profile.get("source", "set") == "set":
+            return -1
     old = await asyncio.to_thread(store.user_name, user_id)
     formers = [f for f in dict.fromkeys([old or "", UNNAMED]) if f and entity_norm(f) != entity_norm(name)]
     found = await asyncio.to_thread(store.match_entities, user_id, [entity_norm(f) for f in formers])
@@ -45,4 +52,4 @@ async def rename_user(store: Store, embedder: Embedder, user_id: str, name: str,
                 MemoryRewrite(mid, old_text, text, content_hash(text), vec)
                 for (mid, old_text, text), vec in zip(changed, vecs, strict=True)
             ]
-    return int(await asyncio.to_thread(store.set_user_name, user_id, name, now, rewrites))
+    return int(await asyncio.to_thread(store.set_user_name, user_id, name, now, rewrites, source=source))

@@ -309,11 +309,15 @@ class Store(ABC):
         """The display name set for the user, else the first name on the user's own turns, else None."""
 
     @abstractmethod
-    def set_user_name(self, user_id: str, name: str, now: datetime, rewrites: Sequence[MemoryRewrite] = ()) -> int:
+    def set_user_name(
+        self, user_id: str, name: str, now: datetime, rewrites: Sequence[MemoryRewrite] = (), *, source: str = "set"
+    ) -> int:
         """Set the display name. One transaction: the entity of the name used until now (a former
         display name, or "User") becomes the entity of ``name`` (merged into it if it exists), and
         each memory of ``rewrites`` still active with its old text takes its new text (history
-        entry). Returns the memories rewritten."""
+        entry). Returns the memories rewritten. ``source`` says who named the user: "set" (the
+        application, which always wins) or "introduced" (the user's own words, which do not replace a
+        name set); -1 when the name was not replaced."""
 
     # --- key/value (deepcq tiers and other per-user state) -------------------------------------
     @abstractmethod

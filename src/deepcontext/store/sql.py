@@ -567,8 +567,10 @@ class SQLStore(Store):
     def user_name(self, user_id: str) -> str | None:
         return self.kv.user_name(user_id)
 
-    def set_user_name(self, user_id: str, name: str, now: datetime, rewrites: Sequence[MemoryRewrite] = ()) -> int:
-        return self.kv.set_user_name(user_id, name, now, rewrites)
+    def set_user_name(
+        self, user_id: str, name: str, now: datetime, rewrites: Sequence[MemoryRewrite] = (), *, source: str = "set"
+    ) -> int:
+        return self.kv.set_user_name(user_id, name, now, rewrites, source=source)
 
     def kv_get(self, user_id: str, namespace: str, key: str) -> Any | None:
         return self.kv.kv_get(user_id, namespace, key)

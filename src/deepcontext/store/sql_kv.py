@@ -38,19 +38,24 @@ class KeyValues:
             ).first()
         return None if first is None else str(first[0])
 
-    def set_user_name(self, user_id: str, name: str, now: datetime, rewrites: Sequence[MemoryRewrite] = ()) -> int:
+    def set_user_name(
+        self, user_id: str, name: str, now: datetime, rewrites: Sequence[MemoryRewrite] = (), *, source: str = "set"
+    ) -> int:
         from deepcontext.text import entity_norm
 
         kv, et, me, rt = self.s.t.kv, self.s.t.entities, self.s.t.memory_entities, self.s.t.relations
         with self.s.transaction() as conn:
             self.s.lock_user(conn, user_id)
-            rewritten = self.s.writer.rewrite_texts(conn, user_id, rewrites, now, "the user's display name") if rewrites else 0
             row = conn.execute(
                 select(kv.c.value).where(kv.c.user_id == user_id, kv.c.namespace == _USER_NS, kv.c.key == _PROFILE)
             ).first()
-            old = row[0].get("name") if row is not None and isinstance(row[0], dict) else None
+            profile = row[0] if row is not None and isinstance(row[0], dict) else {}
+            old = profile.get("name")
+            if source != "set" and old and profile.get("source", "set") == "set":
+                return -1  # a name set explicitly is not replaced by one the user said
+            rewritten = self.s.writer.rewrite_texts(conn, user_id, rewrites, now, "the user's display name") if rewrites else 0
             stmt = self.s.upsert(kv).values(
-                user_id=user_id, namespace=_USER_NS, key=_PROFILE, value={"name": name}, updated_at=now
+                user_id=user_id, namespace=_USER_NS, key=_PROFILE, value={"name": name, "source": source}, updated_at=now
             )
             conn.execute(
                 stmt.on_conflict_do_update(
