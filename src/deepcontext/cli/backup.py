@@ -23,7 +23,8 @@ def _target_url() -> str:
     from deepcontext.settings import DeepContextSettings
 
     url = database_url(state.db)
-    return DeepContextSettings(**({"database_url": url} if url else {})).resolved_database_url
+    settings = DeepContextSettings(database_url=url) if url else DeepContextSettings()
+    return settings.resolved_database_url
 
 
 def _pg_conninfo(url: str) -> str:
