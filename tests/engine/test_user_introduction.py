@@ -118,3 +118,12 @@ async def test_the_other_person_of_an_introduction_is_found(ctx: DeepContext) ->
     await ctx.add([{"role": "user", "content": "I also enjoy running on weekends."}], user_id="q")
     hits = await ctx.search("What does Pavel do for a living?", "q", limit=3)
     assert "Pavel works as a chef" in hits.results[0].text
+
+
+async def test_an_introduction_with_an_apposition_keeps_what_it_says(tmp_path) -> None:
+    # "I'm Maya, a data engineer at ..." names the user and says her job: the job stays in a memory
+    async with DeepContext(database_url=f"sqlite:///{tmp_path}/a.db") as ctx:
+        await ctx.add([{"role": "user", "content": "Hi! I'm Maya, a data engineer at Northwind Labs in Lisbon."}], "u1")
+        texts = [m["text"] for m in (await ctx.list_memories("u1"))["memories"] if m["source"] != "turn"]
+        assert any(t.startswith("Maya is a data engineer at Northwind Labs") for t in texts), texts
+        assert (await ctx.get_user("u1"))["name"] == "Maya"

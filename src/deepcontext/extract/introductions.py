@@ -29,6 +29,8 @@ _INTRO_RES = [
 ]
 # endings of adjectives ("Hopeful", "Nervous"); participles are told by their verb
 _ADJECTIVE_RE = re.compile(r"(?:ful|ous|ive|able|ible|less|ish)$")
+# what follows a name as its apposition, not a clause of its own
+_APPOSITION_RE = re.compile(r"\s*(?i:a|an|the|one\s+of)\s")
 _PEOPLES = NATIONALITIES | LANGUAGES | TITLES  # written capitalised
 _COMMON = STOPCAPS | CONTENT_STOP | ADVERBS | JOB_NOUNS  # written lower-case
 
@@ -86,4 +88,6 @@ def drop_introduction(sentence: str, speaker: str) -> str:
     if m is None or m.group("name").split()[0] != speaker.split()[0] or introduced_name(sentence[: m.end()]) is None:
         return sentence
     rest = sentence[m.end() :]
+    if _APPOSITION_RE.match(rest):  # "I'm Maya, a data engineer at ...": the rest says who she is
+        return sentence
     return rest[:1].upper() + rest[1:]
