@@ -87,16 +87,7 @@ async def run_rest(url: str, requests: int, concurrency: int, rng: random.Random
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/v1/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise RuntimeError("the server did not start")
-            await asyncio.sleep(0.2)
+        await wait_serving(base, proc)
         acked: dict[str, list[str]] = {"red": [], "blue": []}
         red_ids: list[int] = []
         sem = asyncio.Semaphore(concurrency)
@@ -181,6 +172,22 @@ async def run_rest(url: str, requests: int, concurrency: int, rng: random.Random
         out.notes += problems
     out.notes = out.notes[:10]
     return out
+
+
+async def wait_serving(base: str, proc: subprocess.Popen[bytes], timeout: float = 60) -> None:
+    """Return once the server at ``base`` answers its health check; raise if it exits or times out."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(base + "/v1/health", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline or proc.poll() is not None:
+            raise RuntimeError("the server did not start")
+        await asyncio.sleep(0.2)
 
 
 class socket_port:

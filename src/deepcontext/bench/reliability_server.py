@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from deepcontext.bench.reliability_checks import Outcome, backend_name, open_context
-from deepcontext.bench.reliability_rest import socket_port
+from deepcontext.bench.reliability_rest import socket_port, wait_serving
 
 __all__ = ["SERVER_SCENARIOS", "rss_mb", "run_large_reads", "run_soak", "run_tenant_users"]
 
@@ -49,23 +49,13 @@ def rss_mb(pid: int) -> tuple[float, float] | None:
 @asynccontextmanager
 async def serving(url: str) -> AsyncIterator[tuple[str, subprocess.Popen[bytes]]]:
     """``deepcontext serve`` on a free loopback port with the hash embedder, once it answers."""
-    import httpx
 
     with socket_port() as port:
         cmd = [sys.executable, "-m", "deepcontext", "--db", url, "--embedder", "hash", "serve", "--port", str(port)]
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/v1/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise RuntimeError("the server did not start")
-            await asyncio.sleep(0.2)
+        await wait_serving(base, proc)
         yield base, proc
     finally:
         proc.terminate()
