@@ -160,12 +160,7 @@ async def run_rest(url: str, requests: int, concurrency: int, rng: random.Random
                 text = r.text if r.status_code == 200 else ""
                 out.lost += sum(1 for t in tokens if t not in text)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc)
     async with open_context(url) as ctx:
         problems = check_index(ctx)
         out.lost += len(problems)
@@ -188,6 +183,16 @@ async def wait_serving(base: str, proc: subprocess.Popen[bytes], timeout: float 
         if time.monotonic() > deadline or proc.poll() is not None:
             raise RuntimeError("the server did not start")
         await asyncio.sleep(0.2)
+
+
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate a server process, killing it if it has not exited within 20 s."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 class socket_port:

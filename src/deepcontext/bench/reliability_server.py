@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from deepcontext.bench.reliability_checks import Outcome, backend_name, open_context
-from deepcontext.bench.reliability_rest import socket_port, wait_serving
+from deepcontext.bench.reliability_rest import socket_port, stop_server, wait_serving
 
 __all__ = ["SERVER_SCENARIOS", "rss_mb", "run_large_reads", "run_soak", "run_tenant_users"]
 
@@ -58,12 +58,7 @@ async def serving(url: str) -> AsyncIterator[tuple[str, subprocess.Popen[bytes]]
         await wait_serving(base, proc)
         yield base, proc
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop_server(proc)
 
 
 class RssSampler:

@@ -99,6 +99,19 @@ def _partial(dest: Path) -> Path:
     return dest.with_name(dest.name + ".partial")
 
 
+def _sqlite_target(verb: str, other: Path) -> Path:
+    """The SQLite file of --db; for PostgreSQL, print the pg_dump / pg_restore command and stop."""
+    url = _target_url()
+    path = sqlite_file(url)
+    if path is None:
+        if url.startswith("postgres"):
+            _postgres_advice(url, verb, str(other))
+        what, tool = ("back up", "pg_dump") if verb == "backup" else ("restore into", "pg_restore")
+        fail(f"cannot {what} {url}: only a SQLite file or PostgreSQL (with {tool})")
+    assert path is not None
+    return path
+
+
 @app.command()
 def backup(
     dest: str = typer.Argument(..., help="File to write the copy to"),
@@ -106,14 +119,8 @@ def backup(
 ) -> None:
     """Copy the database (--db) to DEST while it stays in use: SQLite's online backup, checked
     with PRAGMA integrity_check. For PostgreSQL it prints the pg_dump command to run."""
-    url = _target_url()
     target = Path(dest).expanduser()
-    path = sqlite_file(url)
-    if path is None:
-        if url.startswith("postgres"):
-            _postgres_advice(url, "backup", str(target))
-        fail(f"cannot back up {url}: only a SQLite file or PostgreSQL (with pg_dump)")
-        return
+    path = _sqlite_target("backup", target)
     if not path.exists():
         fail(f"no database at {path}: check --db (or DEEPCONTEXT_DATABASE_URL)")
     if target.is_dir():
@@ -146,14 +153,8 @@ def restore(
     """Put a backup in place of the database (--db). An existing database is replaced only with
     --force and kept beside it as <name>.before-restore; saved vector graphs are removed (they are
     rebuilt). Stop servers using the database first. For PostgreSQL it prints the pg_restore command."""
-    url = _target_url()
     source_path = Path(src).expanduser()
-    path = sqlite_file(url)
-    if path is None:
-        if url.startswith("postgres"):
-            _postgres_advice(url, "restore", str(source_path))
-        fail(f"cannot restore into {url}: only a SQLite file or PostgreSQL (with pg_restore)")
-        return
+    path = _sqlite_target("restore", source_path)
     if not source_path.is_file():
         fail(f"no file at {source_path}")
     if source_path.resolve() == path.resolve():
