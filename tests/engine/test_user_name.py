@@ -9,33 +9,33 @@ from deepcontext.errors import EntityNotFoundError
 
 
 async def test_set_user_names_the_user_in_memories_and_merges_the_entity(ctx: DeepContext) -> None:
-    await ctx.add([{"role": "user", "content": "I live in Lisbon and work at Globex."}], user_id="ana")
+    await ctx.add([{"role": "user", "content": "I work at Globex in Lisbon."}], user_id="ana")
     before = [m.text for m in (await ctx.list("ana")).memories]
-    assert "User lives in Lisbon and works at Globex." in before
+    assert "User works at Globex in Lisbon." in before
     graph = await ctx.get_entity_graph("ana", "User")
     assert graph, "the unnamed user is an entity of its own before the name is known"
 
     await ctx.set_user("ana", name="Ana")
     assert await ctx.get_user("ana") == {"user_id": "ana", "name": "Ana"}
     # what was stored before takes the name too: the text, the keyword index, the history
-    [mem] = [m for m in (await ctx.list("ana")).memories if m.text.endswith("works at Globex.")]
-    assert mem.text == "Ana lives in Lisbon and works at Globex."
+    [mem] = [m for m in (await ctx.list("ana")).memories if m.text.endswith("works at Globex in Lisbon.")]
+    assert mem.text == "Ana works at Globex in Lisbon."
     hits = await ctx.search("Ana Globex", "ana", limit=3)
     assert hits.results[0].memory_id == mem.id
     [rename] = [h for h in await ctx.history(mem.id, "ana") if h.new_text == mem.text]
-    assert rename.old_text == "User lives in Lisbon and works at Globex."
+    assert rename.old_text == "User works at Globex in Lisbon."
     await ctx.add([{"role": "user", "content": "My sister Jo moved to Porto."}], user_id="ana")
     texts = [m.text for m in (await ctx.list("ana")).memories]
     assert "Ana's sister Jo moved to Porto." in texts
-    # one node for the user: the "User" entity became "Ana", and it still reaches Lisbon and Jo
+    # one node for the user: the "User" entity became "Ana", and it still reaches Globex and Jo
     hood = await ctx.get_entity_graph("ana", "Ana")
     names = {h["entity"] for h in hood}
-    assert {"Lisbon", "Jo"} <= names
+    assert {"Globex", "Jo"} <= names
     with pytest.raises(EntityNotFoundError):
         await ctx.get_entity_graph("ana", "User")
     # another user is untouched
     await ctx.add([{"role": "user", "content": "I live in Madrid and love football."}], user_id="bo")
-    assert "User lives in Madrid and loves football." in [m.text for m in (await ctx.list("bo")).memories]
+    assert "User lives in Madrid." in [m.text for m in (await ctx.list("bo")).memories]
     assert (await ctx.get_user("bo"))["name"] is None
 
 

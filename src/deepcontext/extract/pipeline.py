@@ -18,6 +18,7 @@ from typing import Any
 
 from deepcontext.extract.batch import BatchAcc
 from deepcontext.extract.chinese import chinese_fact, cjk_patterns
+from deepcontext.extract.compound import split_compound
 from deepcontext.extract.entities import find_entities
 from deepcontext.extract.facts import (
     confidence_of,
@@ -404,18 +405,21 @@ class RulePipeline:
             metadata["hedged"] = True
         if reporter is not None:
             metadata["reported_by"] = reporter
-        acc.fact(
-            ExtractedFact(
-                text=fact_text,
-                memory_type=mtype,
-                importance=importance,
-                confidence=confidence,
-                entities=names,
-                source_indices=[index],
-                occurred_at=when.when if when is not None else None,
-                metadata=metadata,
+        parts = split_compound(fact_text, speaker)  # each single-valued fact its own memory
+        for part in parts:
+            low_part = part.lower()
+            acc.fact(
+                ExtractedFact(
+                    text=part,
+                    memory_type=mtype,
+                    importance=importance,
+                    confidence=confidence,
+                    entities=names if len(parts) == 1 else [n for n in names if n == names[0] or n.lower() in low_part],
+                    source_indices=[index],
+                    occurred_at=when.when if when is not None else None,
+                    metadata=dict(metadata),
+                )
             )
-        )
         people = list(dict.fromkeys(people))
         if people:  # two people named: a "she" next is anyone's guess
             refs.person = people[0] if len(people) == 1 and not set(maybe_people) - set(people) else None

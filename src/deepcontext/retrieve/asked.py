@@ -11,7 +11,7 @@ import re
 
 from deepcontext.store.interface import RankFields
 
-__all__ = ["AskedSlot", "asked_slot", "slot_factor"]
+__all__ = ["AskedSlot", "asked_slot", "asks_about_user", "slot_factor"]
 
 _SUBJ = r"(?P<s>the\s+user|user|i|you|[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)?)"
 _AUX = r"(?:does|do|did|is|are|was|has|have)"
@@ -49,30 +49,42 @@ _KEY_RE = re.compile(r"\s*([^|]+)\|(\S+)")
 
 
 class AskedSlot:
-    """The subject (None: the user, whatever their name) and the attributes a question asks about."""
+    """The subject (None: the user) and the attributes a question asks about."""
 
-    __slots__ = ("attributes", "subject")
+    __slots__ = ("attributes", "me", "subject")
 
-    def __init__(self, subject: str | None, attributes: tuple[str, ...]) -> None:
+    def __init__(self, subject: str | None, attributes: tuple[str, ...], me: frozenset[str] = frozenset({"user"})) -> None:
         self.subject = subject
         self.attributes = attributes
+        self.me = me  # what the user's own slots are keyed by: "user", or their name once known
 
     def matches(self, keys: str) -> bool:
-        """Whether a memory's slot keys ("maya|employer maya|job") hold one of the asked facts."""
+        """Whether a memory's slot keys ("maya|employer maya|job") hold one of the asked facts. A
+        question in the first person asks about the user, never about "user's brother" or a friend."""
         for subject, attribute in _KEY_RE.findall(keys):
-            if attribute in self.attributes and (self.subject is None or subject == self.subject):
+            if attribute in self.attributes and (subject in self.me if self.subject is None else subject == self.subject):
                 return True
         return False
 
 
-def asked_slot(query: str) -> AskedSlot | None:
-    """The single-valued fact a question asks about, if it asks about one."""
+def asked_slot(query: str, user_name: str | None = None) -> AskedSlot | None:
+    """The single-valued fact a question asks about, if it asks about one (``user_name``: the user's
+    display name, which keys the user's slots once it is known)."""
     for rx, attrs in _QUESTIONS:
         m = rx.search(query)
         if m:
             s = " ".join(m.group("s").lower().split())
-            return AskedSlot(None if s in _USER_WORDS else s, attrs)
+            if s not in _USER_WORDS:
+                return AskedSlot(s, attrs)
+            me = frozenset({"user", " ".join(user_name.lower().split())}) if user_name else frozenset({"user"})
+            return AskedSlot(None, attrs, me)
     return None
+
+
+def asks_about_user(query: str) -> bool:
+    """Whether ``query`` asks about one of the user's own single-valued facts (cheap: no store read)."""
+    asked = asked_slot(query)
+    return asked is not None and asked.subject is None
 
 
 def slot_factor(f: RankFields, asked: AskedSlot | None, boost: float) -> float:

@@ -15,7 +15,7 @@ import numpy as np
 
 from deepcontext.extract.standing import asks_for_time, bears_on_time
 from deepcontext.extract.standing_model import StandingModel
-from deepcontext.retrieve.asked import asked_slot, slot_factor
+from deepcontext.retrieve.asked import asked_slot, asks_about_user, slot_factor
 from deepcontext.retrieve.calibration import calibrate
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.dates import query_window
@@ -260,7 +260,13 @@ def neighbour_reader(store: Store, user_id: str, filters: MemoryFilters, now: da
 
 
 def rank(
-    cands: Candidates, config: SearchConfig, now: datetime, limit: int, neighbours: NeighbourReader | None = None
+    cands: Candidates,
+    config: SearchConfig,
+    now: datetime,
+    limit: int,
+    neighbours: NeighbourReader | None = None,
+    *,
+    user_name: str | None = None,
 ) -> list[Ranked]:
     """Fuse, rescore and spread the candidates; the best ``limit`` groups, best first.
 
@@ -288,7 +294,7 @@ def rank(
     ranks["fused"] = {g: r for r, g in enumerate(sorted(fused, key=lambda g: -fused[g]), start=1)}
     own = rrf(legs, weights, config.rrf_k) if config.group_by_source else fused
     past = about_the_past(cands.query)
-    asked = asked_slot(cands.query) if config.slot_boost > 0 else None
+    asked = asked_slot(cands.query, user_name) if config.slot_boost > 0 else None
     final: dict[Any, float] = {}
     rep: dict[Any, int] = {}
     for gkey, fscore in fused.items():
@@ -429,7 +435,9 @@ def _hybrid_search(
         store, user_id, query, query_vector, limit=limit, filters=filters, config=config, now=now,
         include_graph=include_graph, vector_hits=vector_hits, standing=standing,
     )  # fmt: skip
-    ranked = rank(cands, config, now, limit, neighbour_reader(store, user_id, filters, now))
+    # the user's own slots are keyed by their name once known: read only for a question about them
+    user_name = store.user_name(user_id) if config.slot_boost > 0 and asks_about_user(query) else None
+    ranked = rank(cands, config, now, limit, neighbour_reader(store, user_id, filters, now), user_name=user_name)
     memories, links = store.result_details(
         user_id, [r.memory_id for r in ranked], max_sources=MAX_SOURCES, links_per_memory=links_per_memory
     )

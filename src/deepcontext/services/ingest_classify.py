@@ -19,10 +19,11 @@ from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import LLMError
 from deepcontext.extract.interface import Classifier, Decision, ExistingMemory, ExtractedFact, ExtractionContext
 from deepcontext.extract.llm_classifier import offline_decision
+from deepcontext.extract.replacements import ended_things, ends
 from deepcontext.services.ingest_steps import MUTATIONS, Candidate
 from deepcontext.services.updates import SLOT_PREFIX, conflicts
 from deepcontext.store.interface import AddPlan, Store
-from deepcontext.types import ToolAction
+from deepcontext.types import MemoryType, ToolAction
 
 __all__ = ["classify"]
 
@@ -88,6 +89,11 @@ def _supersede(kept: list[Candidate], decisions: list[Decision]) -> list[Decisio
     out: list[Decision] = []
     for c, d in zip(kept, decisions, strict=True):
         free = [x for x in c.conflicts if x.memory.id not in claimed]
+        if d.action == "ADD" and not free and (ended := _ended_by(c, claimed)) is not None:
+            claimed.add(ended[0])
+            out.append(Decision(action="REPLACE", memory_id=ended[0], reason=ended[1]))
+            c.conflicts = []
+            continue
         if d.action != "ADD" or not free:
             out.append(d)
             c.conflicts = []
@@ -96,6 +102,25 @@ def _supersede(kept: list[Candidate], decisions: list[Decision]) -> list[Decisio
         claimed.update(x.memory.id for x in free)
         out.append(Decision(action="REPLACE", memory_id=free[0].memory.id, reason=free[0].reason))
     return out
+
+
+def _ended_by(c: Candidate, claimed: set[int]) -> tuple[int, str] | None:
+    """The nearest stored standing fact that ``c`` says has ended ("User sold the old Golf" ends
+    "User drives a VW Golf"), with the reason; None when it ends none."""
+    if c.is_turn or not c.neighbours:
+        return None
+    things = ended_things(c.text)
+    if not things:
+        return None
+    for n in sorted(c.neighbours, key=lambda n: -n.similarity):
+        if n.id in claimed or n.memory_type is not MemoryType.SEMANTIC:
+            continue
+        if c.said_at is not None and n.said_at is not None and n.said_at > c.said_at:
+            continue
+        for e in things:
+            if ends(e, n.text):
+                return n.id, f"a later statement says {e.subject} no longer has {e.thing!r}"
+    return None
 
 
 async def _decide(

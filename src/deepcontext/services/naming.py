@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
+from typing import Any
 
 from deepcontext.embed.embedder import Embedder
 from deepcontext.extract.rewrite import rename_person
+from deepcontext.services.updates import fact_keys, without_fact_keys
 from deepcontext.store.interface import MemoryFilters, MemoryRewrite, Store
 from deepcontext.text import content_hash, entity_norm
 
@@ -39,17 +41,19 @@ async def rename_user(store: Store, embedder: Embedder, user_id: str, name: str,
         pairs = await asyncio.to_thread(store.memories_for_entities, user_id, entity_ids, MemoryFilters(), now, _MAX_RENAMED)
         ids = list(dict.fromkeys(mid for mid, _ in pairs))
         mems = await asyncio.to_thread(store.get_memories, user_id, ids, details=False) if ids else []
-        changed: list[tuple[int, str, str]] = []
+        changed: list[tuple[int, str, str, dict[str, Any]]] = []
         for m in mems:
             text = m.text
             for f in formers:
                 text = rename_person(text, f, name)
             if text != m.text:
-                changed.append((m.id, m.text, text))
+                # the slots are keyed by the subject's name: the user's old facts must meet their new ones
+                meta = {**without_fact_keys(m.metadata), **fact_keys(text, name)}
+                changed.append((m.id, m.text, text, meta))
         if changed:
-            vecs = await asyncio.to_thread(embedder.embed, [t for _, _, t in changed])
+            vecs = await asyncio.to_thread(embedder.embed, [t for _, _, t, _ in changed])
             rewrites = [
-                MemoryRewrite(mid, old_text, text, content_hash(text), vec)
-                for (mid, old_text, text), vec in zip(changed, vecs, strict=True)
+                MemoryRewrite(mid, old_text, text, content_hash(text), vec, meta)
+                for (mid, old_text, text, meta), vec in zip(changed, vecs, strict=True)
             ]
     return int(await asyncio.to_thread(store.set_user_name, user_id, name, now, rewrites, source=source))

@@ -194,10 +194,12 @@ class AddOutcome:
 
 @dataclass(slots=True, frozen=True)
 class MemoryRewrite:
-    """A memory's new text, written only if its text is still ``old_text``."""
+    """A memory's new text, written only if its text is still ``old_text`` (with its new metadata
+    when what the text states changes it: the slot keys of a renamed subject)."""
 
     memory_id: int
     old_text: str
     text: str
     content_hash: str
     embedding: np.ndarray | None
+    metadata: dict[str, Any] | None = None

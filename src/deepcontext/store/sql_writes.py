@@ -287,11 +287,12 @@ class MemoryWriter:
             return 0
         rev = self.s.bump_user(conn, user_id, now)
         for r in todo:
-            conn.execute(
-                update(mt)
-                .where(mt.c.id == r.memory_id, mt.c.user_id == user_id)
-                .values(text=r.text, content_hash=r.content_hash, embedding=r.embedding, updated_at=now, rev=rev)
-            )
+            values: dict[str, Any] = {
+                "text": r.text, "content_hash": r.content_hash, "embedding": r.embedding, "updated_at": now, "rev": rev
+            }  # fmt: skip
+            if r.metadata is not None:
+                values["metadata"] = r.metadata
+            conn.execute(update(mt).where(mt.c.id == r.memory_id, mt.c.user_id == user_id).values(**values))
             self.history(
                 conn, user_id, r.memory_id, HistoryEvent.UPDATE, now, old_text=r.old_text, new_text=r.text, reason=reason
             )

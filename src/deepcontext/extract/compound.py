@@ -1,0 +1,78 @@
+"""Compound statements split into their facts: "User lives in Leeds and teaches maths at Parkside"
+is two facts, so a later move supersedes where the user lives and leaves where they teach.
+
+A fact is split only where a part states a single-valued fact (a slot,
+:mod:`deepcontext.extract.slots`) that no other part states, and every part is a clause of its own
+(a verb and at least three content words once its subject is added): everything else ("User went to
+the lake and swam", "User lives in Leeds and loves it") stays one memory, as it was said.
+"""
+
+from __future__ import annotations
+
+import re
+
+from deepcontext.extract.facts import content_word_count
+from deepcontext.extract.replacements import subject_of
+from deepcontext.extract.slots import find_slots
+
+__all__ = ["split_compound"]
+
+# where two clauses meet: ", and", "and", ";", ", but" (a comma alone joins list items more often)
+_JOIN_RE = re.compile(r"\s*;\s+|,?\s+(?:and|but|while|plus)\s+(?:also\s+|now\s+|still\s+)?", re.IGNORECASE)
+# a clause that opens with its own subject: a name, "User's sister", a pronoun
+_OWN_SUBJECT_RE = re.compile(r"^(?:[A-Z][\w'-]*|(?:he|she|they|we|it)\b)")
+# a clause that opens with a verb ("teaches maths at ..."): it shares the first clause's subject
+_VERB_START_RE = re.compile(r"^(?:[a-z]+(?:s|ed)|has|is|was|got|took|left|drives|goes|works)\b")
+_MAX_PARTS = 4
+_MIN_WORDS = 3
+# a clause that leans on the other one: "... and loves it", "... and started there today"
+_DANGLING_RE = re.compile(r"\b(?:it|there|them|then|one|too|as\s+well)\b|\b(?:that|this)\s*$", re.IGNORECASE)
+
+
+def _keys(text: str, speaker: str) -> set[str]:
+    return {s.key for s in find_slots(text, speaker)}
+
+
+def split_compound(text: str, speaker: str) -> list[str]:
+    """``text`` as one or more facts (each ending as ``text`` does); ``[text]`` when it is not a
+    compound of distinct single-valued facts."""
+    body = text.rstrip()
+    end = body[-1] if body and body[-1] in ".!" else "."
+    body = body.rstrip(".!")
+    subject = subject_of(body)
+    if not subject:
+        return [text]
+    parts: list[str] = []
+    rest = body
+    for _ in range(_MAX_PARTS - 1):
+        cut = _split_once(rest, subject, speaker)
+        if cut is None:
+            break
+        left, rest = cut
+        parts.append(left)
+    if not parts:
+        return [text]
+    parts.append(rest)
+    keys = [_keys(p, speaker) for p in parts]
+    if len(set().union(*keys)) < sum(map(len, keys)):
+        return [text]  # two parts state the same slot: one fact said twice, keep it whole
+    return [p + end for p in parts]
+
+
+def _split_once(body: str, subject: str, speaker: str) -> tuple[str, str] | None:
+    """The first join after which both sides state a slot of their own (the right side given the
+    left's subject when it has none)."""
+    for m in _JOIN_RE.finditer(body):
+        left, right = body[: m.start()].strip(" ,"), body[m.end() :].strip()
+        if not left or not right:
+            continue
+        if _VERB_START_RE.match(right):
+            right = f"{subject} {right}"
+        elif not _OWN_SUBJECT_RE.match(right) or right.split()[0].lower() in ("he", "she", "they", "we", "it"):
+            continue  # a pronoun subject is read with the whole sentence
+        if content_word_count(left) < _MIN_WORDS or content_word_count(right) < _MIN_WORDS or _DANGLING_RE.search(right):
+            continue
+        lk, rk = _keys(left, speaker), _keys(right, speaker)
+        if (lk or rk) and not lk & rk:
+            return left, right
+    return None

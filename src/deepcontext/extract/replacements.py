@@ -1,0 +1,98 @@
+"""Changes said as events: "User traded the old Golf in for an electric Kia", "User left the chess club
+and joined a climbing gym", "User gave up tennis", "User no longer has a cat".
+
+Such a fact ends a thing the subject had, did or belonged to. :func:`ended_things` reads what was
+ended; :func:`ends` tells whether a stored fact is the standing statement of that thing ("User drives
+a VW Golf", "User is a member of the chess club", "User plays tennis every weekend"), which the new
+fact then supersedes. Only standing statements of the same subject are ended: an episode ("User went
+to the chess club on Friday"), a plan, a negation or another person's fact stays.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from deepcontext.extract.gazetteer import KIN
+
+__all__ = ["EndedThing", "ended_things", "ends"]
+
+_DET = r"(?:(?:my|our|his|her|their|the|a|an|its|this|that|\w+'s|old|former|beloved|little|trusty)\s+)*"
+_THING = r"(?P<t>[\w'&.+-]+(?:\s+[\w'&.+-]+){0,4}?)"
+# where the ended thing stops: a conjunction, preposition, time or punctuation
+_STOP = r"(?=\s+(?:and|but|for|to|in|on|at|with|because|since|after|before|last|this|when|so|as|two|three|a\s+few|months?|years?|weeks?)\b|\s*[,;.!]|$)"
+_VERBS = (
+    r"left|quit|quits|leaves|dropped\s+out\s+of|resigned\s+from|gave\s+up(?:\s+on)?|gives\s+up|stopped|ditched|"
+    r"sold|gave\s+away|got\s+rid\s+of|cancell?ed|retired\s+from|moved\s+out\s+of|broke\s+up\s+with|"
+    r"split\s+(?:up\s+)?(?:with|from)|unsubscribed\s+from|let\s+go\s+of|rehomed|stepped\s+down\s+from|"
+    r"switched\s+from|swapped|replaced|traded(?:\s+in)?|no\s+longer\s+(?:has|have|owns?|plays?|attends?|"
+    r"goes\s+to|belongs?\s+to|is\s+(?:a\s+member\s+of|in|with|part\s+of)|does|drives?|dates?|sees?|keeps?|rides?)"
+)
+_ENDED_RE = re.compile(rf"\b(?:{_VERBS})\s+{_DET}{_THING}{_STOP}", re.IGNORECASE)
+# a standing statement: present tense, holding or doing the thing
+_STANDING_RE = re.compile(
+    r"^\s*(?:\S+(?:\s+\S+){0,3}?)\s+(?:has|have|owns?|drives?|rides?|plays?|attends?|goes\s+to|belongs?\s+to|"
+    r"is\s+(?:a\s+member\s+of|in|part\s+of|with|dating|seeing|married\s+to|enrolled\s+(?:at|in))|are\s+|"
+    r"works?\s+(?:at|for)|does|practi[cs]es|keeps?|volunteers?\s+(?:at|with)|subscribes?\s+to|"
+    r"takes?|studies|(?:is|are)\s+(?:a|an)\s+)",
+    re.IGNORECASE,
+)
+_NOT_STANDING_RE = re.compile(
+    r"\b(?:not|never|no\s+longer|doesn't|don't|didn't|won't|anymore|used\s+to|will|'ll|going\s+to|"
+    r"plans?\s+to|wants?\s+to|would|might|maybe|yesterday|last\s+\w+|went|visited)\b",
+    re.IGNORECASE,
+)
+_SOFT = frozenset("old former beloved little trusty new".split())
+_WORD_RE = re.compile(r"[\w'&+-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class EndedThing:
+    """``subject`` stopped having, doing or belonging to ``thing``."""
+
+    subject: str  # as written: "User", "User's son"
+    thing: str  # as written: "old Golf", "chess club"
+
+
+def subject_of(text: str) -> str:
+    """The words naming whom a fact is about: "User", "User's son Leo", "Maya"."""
+    out: list[str] = []
+    for t in text.split():
+        if t[:1].isupper() or (out and (out[-1].endswith("'s") or t.lower() in KIN)):
+            out.append(t.strip(","))
+            continue
+        break
+    return " ".join(out)
+
+
+def ended_things(text: str) -> list[EndedThing]:
+    """What ``text`` says its subject stopped having, doing or belonging to."""
+    subject = subject_of(text)
+    if not subject or " and " in subject:
+        return []
+    out = []
+    for m in _ENDED_RE.finditer(text):
+        thing = m.group("t").strip()
+        if _heads(thing):
+            out.append(EndedThing(subject, thing))
+    return out
+
+
+def _stem(w: str) -> str:
+    w = w.lower().removesuffix("'s")
+    return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
+
+
+def _heads(thing: str) -> set[str]:
+    """The words that name the thing ("old Golf" -> golf)."""
+    return {_stem(w) for w in _WORD_RE.findall(thing) if w.lower() not in _SOFT and len(w) > 1}
+
+
+def ends(ended: EndedThing, stored_text: str) -> bool:
+    """Whether ``stored_text`` is the standing statement, by the same subject, of what ``ended`` ends."""
+    if not stored_text.startswith(ended.subject + " ") or subject_of(stored_text) != ended.subject:
+        return False
+    if not _STANDING_RE.match(stored_text) or _NOT_STANDING_RE.search(stored_text) or _ENDED_RE.search(stored_text):
+        return False
+    words = {_stem(w) for w in _WORD_RE.findall(stored_text[len(ended.subject) :])}
+    return _heads(ended.thing) <= words

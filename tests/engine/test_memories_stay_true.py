@@ -1,0 +1,81 @@
+"""Memories that stay true after ordinary conversation: an update supersedes only the fact it
+changes, a first-person question is about the user (not their brother), a user's facts keep meeting
+their later ones after the user is named, and changes said as events ("traded the Golf in for a
+Kia", "left the chess club") supersede the standing statement they end."""
+
+from __future__ import annotations
+
+from deepcontext import DeepContext
+from deepcontext.types import MemoryStatus
+from tests.engine.test_knowledge_updates import facts, first, say
+
+
+def _one(by_text: dict[str, object], needle: str) -> object:
+    found = [m for t, m in by_text.items() if needle in t]
+    assert len(found) == 1, (needle, list(by_text))
+    return found[0]
+
+
+async def test_a_move_leaves_the_job_said_in_the_same_sentence(ctx: DeepContext) -> None:
+    await say(ctx, "I live in Leeds and teach maths at Parkside.", 0)
+    await say(ctx, "We finally moved to York.", 40)
+    by_text = await facts(ctx)
+    home, job = _one(by_text, "Leeds"), _one(by_text, "Parkside")
+    assert "York" not in job.text and "Leeds" not in job.text  # two facts, not one
+    assert home.status is MemoryStatus.SUPERSEDED
+    assert job.status is MemoryStatus.ACTIVE and job.superseded_by is None
+    res = await ctx.search("Where does the user teach?", user_id="ana", limit=5)
+    assert first(res.results, "Parkside") == 0
+
+
+async def test_a_sentence_that_states_no_fact_twice_stays_whole(ctx: DeepContext) -> None:
+    await say(ctx, "I went down to the lake and swam for an hour.", 0)
+    await say(ctx, "I live in Leeds and love it.", 1)
+    texts = list(await facts(ctx))
+    assert any("lake" in t and "swam" in t for t in texts)
+    assert any("Leeds" in t and "love" in t for t in texts)
+
+
+async def test_a_first_person_question_is_about_the_user_not_their_brother(ctx: DeepContext) -> None:
+    await say(ctx, "I moved to Cork in June.", 0)
+    await say(ctx, "My brother got a flat in Dublin.", 30)
+    by_text = await facts(ctx)
+    assert _one(by_text, "Cork").status is MemoryStatus.ACTIVE  # another person's move changes nothing of the user's
+    res = await ctx.search("Where do I live?", user_id="ana", limit=5)
+    assert first(res.results, "Cork") == 0
+    about_him = await ctx.search("Where does my brother live?", user_id="ana", limit=5)
+    assert first(about_him.results, "Dublin") is not None
+
+
+async def test_the_users_facts_meet_their_later_ones_after_the_user_is_named(ctx: DeepContext) -> None:
+    await say(ctx, "I live in Oslo.", 0)
+    await ctx.set_user("ana", name="Tomas")
+    await say(ctx, "Since the autumn I live in Trondheim.", 30)
+    by_text = await facts(ctx)
+    old = _one(by_text, "Oslo")
+    assert old.text.startswith("Tomas") and old.status is MemoryStatus.SUPERSEDED
+    res = await ctx.search("Where do I live now?", user_id="ana", limit=5)
+    assert first(res.results, "Trondheim") == 0
+
+
+async def test_changes_said_as_events_supersede_what_they_end(ctx: DeepContext) -> None:
+    await say(ctx, "I drive a VW Golf.", 0, user="car")
+    await say(ctx, "I traded the old Golf in for an electric Kia.", 30, user="car")
+    car = await facts(ctx, "car")
+    assert _one(car, "drives a VW Golf").status is MemoryStatus.SUPERSEDED
+    await say(ctx, "I'm a member of the chess club.", 0, user="club")
+    await say(ctx, "I left the chess club and joined a climbing gym.", 30, user="club")
+    club = await facts(ctx, "club")
+    member = _one(club, "member of the chess club")
+    assert member.status is MemoryStatus.SUPERSEDED
+    assert club[next(t for t in club if "climbing" in t)].id == member.superseded_by
+
+
+async def test_an_event_about_something_else_supersedes_nothing(ctx: DeepContext) -> None:
+    await say(ctx, "I have a cat called Miso.", 0)
+    await say(ctx, "I play tennis every weekend.", 1)
+    await say(ctx, "I gave away my old sofa and sold my bike.", 30)
+    await say(ctx, "My sister quit tennis last year.", 31)
+    by_text = await facts(ctx)
+    assert _one(by_text, "cat called Miso").status is MemoryStatus.ACTIVE
+    assert _one(by_text, "plays tennis").status is MemoryStatus.ACTIVE

@@ -1,0 +1,45 @@
+"""The compound split and the ended-thing reading, on the texts the extractor writes."""
+
+from __future__ import annotations
+
+import pytest
+
+from deepcontext.extract.compound import split_compound
+from deepcontext.extract.replacements import ended_things, ends
+
+
+@pytest.mark.parametrize(
+    ("text", "parts"),
+    [
+        ("User lives in Leeds and teaches maths at Parkside.", ["User lives in Leeds.", "User teaches maths at Parkside."]),
+        ("User drives a VW Golf and works at Google.", ["User drives a VW Golf.", "User works at Google."]),
+        ("User lives in Leeds and loves hiking in the Dales.", ["User lives in Leeds.", "User loves hiking in the Dales."]),
+        ("User lives in Leeds and User's brother lives in Hull.", ["User lives in Leeds.", "User's brother lives in Hull."]),
+        ("User went to the lake and swam.", ["User went to the lake and swam."]),  # no single-valued fact
+        ("User lives in Leeds and loves it.", ["User lives in Leeds and loves it."]),  # leans on the first clause
+        ("User moved to York and started a new job there.", ["User moved to York and started a new job there."]),
+        ("User lives in Leeds and lives in York.", ["User lives in Leeds and lives in York."]),  # one slot twice
+    ],
+)
+def test_split_compound(text: str, parts: list[str]) -> None:
+    assert split_compound(text, "User") == parts
+
+
+@pytest.mark.parametrize(
+    ("new", "old", "ended"),
+    [
+        ("User traded the old Golf in for an electric Kia.", "User drives a VW Golf.", True),
+        ("User left the chess club and joined a climbing gym.", "User is a member of the chess club.", True),
+        ("User gave up tennis and took up padel.", "User plays tennis every weekend.", True),
+        ("User sold the piano last spring.", "User owns a Yamaha piano.", True),
+        ("User no longer has a car.", "User has a red car.", True),
+        ("User's son left Hillside School.", "User's son goes to Hillside School.", True),
+        ("User gave up tennis.", "User went to a tennis match on Friday.", False),  # an episode, not a standing fact
+        ("User gave up tennis.", "User's sister plays tennis.", False),  # another person
+        ("User's sister quit tennis.", "User plays tennis every weekend.", False),
+        ("User sold the bike.", "User drives a VW Golf.", False),  # another thing
+        ("User gave up tennis.", "User doesn't play tennis anymore.", False),  # nothing standing to end
+    ],
+)
+def test_ended_things_end_the_standing_statement(new: str, old: str, ended: bool) -> None:
+    assert any(ends(e, old) for e in ended_things(new)) is ended
