@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from deepcontext import DeepContext
 from deepcontext.llm import Router, prompts
 from deepcontext.types import MemoryTier, MemoryType
-from tests.llm_e2e.conftest import KEY, Brain, MakeCtx, dumps, extraction, fact, user
+from tests.llm_e2e.conftest import KEY, Brain, MakeCtx, decisions, dumps, extraction, fact, user
 from tests.support.fake_openai import FakeOpenAI, Reply
 
 CHAT = user(
@@ -163,3 +163,22 @@ async def test_a_chinese_conversation_yields_chinese_facts(ctx: DeepContext, bra
     assert res.results[0].text == "李娜在星辰科技做数据工程师"
     graph = {n["entity"] for n in await ctx.get_entity_graph("li", "李娜", depth=1)}
     assert "星辰科技" in graph
+
+
+async def test_a_compound_fact_is_stored_as_its_facts_and_a_move_leaves_the_job(ctx: DeepContext, brain: Brain) -> None:
+    brain.extract(extraction(fact("Ana lives in Leeds and teaches maths at Parkside", 0, entities=["Ana", "Leeds", "Parkside"])))
+    await ctx.add(user("I live in Leeds and teach maths at Parkside."), user_id="ana")
+    stored = await facts_of(ctx)
+    assert set(stored) == {"Ana lives in Leeds.", "Ana teaches maths at Parkside."}
+    assert set(stored["Ana teaches maths at Parkside."].entities) == {"Ana", "Parkside"}
+    # the prompt asks for one fact per changeable thing, each starting with whom it is about
+    system = brain.system_prompt("extract")
+    assert "One fact per thing that can change on its own" in system and "starts with whom it is about" in system
+
+    leeds = stored["Ana lives in Leeds."].id
+    brain.extract(extraction(fact("Ana moved to York", 0)))
+    brain.classify(decisions({"candidate": 0, "action": "REPLACE", "memory_id": leeds, "reason": "moved"}))
+    await ctx.add(user("We finally moved to York."), user_id="ana")
+    stored = await facts_of(ctx)
+    assert stored["Ana lives in Leeds."].superseded_by == stored["Ana moved to York"].id
+    assert stored["Ana teaches maths at Parkside."].is_active

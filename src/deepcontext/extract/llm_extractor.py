@@ -18,6 +18,7 @@ from typing import Any, Literal
 from pydantic import AliasChoices, BaseModel, Field, field_validator
 
 from deepcontext.errors import ConfigurationError
+from deepcontext.extract.compound import split_compound
 from deepcontext.extract.interface import (
     ExtractedEntity,
     ExtractedFact,
@@ -305,6 +306,7 @@ class LLMExtractor(Extractor):
 
     def _collect(self, answer: ExtractionAnswer, window: list[MessageIn], result: LLMExtractionResult) -> None:
         valid = {m.index for m in window}
+        speakers = {m.index: m.speaker for m in window}
 
         def cite(kind: Literal["fact", "entity", "relationship"], text: str, indices: list[int]) -> list[int] | None:
             cited = sorted({i for i in indices if i in valid})
@@ -333,18 +335,24 @@ class LLMExtractor(Extractor):
                 metadata["occurred_at_precision"] = precision
             elif f.occurred_at:
                 metadata["occurred_at_text"] = f.occurred_at
-            result.facts.append(
-                ExtractedFact(
-                    text=text,
-                    memory_type=_memory_type(f.type),
-                    importance=_unit(f.importance, 0.5),
-                    confidence=_unit(f.confidence, 0.8),
-                    entities=list(dict.fromkeys(e.strip() for e in f.entities if e and e.strip())),
-                    source_indices=cited,
-                    occurred_at=occurred_at,
-                    metadata=metadata,
+            entities = list(dict.fromkeys(e.strip() for e in f.entities if e and e.strip()))
+            # a compound the model did not split is split as the rules split theirs, so a later change
+            # of one of its facts leaves the others
+            parts = split_compound(text, speakers.get(cited[0], "User"))
+            for part in parts:
+                low = part.lower()
+                result.facts.append(
+                    ExtractedFact(
+                        text=part,
+                        memory_type=_memory_type(f.type),
+                        importance=_unit(f.importance, 0.5),
+                        confidence=_unit(f.confidence, 0.8),
+                        entities=entities if len(parts) == 1 else [e for e in entities if e.lower() in low],
+                        source_indices=cited,
+                        occurred_at=occurred_at,
+                        metadata=dict(metadata),
+                    )
                 )
-            )
         for e in answer.entities:
             name = e.name.strip()
             if not name:

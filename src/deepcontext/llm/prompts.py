@@ -96,6 +96,13 @@ Rules:
 assistant's own abilities. Skip greetings, thanks and questions that carry no information.
 - What the assistant says counts only when the user confirms or accepts it.
 - Prefer several short facts over one long one. Keep numbers, names, dates and places exactly.
+- One fact per thing that can change on its own: "I live in Leeds and teach maths at Parkside" is two facts \
+("Ana lives in Leeds", "Ana teaches maths at Parkside"), so a later move leaves the job alone.
+- Every fact starts with whom it is about: the user (by name, else "User") or the other person as the user \
+named them ("Ana's brother Tom", "Ana's friend Pavel"). What happened to someone else is theirs: "My brother got \
+a flat in Dublin" is "Ana's brother got a flat in Dublin", never a fact about where Ana lives.
+- A change said as an event stays a change: "I traded the Golf in for a Kia" is "Ana traded her VW Golf in for a \
+Kia", naming what ended and what began.
 - {language_rule}
 - If nothing is worth remembering, return empty lists.""".replace("{language_rule}", LANGUAGE_RULE)
 
