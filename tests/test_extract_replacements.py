@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deepcontext.extract.compound import split_compound
+from deepcontext.extract.possessives import tidy_possessives
 from deepcontext.extract.replacements import ended_things, ends
 
 
@@ -43,3 +44,22 @@ def test_split_compound(text: str, parts: list[str]) -> None:
 )
 def test_ended_things_end_the_standing_statement(new: str, old: str, ended: bool) -> None:
     assert any(ends(e, old) for e in ended_things(new)) is ended
+
+
+@pytest.mark.parametrize(
+    ("text", "tidy"),
+    [
+        ("User broke User's wrist skateboarding.", "User broke their wrist skateboarding."),
+        ("User lost User's keys and User's wallet at the gym.", "User lost their keys and their wallet at the gym."),
+        ("User told User's boss User needs a raise.", "User told their boss User needs a raise."),
+        ("User and User's wife went hiking.", "User and their wife went hiking."),
+        ("Sam's team is migrating Sam's team's database.", "Sam's team is migrating their database."),
+        ("Priya's team's servers went down on Friday.", "The servers of Priya's team went down on Friday."),
+        # a new clause, or two people in the subject: "their" would be anyone's
+        ("User loves films, they get User's mind going.", "User loves films, they get User's mind going."),
+        ("User and Sam gave User's bike away.", "User and Sam gave User's bike away."),
+        ("User's sister visited User's parents.", "User's sister visited User's parents."),
+    ],
+)
+def test_possessives_read_as_a_careful_writer_puts_them(text: str, tidy: str) -> None:
+    assert tidy_possessives(text, "User") == tidy

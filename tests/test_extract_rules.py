@@ -11,6 +11,7 @@ from deepcontext.errors import ValidationError
 from deepcontext.extract.entities import find_entities
 from deepcontext.extract.facts import importance_of, is_procedural, is_question
 from deepcontext.extract.interface import ExtractionContext, ExtractionResult, MessageIn
+from deepcontext.extract.pipeline import RulePipeline
 from deepcontext.extract.relations import find_relations, gerund
 from deepcontext.extract.rewrite import (
     rewrite_first_person,
@@ -76,14 +77,14 @@ def test_first_person_rewrite_unnamed_and_named() -> None:
         ("I don't eat meat or fish.", "Caroline doesn't eat meat or fish."),
         ("I was a nurse for ten years.", "Caroline was a nurse for ten years."),
         ("I've been learning Spanish on Duolingo.", "Caroline has been learning Spanish on Duolingo."),
-        ("I went to Lisbon with my husband.", "Caroline went to Lisbon with Caroline's husband."),
+        ("I went to Lisbon with my husband.", "Caroline went to Lisbon with their husband."),
         ("My parents gave me a guitar for my birthday.", "Caroline's parents gave Caroline a guitar for Caroline's birthday."),
         ("The blue bike in the garage is mine.", "The blue bike in the garage is Caroline's."),
         ("I taught myself to play the piano.", "Caroline taught themself to play the piano."),
         ("I really love hiking and I also play guitar.", "Caroline really loves hiking and Caroline also plays guitar."),
         ("I study marine biology at UCSD.", "Caroline studies marine biology at UCSD."),
         ("I watch Netflix every evening.", "Caroline watches Netflix every evening."),
-        ("I'll start my new job at Stripe next Monday.", "Caroline will start Caroline's new job at Stripe on 2023-05-15."),
+        ("I'll start my new job at Stripe next Monday.", "Caroline will start their new job at Stripe on 2023-05-15."),
         ("I'd never been to Asia before this trip.", "Caroline had never been to Asia before this trip."),
         ("My wife and I are moving to Denver.", "Caroline's wife and Caroline are moving to Denver."),
         ("When I was a kid, I lived in Ohio.", "When Caroline was a kid, Caroline lived in Ohio."),
@@ -663,7 +664,7 @@ def test_very_long_message() -> None:
     long = sentence * 140  # ~10k characters
     assert len(long) > 10_000
     res = one(long)
-    assert texts(res) == ["User went to the farmers market with User's sister Sarah and bought tomatoes."]
+    assert texts(res) == ["User went to the farmers market with their sister Sarah and bought tomatoes."]
     assert res.facts[0].source_indices == [0]
     # one 10k-character run-on sentence is not a memory
     res = one("word " * 2500)
@@ -829,3 +830,11 @@ def test_random_input_never_breaks_the_invariants() -> None:
             assert e.name.strip() and e.name not in ("I", "My", "Me", "You", "We")
             if e.entity_type not in (T.PREFERENCE, T.CONCEPT):
                 assert not e.name[:1].islower() or e.name in ("iPhone", "iPad", "macOS", "iOS", "eBay"), e.name
+
+
+def test_a_preference_stops_before_a_preposition() -> None:
+    res = RulePipeline().run(
+        [MessageIn(role="user", content="I love long walks along the river.", index=0, said_at=datetime(2024, 3, 4, tzinfo=UTC))],
+        ExtractionContext(user_id="u", conversation_id="c", now=datetime(2024, 3, 4, tzinfo=UTC)),
+    )
+    assert [(r.relation, r.target) for r in res.relationships] == [("likes", "long walks")]

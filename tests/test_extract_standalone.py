@@ -42,6 +42,12 @@ def texts(res: ExtractionResult) -> list[str]:
     [
         # the subject and its verb; and the verbs joined to it
         ("I live by the sea and work from home.", "Sam lives by the sea and works from home."),
+        # an adverb before the verb is no verb; emoji stay in the turn, never in a fact
+        (
+            "My neighbour's dog barked all night, I barely slept.",
+            "The dog of Sam's neighbour barked all night, Sam barely slept.",
+        ),
+        ("I love long walks along the river with my dog 🐕.", "Sam loves long walks along the river with their dog."),
         ("I play guitar and sing in a choir.", "Sam plays guitar and sings in a choir."),
         ("I'm tired and want a holiday.", "Sam is tired and wants a holiday."),
         ("I have a dog and love long walks.", "Sam has a dog and loves long walks."),
@@ -61,13 +67,13 @@ def texts(res: ExtractionResult) -> list[str]:
         ),
         (
             "I have some things with sentimental value, like my grandmother's bowl.",
-            "Sam has some things with sentimental value, like Sam's grandmother's bowl.",
+            "Sam has some things with sentimental value, like the bowl of Sam's grandmother.",
         ),
         # past forms that look like the base
         ("The best book I read last year was Dune.", "The best book Sam read in 2024 was Dune."),
         # contractions and modals
         ("I've been to Japan twice.", "Sam has been to Japan twice."),
-        ("I'll start my new job at Stripe next Monday.", "Sam will start Sam's new job at Stripe on 2025-03-17."),
+        ("I'll start my new job at Stripe next Monday.", "Sam will start their new job at Stripe on 2025-03-17."),
         ("I don't eat meat and I don't drink alcohol.", "Sam doesn't eat meat and Sam doesn't drink alcohol."),
         ("I can swim and ski.", "Sam can swim and ski."),
         # dates written absolutely, with the preposition they need
@@ -83,7 +89,7 @@ def texts(res: ExtractionResult) -> list[str]:
         # we / our: the speaker's team at work, the speaker's otherwise
         (
             "We are migrating our database to PostgreSQL next month.",
-            "Sam's team is migrating Sam's team's database to PostgreSQL in April 2025.",
+            "Sam's team is migrating their database to PostgreSQL in April 2025.",
         ),
         ("Our wedding anniversary is on June 12, remind me a week before.", "Sam's wedding anniversary is on June 12."),
         ("We're flying to Tokyo on March 14.", "Sam and others are flying to Tokyo on March 14."),
@@ -109,7 +115,7 @@ def test_each_rewrite_reads_well(said: str, expected: str) -> None:
 def test_pronouns_take_the_referent_of_the_turns_before() -> None:
     res = extract("Maya maintains our event pipeline. It runs on Apache Kafka and writes to PostgreSQL.", user_name="Sam")
     assert texts(res) == [
-        "Maya maintains Sam's team's event pipeline.",
+        "Maya maintains the event pipeline of Sam's team.",
         "The event pipeline runs on Apache Kafka and writes to PostgreSQL.",
     ]
     res = extract(
@@ -166,6 +172,10 @@ def test_chinese_relative_dates_become_dates() -> None:
         ("Ana ate a apple.", "article"),
         ("ana lives in Lisbon.", "capital"),
         ("Ana lives in Lisbon", "end"),
+        ("Priya's team's servers went down.", "possessive-chain"),
+        ("User broke User's wrist.", "self-possessive"),
+        ("User swam in the lake (2024-05-01); User lost a towel at the lake (2024-06-02).", "glued"),
+        ("Ana loves her dog 🐕.", "emoji"),
     ],
 )
 def test_the_checker_finds_each_defect(text: str, found: str) -> None:
@@ -181,6 +191,8 @@ def test_the_checker_finds_each_defect(text: str, found: str) -> None:
         "Ana has a cat and dog.",
         "Never deploy on Fridays.",
         "Ana wants to go home and cook dinner.",
+        "Sam is happy Sam could share Sam's notes.",  # a new clause names Sam again
+        "User's sister visited User's parents.",
     ],
 )
 def test_the_checker_passes_good_text(text: str) -> None:

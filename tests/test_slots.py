@@ -32,6 +32,12 @@ def one(text: str, speaker: str = "User") -> tuple[str, str, str, bool]:
         ("Now User drives a Renault Zoe.", ("user", "car", "renault zoe", False)),
         ("User relocated to Denver in May.", ("user", "residence", "denver", False)),
         ("User is employed by Tyrell Systems.", ("user", "employer", "tyrell systems", False)),
+        # a child starting at a school attends it: a school, never an employer
+        (
+            "User's daughter started at Greenfield Primary in February.",
+            ("user's daughter", "school", "greenfield primary", False),
+        ),
+        ("User started a new job at Hillside School.", ("user", "employer", "hillside school", False)),
     ],
 )
 def test_single_valued_facts_are_read(text: str, expected: tuple[str, str, str, bool]) -> None:

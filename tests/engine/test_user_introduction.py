@@ -65,7 +65,7 @@ async def test_a_self_introduction_names_the_user_with_one_node(ctx: DeepContext
     await ctx.add([{"role": "user", "content": said}], user_id="t")
     assert (await ctx.get_user("t"))["name"] == "Tomas"
     texts = [m.text for m in (await ctx.list("t")).memories if m.memory_type.value != "turn"]
-    assert any(t.startswith("Tomas shares a flat in Brno with Tomas's friend Pavel") for t in texts), texts
+    assert any(t.startswith("Tomas shares a flat in Brno with their friend Pavel") for t in texts), texts
     assert not any("User" in t for t in texts), texts
     names = await entity_names(ctx, "t")
     assert names.count("Tomas") == 1 and "User" not in names and "Pavel" in names

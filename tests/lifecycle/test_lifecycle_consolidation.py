@@ -265,8 +265,8 @@ async def test_offline_consolidation_keeps_unrelated_episodes_apart(make_ctx: Ca
     page = await ctx.list("u", tier="long_term", limit=100)
     by_text = {m.text: m for m in page.memories}
     assert set(by_text) == {
-        "Maya went to Madrid and met an old friend (2025-03-04); went to Madrid and tried a new recipe (2025-03-08).",
-        "Maya went to Porto and cleaned the garage (2025-03-06); went to Porto and painted the fence (2025-03-11).",
+        "Maya went to Madrid twice: met an old friend (2025-03-04) and tried a new recipe (2025-03-08).",
+        "Maya went to Porto twice: cleaned the garage (2025-03-06) and painted the fence (2025-03-11).",
     }
     for m in by_text.values():
         assert len(m.text) <= 300 and len(m.consolidated_from) == 2
@@ -290,7 +290,7 @@ async def test_offline_consolidation_lists_what_is_said_of_one_subject(make_ctx:
         clock.advance(days=1)
     await ctx.consolidate("u")
     [lt] = (await ctx.list("u", tier="long_term", limit=10)).memories
-    assert lt.text == "Jo works at Initech as a designer; lives in Porto; likes green tea; plays the cello in an orchestra."
+    assert lt.text == "Jo works at Initech as a designer, lives in Porto, likes green tea and plays the cello in an orchestra."
 
 
 async def test_offline_consolidation_cuts_a_long_group(make_ctx: Callable[..., Any], clock: ManualClock) -> None:

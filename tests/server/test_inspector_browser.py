@@ -163,6 +163,19 @@ def sign_in(driver: Any, site: Site, key: str) -> None:
     assert driver.current_url.endswith("/ui/"), driver.current_url
 
 
+@pytest.fixture(autouse=True)
+def _fresh_sign_in(request: pytest.FixtureRequest, driver: Any, site: Site) -> None:
+    """Each test starts signed out (the sign-in tests) or signed in with the writer key, whichever
+    tests ran before it in this worker and however they left the browser."""
+    driver.get(site.url + "/ui/login")
+    driver.delete_all_cookies()
+    if request.node.name not in _SIGN_IN_THEMSELVES:
+        sign_in(driver, site, site.writer)
+
+
+_SIGN_IN_THEMSELVES = frozenset({"test_sign_in_and_users"})
+
+
 def open_found(driver: Any, site: Site, query: str, contains: str) -> None:
     """Search, then open the result whose text holds ``contains`` (search shows active memories only)."""
     from urllib.parse import urlencode
@@ -213,6 +226,7 @@ def test_search(driver: Any, site: Site) -> None:
 
 
 def test_memory_and_its_source_turn(driver: Any, site: Site) -> None:
+    open_found(driver, site, "Where does Ana live? Lisbon", "moved to Lisbon")
     assert "Lisbon" in by(driver, "#memory-text").text
     assert "I moved to Lisbon in 2021" in by(driver, "pre.verbatim").text
     events = {li.text.split()[0] for li in all_by(driver, "#history li")}

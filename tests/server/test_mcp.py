@@ -79,7 +79,7 @@ async def test_stdio(db_url: str) -> None:
                                                            "include_superseded": True}))  # fmt: skip
         assert any(r["superseded_by"] is not None and "Porto" in r["text"] for r in found["results"])
 
-        text = (await c.call_tool("get_context", {"query": "Lisbon"})).content[0].text
+        text = (await c.call_tool("get_context", {"query": "Lisbon Globex"})).content[0].text
         assert text.startswith("## Relevant memories\n") and "Lisbon" in text and "Globex" in text
         assert "cello" not in text  # another user's
         text = (await c.call_tool("get_context", {"query": "cello", "user_id": "bo", "conversation_id": "music",

@@ -5,8 +5,10 @@ not still say (a pronoun without its referent, a date relative to nothing).
 verb, "Ana work at"; a verb joined by "and" to a third-person verb left in the base form, "lives in
 Lisbon and work at"), ``doubled`` ("on on", "the the"), ``prepositions`` ("since in 2024", "on in the
 week"), ``quote-wrapper`` ("Maya said: ..."), ``possessive`` ("Ana's's"), ``article`` ("a apple"),
-``spacing`` (double spaces, a space before punctuation), ``capital`` (lower-case start) and ``end``
-(no final punctuation). :func:`unresolved` reports ``pronoun`` (a memory opening with he / she / it /
+``spacing`` (double spaces, a space before punctuation), ``capital`` (lower-case start), ``end``
+(no final punctuation), ``possessive-chain`` ("Priya's team's servers"), ``self-possessive`` ("User
+broke User's wrist": "their"), ``glued`` (episodes listed with their dates and semicolons instead of
+one sentence) and ``emoji``. :func:`unresolved` reports ``pronoun`` (a memory opening with he / she / it /
 they / his / her..., or saying we / our / us) and ``relative-date`` (yesterday, next month, three
 days ago...). English text only: Chinese memories are checked for dates alone.
 """
@@ -32,6 +34,11 @@ _PREP_PAIR_RE = re.compile(
 )
 _QUOTE_RE = re.compile(r"^[A-Z][\w' ]{0,40}\s(?:said|says|wrote|told\s+\w+):\s")
 _POSS_RE = re.compile(r"'s's\b")
+_CHAIN_RE = re.compile(r"\b[\w-]+'s [\w-]+'s\b")
+_LEAD_NAME_RE = re.compile(r"^([A-Z][\w-]*) (?!and\b)")
+# consolidation that lists episodes instead of saying what they share: "...(2024-05-01); ...(2024-06-02)"
+_GLUED_RE = re.compile(r"\([^()]*\d{4}[^()]*\)\s*;")
+_EMOJI_RE = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF]")
 _ARTICLE_RE = re.compile(r"\ba\s+(?![Uu]ni|[Uu]s[eu]|[Oo]ne|[Ee]u|[Uu]r)[aeiouAEIOU][a-z]")
 _SPACING_RE = re.compile(r"\S {2,}\S|\s[,.;:!?](?:\s|$)")
 _TO_VERB_RE = re.compile(r"\bto ([a-z]+)\b")
@@ -104,6 +111,14 @@ def defects(text: str) -> list[str]:
         out.append("quote-wrapper")
     if _POSS_RE.search(t):
         out.append("possessive")
+    for m in _CHAIN_RE.finditer(t):
+        out.append(f"possessive-chain: {m.group(0)}")
+    if (lead := _LEAD_NAME_RE.match(t)) is not None and _self_possessive(t[lead.end() :], lead.group(1)):
+        out.append(f"self-possessive: {lead.group(1)}'s")  # "User broke User's wrist": "their"
+    if _GLUED_RE.search(t):
+        out.append("glued")
+    if _EMOJI_RE.search(t):
+        out.append("emoji")
     for m in _ARTICLE_RE.finditer(t):
         out.append(f"article: {m.group(0)}")
     if _SPACING_RE.search(t):
@@ -113,6 +128,12 @@ def defects(text: str) -> list[str]:
     if t[-1] not in ".!?\"')":
         out.append("end")
     return out
+
+
+def _self_possessive(rest: str, name: str) -> bool:
+    """``name``'s in the clause ``name`` is the subject of (up to a comma or ``name`` named again)."""
+    end = re.search(rf"[,;:(]|\b{re.escape(name)}\b(?!')", rest)
+    return re.search(rf"\b{re.escape(name)}'s\s", rest[: end.start() if end else len(rest)]) is not None
 
 
 def unresolved(text: str) -> list[str]:

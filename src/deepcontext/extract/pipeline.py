@@ -40,6 +40,7 @@ from deepcontext.extract.interface import (
     MessageIn,
 )
 from deepcontext.extract.introductions import drop_introduction
+from deepcontext.extract.possessives import tidy_possessives
 from deepcontext.extract.referents import (
     IT_STATE_RE,
     PRONOUN_START_RE,
@@ -74,6 +75,8 @@ _WORDS_RE = re.compile(r"[a-z][a-z'-]*")
 _TRAILING_JUNK_RE = re.compile(
     r"(?:\s*(?::\)|:-\)|:\(|:D|;\)|:P|<3|xD|XD|\^\^|[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+))+\s*$"
 )
+_EMOJI_RE = re.compile(r"[\U0001F000-\U0001FAFF\u2600-\u27BF\uFE0F\u200d]+")
+_SPACE_BEFORE_PUNCT_RE = re.compile(r"\s+([.,;:!?])")
 _END_PUNCT_RE = re.compile(r"\s*(?:[.!…]+|\.\.\.)\s*$")
 _ASSIST_PREFIX_RE = re.compile(
     r"^(?:(?:it's|it\s+is|that's|that\s+is|how)\s+(?:\w+\s+){0,2}?(?:great|nice|wonderful|awesome|cool|amazing|"
@@ -136,8 +139,10 @@ _SECRET_RE = re.compile(
 
 
 def _finish(text: str) -> str:
-    """Tidy a fact's ends: no trailing emoji or emoticon, one full stop, a capital letter first."""
-    t = _TRAILING_JUNK_RE.sub("", text).strip()
+    """Tidy a fact: no emoji (kept in the turn, never in some facts and not others), no trailing
+    emoticon, one full stop, a capital letter first."""
+    t = _SPACE_BEFORE_PUNCT_RE.sub(r"\1", _EMOJI_RE.sub("", text)).replace("  ", " ")
+    t = _TRAILING_JUNK_RE.sub("", t).strip()
     t = _END_PUNCT_RE.sub("", t).strip()
     if not t:
         return ""
@@ -343,7 +348,7 @@ class RulePipeline:
         else:
             mtype = MemoryType.SEMANTIC
 
-        fact_text = _finish(text)
+        fact_text = _finish(tidy_possessives(text, speaker))
         if not fact_text:
             return
         index = msg.index

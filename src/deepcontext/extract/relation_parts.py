@@ -97,7 +97,8 @@ PHRASE_STOP = CONTENT_STOP | words(
     here it them him her me us you someone something anything everything nothing people time times
     day days week weeks month months year years morning night weekend way ways back again together anymore
     either especially also even instead though although like one two three four five six seven eight nine ten
-    eleven twelve few couple several ago"""
+    eleven twelve few couple several ago along across through into onto over under near around behind beside
+    between past toward towards without within upon outside inside throughout beyond"""
 )
 _BAD_FIRST = words("be being been doing going getting having making it its this that those these")
 

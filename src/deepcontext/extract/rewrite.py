@@ -108,6 +108,8 @@ def _agree_verb(verb: str, past: bool = False) -> str:
         return verb  # "the book I read last year": "read" is the past here
     if low.endswith("ing") or not low.isalpha():
         return verb
+    if low.endswith("ly") and not is_base_verb(low):  # an adverb before the verb: "I barely slept"
+        return verb
     if low.endswith("ed"):
         if not is_base_verb(low):  # "need", "feed", "succeed" are present tense
             return verb

@@ -319,6 +319,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
             rf"(?:at|with)\s+{_VAL}"
         ),
         event=True,
+        check="not_school",  # a child starting at a school attends it ("started a job at" still counts)
     ),
     _Pattern("employer", _rx(rf"\b(?:joined|joins)\s+{_VAL}\s+as\s+(?:a|an)\b"), event=True),
     _Pattern(
@@ -526,6 +527,8 @@ def _value_ok(p: _Pattern, value: str) -> bool:
         return head in _MEALS
     if p.check == "job":
         return any(w in JOB_NOUNS or w.rstrip("s") in JOB_NOUNS for w in value.split())
+    if p.check == "not_school":
+        return not any(w in _SCHOOL_NOUNS for w in value.replace("-", " ").split())
     if p.check == "school":
         return any(w in _SCHOOL_NOUNS for w in value.replace("-", " ").split())
     if p.check == "vehicle":

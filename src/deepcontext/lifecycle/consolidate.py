@@ -428,7 +428,7 @@ def _split_subject(text: str) -> tuple[str, str] | None:
 
 def compose(idx: list[int], texts: Sequence[str], max_chars: int = MAX_FACT_CHARS) -> list[tuple[list[int], str]]:
     """Statements about one thing as few texts as read well: one statement as it is; statements with
-    one subject as one sentence listing what is said of it ("Maya works at Acme; lives in Lisbon;
+    one subject as one sentence listing what is said of it ("Maya works at Acme, lives in Lisbon and
     likes tea."); others as consecutive sentences. A text longer than ``max_chars`` is cut into
     several, statement by statement. Returns ``(the positions of idx covered, text)``."""
     if len(idx) == 1:
@@ -443,11 +443,11 @@ def compose(idx: list[int], texts: Sequence[str], max_chars: int = MAX_FACT_CHAR
         for k, p in zip(idx, parts, strict=True):
             assert p is not None
             if chunk and len(subject) + sum(len(x) + 2 for x in preds) + len(p[1]) + 2 > max_chars:
-                out.append((chunk, f"{subject} {'; '.join(preds)}."))
+                out.append((chunk, f"{subject} {_one_sentence(preds)}."))
                 chunk, preds = [], []
             chunk.append(k)
             preds.append(p[1])
-        out.append((chunk, f"{subject} {'; '.join(preds)}." if len(preds) > 1 else _ended(f"{subject} {preds[0]}")))
+        out.append((chunk, f"{subject} {_one_sentence(preds)}." if len(preds) > 1 else _ended(f"{subject} {preds[0]}")))
         return out
     chunk = []
     sents: list[str] = []
@@ -459,6 +459,35 @@ def compose(idx: list[int], texts: Sequence[str], max_chars: int = MAX_FACT_CHAR
         sents.append(t)
     out.append((chunk, join_sentences(sents) if len(sents) > 1 else sents[0]))
     return out
+
+
+_CONNECTORS = frozenset("and then to with the a an".split())
+_DATED = re.compile(r"\([^()]*\d{4}[^()]*\)\s*$")
+_TIMES = {2: "twice", 3: "three times"}
+
+
+def _one_sentence(preds: list[str]) -> str:
+    """What is said of one subject as one sentence: "works at Acme, lives in Lisbon and likes tea";
+    dated episodes sharing their start as what they have in common, with the dates: "went to the lake
+    twice: swam (2024-05-01) and lost a towel (2024-06-02)"."""
+    words = [p.split() for p in preds]
+    common: list[str] = []
+    for column in zip(*words, strict=False):
+        if len({w.lower() for w in column}) != 1:
+            break
+        common.append(column[0])
+    while common and common[-1].lower() in _CONNECTORS:
+        common.pop()
+    rests = [" ".join(w[len(common) :]) for w in words]
+    rests = [re.sub(r"^(?:and|then)\s+", "", r) for r in rests]
+    if len(common) >= 2 and all(rests) and any(_DATED.search(p) for p in preds):
+        times = _TIMES.get(len(preds), f"{len(preds)} times")
+        return f"{' '.join(common)} {times}: {_and_list(rests)}"
+    return _and_list(preds)
+
+
+def _and_list(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
 def _ended(t: str) -> str:

@@ -1,0 +1,52 @@
+"""Possessives as a careful writer puts them: "User broke their wrist", not "User broke User's wrist";
+"the servers of Priya's team went down", not "Priya's team's servers went down"."""
+
+from __future__ import annotations
+
+import re
+
+from deepcontext.extract.replacements import subject_of
+
+__all__ = ["tidy_possessives"]
+
+# what may follow the head noun of a chain for the chain to end there: a verb, a preposition, the end
+_AFTER_HEAD = (
+    r"(?=\s+(?:is|was|are|were|has|have|had|will|would|can|could|got|went|came|broke|died|and|but|in|on|at|"
+    r"for|with|to|from|of|[a-z]+ed)\b|\s*[.,;!?]|$)"
+)
+_CHAIN_RE = re.compile(rf"\b(?P<owner>[A-Z][\w-]*)'s (?P<mid>[a-z][\w-]*)'s (?P<head>[\w-]+(?: [a-z][\w-]*)?){_AFTER_HEAD}")
+
+
+def tidy_possessives(text: str, speaker: str) -> str:
+    """``text`` with its subject's own things as "their" once the subject is named ("User lost their
+    keys", "Sam's team is migrating their database"), and a chain of two possessives turned round.
+    ``speaker`` is who "User and their wife" can be."""
+    subject = subject_of(text)
+    if subject.startswith(speaker + " and ") or subject == speaker:
+        subject = speaker
+    return _unchain(_their(text, subject)) if subject else _unchain(text)
+
+
+def _their(text: str, subject: str) -> str:
+    """ "User lost User's keys" -> "User lost their keys", up to where the subject is named again as a
+    subject ("User told their boss User needs a raise")."""
+    lead = subject + " "
+    if not text.startswith(lead):
+        return text
+    if text.startswith(lead + "and "):  # "User and Sam gave ... their": whose? only "User and their wife"
+        return text.replace(f"{lead}and {subject}'s ", f"{lead}and their ", 1)
+    own = re.compile(rf"\b{re.escape(subject)}'s\s")
+    # up to a new clause: the subject again, or a comma ("..., they are a great escape and get Sam's
+    # mind going": whose mind would "their" be?)
+    again = re.compile(rf"\b{re.escape(subject)}\b(?!')|[,;:(]")
+    stop = again.search(text, len(lead))
+    end = stop.start() if stop else len(text)
+    return lead + own.sub("their ", text[len(lead) : end]) + text[end:]
+
+
+def _unchain(text: str) -> str:
+    def turn(m: re.Match[str]) -> str:
+        out = f"the {m.group('head')} of {m.group('owner')}'s {m.group('mid')}"
+        return out[0].upper() + out[1:] if m.start() == 0 else out
+
+    return _CHAIN_RE.sub(turn, text)
