@@ -141,7 +141,7 @@ def test_assistant_second_person_about_the_user() -> None:
 
 def test_assistant_talk_about_the_user_without_a_name_is_user() -> None:
     res = one("Got it, you're vegetarian and you live in Porto.", role="assistant")
-    assert texts(res) == ["User is vegetarian and User lives in Porto."]
+    assert texts(res) == ["User is vegetarian.", "User lives in Porto."]
     assert ("User", "lives_in", "Porto") in rels(res)
 
 

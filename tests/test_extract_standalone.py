@@ -149,7 +149,7 @@ def test_assistant_premises_and_the_display_name() -> None:
         ("assistant", "Since you're vegetarian and you love spicy food, how about a chickpea curry?"),
         user_name="Nora",
     )
-    assert texts(res) == ["Nora is vegetarian and Nora loves spicy food."]
+    assert texts(res) == ["Nora is vegetarian.", "Nora loves spicy food."]  # the diet can change on its own
     assert texts(extract("I live in Lisbon")) == ["User lives in Lisbon."]
     assert texts(extract("I live in Lisbon", user_name="Ana")) == ["Ana lives in Lisbon."]
 

@@ -20,10 +20,10 @@ from typing import Any
 
 from deepcontext.bench.filler import filler_turns
 
-__all__ = ["DEFAULT_UPDATES", "UpdateCase", "UpdateResult", "load_cases", "run_updates"]
+__all__ = ["DEFAULT_UPDATES", "T0", "UpdateCase", "UpdateResult", "load_cases", "run_updates", "statement_session"]
 
 DEFAULT_UPDATES = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "updates.jsonl"
-_T0 = datetime(2024, 3, 4, 18, 0, tzinfo=UTC)
+T0 = datetime(2024, 3, 4, 18, 0, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +89,7 @@ def _rank(results: list[Any], needle: str) -> int | None:
     return next((i for i, r in enumerate(results, start=1) if low in r.text.lower()), None)
 
 
-async def _session(ctx: Any, user: str, statement: str, filler: int, seed: int, when: datetime, conv: str) -> list[int]:
+async def statement_session(ctx: Any, user: str, statement: str, filler: int, seed: int, when: datetime, conv: str) -> list[int]:
     """A session: filler, the statement, filler; returns the statement's turn ids."""
     turns = filler_turns(filler, seed)
     half = len(turns) // 2
@@ -106,8 +106,8 @@ async def _session(ctx: Any, user: str, statement: str, filler: int, seed: int, 
 async def run_case(ctx: Any, case: UpdateCase, *, filler: int, seed: int) -> UpdateResult:
     """One case in a user of its own (named after the case)."""
     user = f"case-{case.id}"
-    before_turns = await _session(ctx, user, case.before, filler, seed, _T0, "s1")
-    await _session(ctx, user, case.after, filler, seed + 1, _T0 + timedelta(days=30), "s2")
+    before_turns = await statement_session(ctx, user, case.before, filler, seed, T0, "s1")
+    await statement_session(ctx, user, case.after, filler, seed + 1, T0 + timedelta(days=30), "s2")
     page = await ctx.list(user, tier=["short_term", "long_term"], include_inactive=True, limit=1000)
     superseded = False
     for m in page.memories:

@@ -1,4 +1,4 @@
-"""``deepcontext bench updates | needs | extraction``: the labelled-case benchmarks."""
+"""``deepcontext bench updates | everyday | needs | extraction``: the labelled-case benchmarks."""
 
 from __future__ import annotations
 
@@ -26,15 +26,18 @@ def _cross_validate(c: Any, sweep: Callable[[Any], Coroutine[Any, Any, Any]], na
     c.print(f"5-fold cross-validated{'' if top == 1 else f' top {top}'}: {round(100 * cv, 1)} % (choices per fold: {chosen})")
 
 
-def _labelled(data: Path | None, default: Path, settings: list[str]) -> tuple[Path, dict[str, Any], Any]:
-    """A labelled-case benchmark's cases file, settings and console (printing any setting it changes)."""
+def _labelled(
+    data: Path | None, default: Path, settings: list[str], *, json_out: bool = False
+) -> tuple[Path, dict[str, Any], Any]:
+    """A labelled-case benchmark's cases file, settings and console (printing any setting it changes,
+    on stderr when stdout is JSON)."""
     path = data or default
     if not path.exists():
         fail(f"labelled cases not found: {path} (give --data)")
     extra = run_settings(settings)
     c = console()
     if extra:
-        c.print(f"settings changed for this run: {extra}")
+        (console(stderr=True) if json_out else c).print(f"settings changed for this run: {extra}")
     return path, extra, c
 
 
@@ -73,6 +76,47 @@ def updates(
         grid = [{"outdated_factor": f, "slot_boost": b} for f in (0.25, 0.5, 0.75, 1.0) for b in (0.0, 0.25, 0.5, 1.0)]
         sweep = partial(sweep_updates, path, grid, filler=filler, settings={**extra, "track_access": False})
         _cross_validate(c, lambda cb: sweep(progress=cb), ["outdated_factor", "slot_boost"], 1, "current value first %")
+
+
+@bench.command()
+def everyday(
+    data: Path = typer.Option(None, "--data", help="Labelled cases, JSON lines (default benchmarks/data/everyday.jsonl)"),
+    part: str = typer.Option("all", "--part", help="Which part to run: dev, held-out or all"),
+    filler: int = typer.Option(20, "--filler", min=0, help="Everyday chat turns around each statement"),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON"),
+    db: str = typer.Option(None, "--db", help="Database to use (default: a temporary SQLite file)"),
+    settings: list[str] = SETTING,
+) -> None:
+    """Memories that stay true: labelled everyday cases of seven kinds (an update keeps what it did not
+    change, another person's change, changes said as events, self-introductions, recurring times,
+    careful text, slots of the right kind); the share passing per kind, on the dev and held-out parts."""
+    from deepcontext.bench.everyday import DEFAULT_EVERYDAY, KINDS, PARTS, EverydayReport, run_everyday
+    from deepcontext.bench.report import markdown_table
+    from deepcontext.errors import ValidationError
+
+    if part not in ("all", *PARTS):
+        fail(f"--part must be dev, held-out or all, not {part!r}")
+    path, extra, c = _labelled(data, DEFAULT_EVERYDAY, settings, json_out=json_out)
+    run = partial(run_everyday, path, part=None if part == "all" else part, filler=filler, db_url=database_url(db))
+    try:
+        report: EverydayReport = with_progress("cases", lambda cb: run(settings=extra, progress=cb))
+    except ValidationError as exc:
+        fail(str(exc))
+    if json_out:
+        print_json(report.as_dict())
+        return
+    shares = report.shares()
+
+    def cell(k: int, p: str) -> str:
+        ok, n = shares.get((k, p), (0, 0))
+        return f"{100 * ok / n:.0f} % ({ok}/{n})" if n else "-"
+
+    c.print(markdown_table(["kind", "", *PARTS], [[k, name, *(cell(k, p) for p in PARTS)] for k, name in KINDS.items()]))
+    passed = sum(not r.failed for r in report.results)
+    c.print(f"\n{passed} of {len(report.results)} cases pass")
+    for r in report.results:
+        if r.failed:
+            c.print(f"- {r.case.id} (kind {r.case.kind}, {r.case.part}): {'; '.join(r.failed)}; first: {r.top[:80]!r}")
 
 
 @bench.command()

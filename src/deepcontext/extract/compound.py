@@ -70,9 +70,18 @@ def _split_once(body: str, subject: str, speaker: str) -> tuple[str, str] | None
             right = f"{subject} {right}"
         elif not _OWN_SUBJECT_RE.match(right) or right.split()[0].lower() in ("he", "she", "they", "we", "it"):
             continue  # a pronoun subject is read with the whole sentence
-        if content_word_count(left) < _MIN_WORDS or content_word_count(right) < _MIN_WORDS or _DANGLING_RE.search(right):
+        if _DANGLING_RE.search(right):
             continue
         lk, rk = _keys(left, speaker), _keys(right, speaker)
-        if (lk or rk) and not lk & rk:
+        if (lk or rk) and not lk & rk and _says_enough(left, lk) and _says_enough(right, rk):
             return left, right
     return None
+
+
+def _says_enough(clause: str, keys: set[str]) -> bool:
+    """A clause stands as a fact of its own: it states a slot, or says at least ``_MIN_WORDS`` content
+    words besides its subject ("loves hiking in the Dales" does; "packed up" does not)."""
+    if keys:
+        return True
+    subject = subject_of(clause)
+    return content_word_count(clause) - content_word_count(subject) >= _MIN_WORDS

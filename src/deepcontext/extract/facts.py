@@ -42,7 +42,8 @@ __all__ = [
 _LEAD_RE = re.compile(
     r"^(?:(?:(?:oh|ah|aw+|well|so|yeah|yea|yes|yep|yup|no(?=\s*[,!.:;…-]|\s+(?:i|i'm|i've|we|it|it's|that|not|way|thanks)\b|$)|nope|nah|ok|okay|k|haha+|hehe+|ha|lol|lmao|rofl|hey|hi|"
     r"ugh+|argh+|meh|oof|yikes|phew|whew|yay|woo+hoo+|damn|dang|gosh|jeez|geez|wait|hmm+|alas|ahh+|ooh+|"
-    r"hello|wow|whoa|um+|uh+|hmm+|anyway|anyways|actually|honestly|btw|by\s+the\s+way|also|and|but|plus|"
+    r"hello|hiya|howdy|greetings|good\s+(?:morning|afternoon|evening|day)|wow|whoa|um+|uh+|hmm+|anyway|anyways|"
+    r"actually|honestly|btw|by\s+the\s+way|also|and|but|plus|"
     r"oh\s+and|fun\s+fact|guess\s+what|you\s+know\s+what|you\s+know|to\s+be\s+honest|tbh|omg|thanks|"
     r"thank\s+you|fwiw|ps|p\.s\.|speaking\s+of\s+which|funny\s+enough|in\s+fact)(?:[\s,!.:;…-]+|$))"
     r"|(?:(?:cool|great|nice|awesome|sure|right|alright|true|totally|absolutely|definitely|indeed|exactly|"

@@ -348,7 +348,7 @@ class RulePipeline:
         else:
             mtype = MemoryType.SEMANTIC
 
-        fact_text = _finish(tidy_possessives(text, speaker))
+        fact_text = _finish(text)
         if not fact_text:
             return
         index = msg.index
@@ -410,7 +410,8 @@ class RulePipeline:
             metadata["hedged"] = True
         if reporter is not None:
             metadata["reported_by"] = reporter
-        parts = split_compound(fact_text, speaker)  # each single-valued fact its own memory
+        # each single-valued fact its own memory, then each as a careful writer puts it
+        parts = [_finish(tidy_possessives(p, speaker)) for p in split_compound(fact_text, speaker)]
         for part in parts:
             low_part = part.lower()
             acc.fact(

@@ -10,11 +10,14 @@ from deepcontext.extract.replacements import subject_of
 __all__ = ["tidy_possessives"]
 
 # what may follow the head noun of a chain for the chain to end there: a verb, a preposition, the end
-_AFTER_HEAD = (
-    r"(?=\s+(?:is|was|are|were|has|have|had|will|would|can|could|got|went|came|broke|died|and|but|in|on|at|"
-    r"for|with|to|from|of|[a-z]+ed)\b|\s*[.,;!?]|$)"
+_VERBISH = (
+    r"(?:is|was|are|were|has|have|had|will|would|can|could|got|went|came|broke|died|and|but|in|on|at|for|with|"
+    r"to|from|of|[a-z]+ed)"
 )
-_CHAIN_RE = re.compile(rf"\b(?P<owner>[A-Z][\w-]*)'s (?P<mid>[a-z][\w-]*)'s (?P<head>[\w-]+(?: [a-z][\w-]*)?){_AFTER_HEAD}")
+_AFTER_HEAD = rf"(?=\s+{_VERBISH}\b|\s*[.,;!?]|$)"
+_CHAIN_RE = re.compile(
+    rf"\b(?P<owner>[A-Z][\w-]*)'s (?P<mids>(?:[a-z][\w-]*'s )+)(?P<head>[\w-]+(?: (?!{_VERBISH}\b)[a-z][\w-]*)?){_AFTER_HEAD}"
+)
 
 
 def tidy_possessives(text: str, speaker: str) -> str:
@@ -46,7 +49,10 @@ def _their(text: str, subject: str) -> str:
 
 def _unchain(text: str) -> str:
     def turn(m: re.Match[str]) -> str:
-        out = f"the {m.group('head')} of {m.group('owner')}'s {m.group('mid')}"
+        # "A's b's c's d" -> "the d of the c of A's b"
+        mids = [w.removesuffix("'s") for w in m.group("mids").split()]
+        inner = "".join(f"the {w} of " for w in reversed(mids[1:]))
+        out = f"the {m.group('head')} of {inner}{m.group('owner')}'s {mids[0]}"
         return out[0].upper() + out[1:] if m.start() == 0 else out
 
     return _CHAIN_RE.sub(turn, text)

@@ -34,7 +34,8 @@ _STANDING_RE = re.compile(
     r"^\s*(?:\S+(?:\s+\S+){0,3}?)\s+(?:has|have|owns?|drives?|rides?|plays?|attends?|goes\s+to|belongs?\s+to|"
     r"is\s+(?:a\s+member\s+of|in|part\s+of|with|dating|seeing|married\s+to|enrolled\s+(?:at|in))|are\s+|"
     r"works?\s+(?:at|for)|does|practi[cs]es|keeps?|volunteers?\s+(?:at|with)|subscribes?\s+to|"
-    r"takes?|studies|(?:is|are)\s+(?:a|an)\s+)",
+    r"takes?|studies|smokes|vapes|drinks|eats|uses|wears|rents|leases|runs|swims|cycles|jogs|climbs|surfs|skis|dances|sings|"
+    r"knits|paints|(?:is|are)\s+(?:a|an)\s+)",
     re.IGNORECASE,
 )
 _NOT_STANDING_RE = re.compile(
@@ -83,9 +84,17 @@ def _stem(w: str) -> str:
     return w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w
 
 
-def _heads(thing: str) -> set[str]:
-    """The words that name the thing ("old Golf" -> golf)."""
-    return {_stem(w) for w in _WORD_RE.findall(thing) if w.lower() not in _SOFT and len(w) > 1}
+def _heads(thing: str) -> list[set[str]]:
+    """The words that name the thing ("old Golf" -> golf), each with its forms ("smoking": smoke)."""
+    return [_forms(w) for w in _WORD_RE.findall(thing) if w.lower() not in _SOFT and len(w) > 1]
+
+
+def _forms(word: str) -> set[str]:
+    w = _stem(word)
+    if len(w) > 5 and w.endswith("ing"):  # "quit smoking" ends "smokes"; "gave up running", "runs"
+        base = w[:-3]
+        return {w, base, base + "e", base[:-1] if len(base) > 2 and base[-1] == base[-2] else base}
+    return {w}
 
 
 def ends(ended: EndedThing, stored_text: str) -> bool:
@@ -95,4 +104,5 @@ def ends(ended: EndedThing, stored_text: str) -> bool:
     if not _STANDING_RE.match(stored_text) or _NOT_STANDING_RE.search(stored_text) or _ENDED_RE.search(stored_text):
         return False
     words = {_stem(w) for w in _WORD_RE.findall(stored_text[len(ended.subject) :])}
-    return _heads(ended.thing) <= words
+    heads = _heads(ended.thing)
+    return bool(heads) and all(forms & words for forms in heads)

@@ -13,11 +13,13 @@ instructions) over what colours it (preferences, habits).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
+from datetime import datetime
 
 import numpy as np
 
 from deepcontext.extract.standing import HARD_KINDS, is_request_for_user
 from deepcontext.extract.standing_model import StandingModel
+from deepcontext.retrieve.asked import asked_slot
 from deepcontext.store.interface import RankFields
 
 __all__ = ["HARD_KINDS", "POOL_FACTOR", "profile_leg", "uses_profile", "vector_pool"]
@@ -30,6 +32,8 @@ def uses_profile(query: str, weight: float, vector: np.ndarray | None = None, mo
     """Whether a search runs the profile leg: the query is a request by the rules or, given its
     embedding ``vector``, by the embedding ``model``."""
     if weight <= 0:
+        return False
+    if asked_slot(query) is not None:  # "Where do I work?" asks a fact, not for a decision
         return False
     return is_request_for_user(query) or (model is not None and vector is not None and model.is_request(vector))
 
@@ -47,15 +51,17 @@ def profile_leg(
     timed: Set[int] = frozenset(),
     time_bonus: float = 0.0,
     margin: float = 2.0,
+    now: datetime | None = None,
 ) -> list[int]:
     """The standing memories among the vector pool ``(id, cosine)``, best first, at most ``k``.
     ``timed``: those bearing on when things can happen, given ``time_bonus`` (for a request whose
-    answer is a time). Only those within ``margin`` of the pool's best cosine."""
+    answer is a time). Only those within ``margin`` of the pool's best cosine, and only those still
+    true at ``now``: a habit a later statement changed ("I switched from coffee to tea") stands no more."""
     scored = []
     floor = max((sim for _, sim in pool), default=0.0) - margin
     for m, sim in pool:
         f = fields.get(m)
-        if f is not None and f.standing:
+        if f is not None and f.standing and (now is None or f.valid_to is None or f.valid_to > now):
             bonus = (hard_bonus if f.standing in HARD_KINDS else 0.0) + (time_bonus if m in timed else 0.0)
             if sim + bonus >= floor:
                 scored.append((sim + bonus, m))

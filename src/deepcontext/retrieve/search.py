@@ -232,8 +232,9 @@ def gather(
             stated = [m for m, _ in pool if (f := fields.get(m)) is not None and f.standing]
             timed = {m.id for m in store.get_memories(user_id, stated, details=False) if bears_on_time(m.text)}
         legs["profile"] = profile_leg(
-            pool, fields, k_vector, config.profile_hard_bonus, timed, config.profile_time_bonus, config.profile_margin
-        )
+            pool, fields, k_vector, config.profile_hard_bonus, timed, config.profile_time_bonus, config.profile_margin,
+            now=now,
+        )  # fmt: skip
     return Candidates(query, legs, fields, sims)
 
 
@@ -252,6 +253,40 @@ class Ranked:
 
 #: reads the rank fields of the memories citing some turns (:meth:`Store.rank_fields_citing`)
 NeighbourReader = Callable[[list[int]], Mapping[int, RankFields]]
+
+
+def _below_replacements(
+    final: dict[Any, float], groups: dict[Any, list[int]], fields: dict[int, RankFields], now: datetime
+) -> dict[Any, float]:
+    """A group whose content a later statement superseded (every member's ``valid_to`` passed) ranks
+    below the statement that superseded it when that is a result too: ``valid_to`` is the moment the
+    new version became true, so the results said (or dated) then are the replacement. Weighing alone
+    (``outdated_factor``) cannot promise it: "I drive a Nissan Leaf" matches "What car do I drive?"
+    far better than "I traded the Leaf in for a Polestar 2" does."""
+    ends: dict[Any, datetime] = {}
+    for g in final:
+        vt = [f.valid_to for m in groups[g] if (f := fields.get(m)) is not None]
+        if vt and all(v is not None and v <= now for v in vt):
+            ends[g] = max(v for v in vt if v is not None)
+    if not ends:
+        return final
+    best_at: dict[datetime, float] = {}
+    for g, score in final.items():
+        if g in ends:
+            continue
+        for m in groups[g]:
+            f = fields.get(m)
+            if f is None:
+                continue
+            for t in (f.when, f.occurred_at):
+                if t is not None and score > best_at.get(t, 0.0):
+                    best_at[t] = score
+    out = dict(final)
+    for g, t in ends.items():
+        cap = best_at.get(t)
+        if cap is not None and out[g] >= cap:
+            out[g] = cap * 0.999
+    return out
 
 
 def neighbour_reader(store: Store, user_id: str, filters: MemoryFilters, now: datetime) -> NeighbourReader:
@@ -329,6 +364,8 @@ def rank(
             if f is not None and f.first_turn is not None and f.conversation_id is not None:
                 turn_of[gkey], conv_of[gkey] = f.first_turn, f.conversation_id
         final = _spread(final, turn_of, conv_of, config)
+    if not past:
+        final = _below_replacements(final, groups, fields, now)
     scored = [(score, fused[g], rep[g], g) for g, score in final.items()]
     # a borrower lifted to its lender's score ties it; the lender, better on its own, goes first
     scored.sort(key=lambda x: (-x[0], -own_final[x[3]], -x[1], -x[2]))

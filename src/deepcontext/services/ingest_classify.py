@@ -21,7 +21,7 @@ from deepcontext.extract.interface import Classifier, Decision, ExistingMemory, 
 from deepcontext.extract.llm_classifier import offline_decision
 from deepcontext.extract.replacements import ended_things, ends
 from deepcontext.services.ingest_steps import MUTATIONS, Candidate
-from deepcontext.services.updates import SLOT_PREFIX, conflicts
+from deepcontext.services.updates import SLOT_PREFIX, SLOTS_KEY, conflicts, slots_of
 from deepcontext.store.interface import AddPlan, Store
 from deepcontext.types import MemoryType, ToolAction
 
@@ -119,8 +119,23 @@ def _ended_by(c: Candidate, claimed: set[int]) -> tuple[int, str] | None:
             continue
         for e in things:
             if ends(e, n.text):
+                _hold_slots_of(c, n.text)
                 return n.id, f"a later statement says {e.subject} no longer has {e.thing!r}"
     return None
+
+
+def _hold_slots_of(c: Candidate, ended_text: str) -> None:
+    """The change stands for the single-valued facts of what it ended ("User traded the Leaf in for a
+    Polestar 2" is about the user's car): a question about them finds it, and a later value of them
+    supersedes it. Its value is unknown to the rules (""), so any later value differs from it."""
+    speaker = str(c.metadata.get("speaker") or "User")
+    keys = [SLOT_PREFIX + s.key for s in slots_of(ended_text, speaker) if not s.ended]
+    if not keys:
+        return
+    for key in keys:
+        c.metadata.setdefault(key, {"value": ""})
+    held = [k for k in c.metadata if k.startswith(SLOT_PREFIX)]
+    c.metadata[SLOTS_KEY] = " ".join(k.removeprefix(SLOT_PREFIX) for k in held)
 
 
 async def _decide(
