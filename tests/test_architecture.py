@@ -204,3 +204,68 @@ def test_no_layer_imports_upward() -> None:
 )
 def test_layer_order(low: str, high: str) -> None:
     assert LAYERS[low] < LAYERS[high]
+
+
+# --- the store's one door ------------------------------------------------------------------------------
+
+#: what code outside ``store/`` may import of the store: the package and its interface
+STORE_DOOR = {"deepcontext.store", "deepcontext.store.interface"}
+
+#: modules that still speak SQL or reach into the store; each leaves this list when it moves behind the
+#: door, and the test fails on an entry that no longer needs to be here (the list only shrinks)
+STORE_DOOR_EXCEPTIONS: dict[str, str] = {
+    # the conversation DAG's repository: its SQL moves into store/ behind a typed protocol
+    "deepcontext.dialogue.sqlstore": "dialogue tables",
+    "deepcontext.dialogue.sqlturns": "dialogue tables",
+    "deepcontext.dialogue.sqlmemories": "dialogue tables",
+    "deepcontext.dialogue.sqltx": "dialogue tables",
+    # the inspector's read queries
+    "deepcontext.server.inspector.data": "inspector queries",
+    # import / export and the 0.1 reader
+    "deepcontext.services.transfer": "import and export",
+    # the lifecycle's store-level steps (SQLStore internals)
+    "deepcontext.lifecycle.cleanup": "lifecycle internals",
+    "deepcontext.lifecycle.runner": "lifecycle internals",
+    # the benchmark harness measures the database itself
+    "deepcontext.bench.speed": "benchmark harness",
+    "deepcontext.bench.reliability_checks": "benchmark harness",
+    "deepcontext.bench.reliability_probes": "benchmark harness",
+    "deepcontext.bench.reliability_server": "benchmark harness",
+    "deepcontext.bench.reliability_times": "benchmark harness",
+}
+
+
+def _imports_sqlalchemy(module: str) -> bool:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module]
+        if any(n == "sqlalchemy" or n.startswith("sqlalchemy.") for n in names):
+            return True
+    return False
+
+
+def _through_other_doors(module: str) -> list[str]:
+    """What ``module`` (outside store/) imports of the store besides its door, and SQLAlchemy."""
+    found = sorted(t for t in GRAPH[module] if t.startswith("deepcontext.store") and t not in STORE_DOOR)
+    return found + (["sqlalchemy"] if _imports_sqlalchemy(module) else [])
+
+
+OUTSIDE_STORE = [m for m in MODULES if not (m == "deepcontext.store" or m.startswith("deepcontext.store."))]
+
+
+def test_only_the_store_speaks_sql() -> None:
+    found = {m: doors for m in OUTSIDE_STORE if (doors := _through_other_doors(m))}
+    new = {m: d for m, d in found.items() if m not in STORE_DOOR_EXCEPTIONS}
+    assert not new, "outside store/, import only deepcontext.store or deepcontext.store.interface:\n" + "\n".join(
+        f"{m}: {', '.join(d)}" for m, d in sorted(new.items())
+    )
+    stale = sorted(set(STORE_DOOR_EXCEPTIONS) - set(found))
+    assert not stale, f"these modules use the door now: take them off STORE_DOOR_EXCEPTIONS: {stale}"
+
+
+def test_the_door_check_sees_sql_and_store_internals() -> None:
+    assert "sqlalchemy" in _through_other_doors("deepcontext.dialogue.sqltx")
+    assert "deepcontext.store.sql" in _through_other_doors("deepcontext.lifecycle.runner")
+    assert _through_other_doors("deepcontext.services.updates") == []  # through deepcontext.store

@@ -35,7 +35,7 @@ async def test_set_user_names_the_user_in_memories_and_merges_the_entity(ctx: De
         await ctx.get_entity_graph("ana", "User")
     # another user is untouched
     await ctx.add([{"role": "user", "content": "I live in Madrid and love football."}], user_id="bo")
-    assert "User lives in Madrid." in [m.text for m in (await ctx.list("bo")).memories]
+    assert "User lives in Madrid and loves football." in [m.text for m in (await ctx.list("bo")).memories]
     assert (await ctx.get_user("bo"))["name"] is None
 
 

@@ -106,7 +106,7 @@ def _read_only_folder(src: Path, workdir: Path) -> Iterator[Path | None]:
 
 
 async def run_read_only(url: str, requests: int) -> Outcome:
-    from deepcontext.store.apikeys import create_key
+    from deepcontext.store import create_key
 
     out = Outcome("read-only", backend_name(url))
     if backend_name(url) != "sqlite":
@@ -153,7 +153,7 @@ def _snapshot(ctx: Any) -> dict[str, list[str]]:
 
 
 async def run_read_only_key(url: str, requests: int) -> Outcome:
-    from deepcontext.store.apikeys import create_key
+    from deepcontext.store import create_key
 
     out = Outcome("read-only-key", backend_name(url))
     async with open_context(url) as ctx:
@@ -199,7 +199,7 @@ class _PageCap:
 
 
 async def run_disk_full(url: str, requests: int) -> Outcome:
-    from deepcontext.store.apikeys import create_key
+    from deepcontext.store import create_key
 
     out = Outcome("disk-full", backend_name(url))
     if backend_name(url) != "sqlite":

@@ -61,7 +61,7 @@ def _hostile(rng: random.Random, other_ids: list[int]) -> tuple[str, str, Any, d
 async def run_rest(url: str, requests: int, concurrency: int, rng: random.Random, time_limit: float) -> Outcome:
     import httpx
 
-    from deepcontext.store.apikeys import create_key
+    from deepcontext.store import create_key
 
     out = Outcome("rest", backend_name(url))
     async with open_context(url) as ctx:

@@ -101,7 +101,7 @@ def _memory_report(out: Outcome, pid: int, start: float | None, sampler: RssSamp
 
 
 async def _key(url: str, tenant: str) -> str:
-    from deepcontext.store.apikeys import create_key
+    from deepcontext.store import create_key
 
     async with open_context(url) as ctx:
         return create_key(ctx.store, tenant, now=ctx.clock.now())[1]

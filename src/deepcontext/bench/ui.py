@@ -58,7 +58,7 @@ async def run_ui_bench(
 
     from deepcontext import DeepContext
     from deepcontext.server import create_app
-    from deepcontext.store.apikeys import create_key
+    from deepcontext.store import create_key
 
     tmp = None
     if db_url is None:

@@ -29,10 +29,9 @@ def _target_url() -> str:
 
 def _pg_conninfo(url: str) -> str:
     """The URL as libpq tools read it: no driver suffix, and no password (they take PGPASSWORD)."""
-    from sqlalchemy.engine import make_url
+    from deepcontext.store import libpq_conninfo
 
-    parsed = make_url(url).set(drivername="postgresql")._replace(password=None)
-    return parsed.render_as_string(hide_password=False)
+    return libpq_conninfo(url)
 
 
 def _postgres_advice(url: str, command: str, path: str) -> None:
@@ -159,7 +158,7 @@ def restore(
         fail(f"no file at {source_path}")
     if source_path.resolve() == path.resolve():
         fail("SRC is the database itself")
-    from deepcontext.store.migrations import latest_version
+    from deepcontext.store import latest_version
 
     try:
         source = _open_readonly(source_path)

@@ -70,15 +70,9 @@ def fail(message: str, code: int = 1) -> None:
 
 def sqlite_file(url: str) -> Path | None:
     """The file of a SQLite database URL (None for another backend or an in-memory database)."""
-    from sqlalchemy.engine import make_url
+    from deepcontext.store import sqlite_path
 
-    try:
-        parsed = make_url(url)
-    except Exception:  # noqa: BLE001 - the engine reports a malformed URL itself
-        return None
-    if parsed.get_backend_name() != "sqlite" or parsed.database in (None, "", ":memory:"):
-        return None
-    return Path(parsed.database).expanduser()
+    return sqlite_path(url)
 
 
 def run(body: Callable[[DeepContext], Awaitable[T]], *, db: str | None = None, create: bool = False, embeds: bool = True) -> T:

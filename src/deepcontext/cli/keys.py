@@ -26,7 +26,7 @@ def create(
     json_out: bool = typer.Option(False, "--json", help="Print the key and its details as JSON"),
 ) -> None:
     """Create a key and print it (once: only its hash is stored)."""
-    from deepcontext.store.apikeys import create_key
+    from deepcontext.store import create_key
 
     async def body(ctx: Any) -> Any:
         return create_key(ctx.store, tenant, now=ctx.clock.now(), user_ids=user or None, read_only=read_only, name=name)
@@ -51,7 +51,7 @@ def list_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print JSON"),
 ) -> None:
     """List keys (never their secrets)."""
-    from deepcontext.store.apikeys import list_keys
+    from deepcontext.store import list_keys
 
     keys = run(lambda ctx: _list(ctx, list_keys, tenant, active), embeds=False)
     if json_out:
@@ -82,7 +82,7 @@ async def _list(ctx: Any, list_keys: Any, tenant: str | None, active: bool) -> A
 @keys_app.command("revoke")
 def revoke(key_id: str = typer.Argument(..., help="The key's id (the part after 'dck_', as listed)")) -> None:
     """Revoke a key: every request with it is refused from now on."""
-    from deepcontext.store.apikeys import revoke_key
+    from deepcontext.store import revoke_key
 
     async def body(ctx: Any) -> Any:
         return revoke_key(ctx.store, key_id, now=ctx.clock.now())

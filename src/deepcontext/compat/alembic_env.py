@@ -122,13 +122,13 @@ def _open(settings: Any) -> tuple[Any, Any]:
 
 
 def _where(settings: Any) -> str:
-    from sqlalchemy.engine import make_url
+    from deepcontext.store import shown_url
 
-    return make_url(settings.resolved_database_url).render_as_string(hide_password=True)
+    return shown_url(settings.resolved_database_url)
 
 
 def _upgrade(context: Any) -> None:
-    from deepcontext.store.migrations import latest_version
+    from deepcontext.store import latest_version
 
     settings = _settings(context)
     if not settings.database_url:
@@ -151,13 +151,11 @@ def _upgrade(context: Any) -> None:
 
 
 def _current(context: Any) -> None:
-    from sqlalchemy.engine import make_url
-
-    from deepcontext.store.migrations import latest_version
+    from deepcontext.store import latest_version, sqlite_path
 
     settings = _settings(context)
-    url = make_url(settings.resolved_database_url)
-    if settings.backend == "sqlite" and not Path(url.database or "").expanduser().is_file():
+    path = sqlite_path(settings.resolved_database_url)
+    if settings.backend == "sqlite" and (path is None or not path.is_file()):
         # opening would create an empty file; say there is none instead
         context.config.print_stdout(f"{_where(settings)}: no database (`alembic upgrade head` creates it)")
         return

@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from deepcontext.embed.embedder import Embedder
     from deepcontext.llm.client import LLM
     from deepcontext.settings import DeepContextSettings
+    from deepcontext.store import HeldLock
     from deepcontext.store.interface import Store
-    from deepcontext.store.locks import HeldLock
     from deepcontext.store.sql import SQLStore
 
 __all__ = ["LOCK_NAME", "LifecycleReport", "LifecycleRunner"]
@@ -140,7 +140,7 @@ class LifecycleRunner:
     @asynccontextmanager
     async def locked(self, user_id: str, timeout: float) -> AsyncIterator[HeldLock]:
         """Hold the user's ``lifecycle`` store lock (waiting up to ``timeout`` s; LockTimeoutError)."""
-        from deepcontext.store.locks import user_lock
+        from deepcontext.store import user_lock
 
         abandon = threading.Event()
         cm = user_lock(self.store, user_id, LOCK_NAME, timeout=timeout, abandon=abandon)

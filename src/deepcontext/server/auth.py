@@ -21,7 +21,7 @@ from deepcontext.core import DeepContext
 from deepcontext.errors import AuthError, ConfigurationError
 from deepcontext.server.net import host_name, is_loopback
 from deepcontext.server.tenancy import Scope
-from deepcontext.store.apikeys import verify_key
+from deepcontext.store import verify_key
 
 __all__ = [
     "Ctx",

@@ -23,7 +23,7 @@ from deepcontext.ids import (
 )
 
 if TYPE_CHECKING:
-    from deepcontext.store.apikeys import ApiKey
+    from deepcontext.store import ApiKey
 
 __all__ = [
     "MAX_EXTERNAL_USER_CHARS",

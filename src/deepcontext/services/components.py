@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from deepcontext.errors import ConfigurationError
@@ -107,7 +106,7 @@ def _in_data_dir(s: DeepContextSettings) -> bool:
     missing folder is refused: a mistyped path must not start a new, empty memory)."""
     if not s.database_url:
         return True
-    from sqlalchemy.engine import make_url
+    from deepcontext.store import sqlite_path
 
-    database = make_url(s.database_url).database or ""
-    return Path(database).expanduser().resolve().parent == s.data_dir.expanduser().resolve()
+    database = sqlite_path(s.database_url)
+    return database is not None and database.resolve().parent == s.data_dir.expanduser().resolve()

@@ -30,8 +30,8 @@ from deepcontext.services.ingest_classify import classify
 from deepcontext.services.ingest_steps import Candidate, Counts, turn_importance, turn_memory_text
 from deepcontext.services.naming import rename_user
 from deepcontext.settings import DeepContextSettings
+from deepcontext.store import TTLCache
 from deepcontext.store.interface import AddOutcome, AddPlan, MemoryChange, NewMemory, NewTurn, Store
-from deepcontext.store.ttlcache import TTLCache
 from deepcontext.text import content_hash
 from deepcontext.types import AddResponse, HistoryEvent, MemoryType
 
@@ -278,7 +278,7 @@ class IngestService:
 
     async def _load_context(self, context: ExtractionContext, turns_wanted: int | None = None) -> None:
         """Fill the context with the conversation's summary and its last turns (before this add)."""
-        from deepcontext.store.summaries import load_context
+        from deepcontext.store import load_context
 
         summary, turns = await asyncio.to_thread(
             load_context, self.store, context.user_id, context.conversation_id, turns_wanted or self.context_turns

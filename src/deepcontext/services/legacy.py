@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from deepcontext.errors import ValidationError
 from deepcontext.services.transfer import FORMAT, VERSION
-from deepcontext.store.v01 import V01_TABLES, is_v01_database, is_v01_schema
-from deepcontext.store.v01 import open_read_only as _open
-from deepcontext.store.v01 import table_names as _tables
+from deepcontext.store import V01_TABLES, is_v01_database, is_v01_schema
+from deepcontext.store import open_read_only as _open
+from deepcontext.store import table_names as _tables
 from deepcontext.text import content_hash, entity_norm
 from deepcontext.types import EntityType, MemoryTier, MemoryType
 

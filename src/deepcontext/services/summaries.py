@@ -20,14 +20,14 @@ from deepcontext.clock import Clock
 from deepcontext.errors import DeepContextError, LLMError
 from deepcontext.llm.client import LLM
 from deepcontext.llm.tasks import summarize_conversation
-from deepcontext.store.interface import Store
-from deepcontext.store.summaries import (
+from deepcontext.store import (
     pending,
     read_summary,
     supports_summaries,
     turns_since,
     write_summary,
 )
+from deepcontext.store.interface import Store
 
 __all__ = ["SummaryService"]
 

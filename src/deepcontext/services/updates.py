@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepcontext.extract.slots import Slot, find_slots, same_value
-from deepcontext.store.migrations import SLOT_KEY_PREFIX
+from deepcontext.store import SLOT_KEY_PREFIX
 from deepcontext.types import Memory
 
 __all__ = ["SLOTS_KEY", "SLOT_PREFIX", "fact_keys", "without_fact_keys", "Conflict", "conflicts", "slot_metadata", "slots_of"]

@@ -14,8 +14,8 @@ from deepcontext.errors import ValidationError
 from deepcontext.extract.interface import MessageIn
 from deepcontext.ids import check_encodable as _check_encodable
 from deepcontext.ids import check_id
+from deepcontext.store import parse_metadata_filter
 from deepcontext.store.interface import MemoryFilters
-from deepcontext.store.metafilter import parse_metadata_filter
 from deepcontext.types import MemoryTier, MemoryType, Message
 
 __all__ = [

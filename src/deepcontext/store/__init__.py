@@ -1,7 +1,13 @@
-"""Storage: one interface (:class:`Store`), two backends (SQLite default, PostgreSQL + pgvector)."""
+"""Storage: one interface (:class:`Store`), two backends (SQLite default, PostgreSQL + pgvector).
+
+This package and :mod:`deepcontext.store.interface` are the store's only door: code outside
+``store/`` imports nothing else of it and never SQLAlchemy (``tests/test_architecture.py`` checks
+it). The helpers below are re-exported lazily, so importing the interface stays light.
+"""
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 from deepcontext.store.interface import (
@@ -18,19 +24,80 @@ from deepcontext.store.interface import (
 
 if TYPE_CHECKING:
     from deepcontext.settings import DeepContextSettings
+    from deepcontext.store.apikeys import ApiKey, create_key, list_keys, revoke_key, verify_key
+    from deepcontext.store.locks import HeldLock, user_lock
+    from deepcontext.store.metafilter import parse_metadata_filter
+    from deepcontext.store.migrations import SLOT_KEY_PREFIX, latest_version
+    from deepcontext.store.sqlparts import decode_cursor, encode_cursor
+    from deepcontext.store.summaries import load_context, pending, read_summary, supports_summaries, turns_since, write_summary
+    from deepcontext.store.ttlcache import TTLCache
+    from deepcontext.store.urls import libpq_conninfo, shown_url, sqlite_path
+    from deepcontext.store.v01 import V01_TABLES, is_v01_database, is_v01_schema, open_read_only, table_names
+
+#: what the package re-exports from its modules, loaded on first use
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("ApiKey", "create_key", "list_keys", "revoke_key", "verify_key"), "apikeys"),
+    **dict.fromkeys(("HeldLock", "user_lock"), "locks"),
+    "parse_metadata_filter": "metafilter",
+    **dict.fromkeys(("SLOT_KEY_PREFIX", "latest_version"), "migrations"),
+    **dict.fromkeys(("decode_cursor", "encode_cursor"), "sqlparts"),
+    **dict.fromkeys(
+        ("load_context", "pending", "read_summary", "supports_summaries", "turns_since", "write_summary"), "summaries"
+    ),
+    "TTLCache": "ttlcache",
+    **dict.fromkeys(("libpq_conninfo", "shown_url", "sqlite_path"), "urls"),
+    **dict.fromkeys(("V01_TABLES", "is_v01_database", "is_v01_schema", "open_read_only", "table_names"), "v01"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'deepcontext.store' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"deepcontext.store.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
+    "SLOT_KEY_PREFIX",
+    "V01_TABLES",
+    "create_key",
+    "decode_cursor",
+    "encode_cursor",
+    "is_v01_database",
+    "is_v01_schema",
+    "latest_version",
+    "libpq_conninfo",
+    "list_keys",
+    "load_context",
+    "open_read_only",
+    "open_store",
+    "parse_metadata_filter",
+    "pending",
+    "read_summary",
+    "recorded_embedder",
+    "revoke_key",
+    "shown_url",
+    "sqlite_path",
+    "supports_summaries",
+    "table_names",
+    "turns_since",
+    "user_lock",
+    "verify_key",
+    "write_summary",
     "AddOutcome",
     "AddPlan",
+    "ApiKey",
     "EntityUpsert",
+    "HeldLock",
     "MemoryChange",
     "MemoryFilters",
     "NewMemory",
     "NewTurn",
     "RelationUpsert",
     "Store",
-    "open_store",
-    "recorded_embedder",
+    "TTLCache",
 ]
 
 

@@ -386,9 +386,6 @@ def _pgvector_url(conf: Mapping[str, Any]) -> str:
 
 def _shown_url(url: str) -> str:
     """``url`` without its password, for logs."""
-    try:
-        from sqlalchemy.engine import make_url
+    from deepcontext.store import shown_url
 
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:  # not a URL SQLAlchemy reads: the settings refuse it later
-        return re.sub(r"//([^:/@]*):[^@]*@", r"//\1:***@", url)
+    return shown_url(url)

@@ -12,7 +12,7 @@ from deepcontext.compat.mem0.config import read_config
 from deepcontext.core import DeepContext
 from deepcontext.errors import MemoryNotFoundError, ValidationError
 from deepcontext.services.validation import parse_filters
-from deepcontext.store.records import MemoryFilters
+from deepcontext.store.interface import MemoryFilters
 from deepcontext.types import HistoryEvent, MemoryStatus
 
 __all__ = ["AsyncMemory", "Memory"]

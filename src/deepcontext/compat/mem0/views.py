@@ -14,7 +14,7 @@ from typing import Any
 
 from deepcontext.errors import ValidationError
 from deepcontext.retrieve.calibration import FEATURES, default_calibration
-from deepcontext.store.records import MemoryFilters
+from deepcontext.store.interface import MemoryFilters
 from deepcontext.types import HistoryEntry, HistoryEvent, MemoryStatus
 from deepcontext.types import Memory as StoredMemory
 

@@ -12,7 +12,7 @@ from deepcontext.server.auth import Ctx, ReadScope
 from deepcontext.server.paging import CURSOR_PATTERN, NEXT_HEADERS, collect, dump, json_array, json_response, next_headers
 from deepcontext.server.problems import PROBLEM_RESPONSES
 from deepcontext.server.schemas import ConversationId, UserId
-from deepcontext.store.sqlparts import decode_cursor, encode_cursor
+from deepcontext.store import decode_cursor, encode_cursor
 from deepcontext.types import Turn
 
 __all__ = ["router"]

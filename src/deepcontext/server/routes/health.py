@@ -12,7 +12,7 @@ import deepcontext
 from deepcontext.server.auth import get_ctx
 from deepcontext.server.problems import PROBLEM_RESPONSES, problem_response, request_id_of
 from deepcontext.server.schemas import Health, Readiness
-from deepcontext.store.migrations import latest_version
+from deepcontext.store import latest_version
 
 __all__ = ["router"]
 

@@ -24,7 +24,7 @@ from deepcontext.server.schemas import (
     Timestamp,
     UserId,
 )
-from deepcontext.store.sqlparts import encode_cursor
+from deepcontext.store import encode_cursor
 from deepcontext.types import AddResponse, HistoryEntry, Memory, MemoryPage, MemoryTier, MemoryType
 
 __all__ = ["router"]
