@@ -20,7 +20,8 @@ from tests.server.helpers import ROOT, Api, flat_routes, running
 from tests.support.cli import run_cli
 
 #: the only routes served without a key
-PUBLIC = {("GET", "/health"), ("GET", "/v1/health"), ("GET", "/v1/ready")}
+# the front door (a browser goes to /ui/, a client learns where the API is) and the icon say nothing of any user
+PUBLIC = {("GET", "/health"), ("GET", "/v1/health"), ("GET", "/v1/ready"), ("GET", "/"), ("GET", "/favicon.ico")}
 #: POST routes that only read (every other non-GET route must refuse read-only keys)
 READS_BY_POST = {("POST", "/memory/search"), ("POST", "/v1/search"), ("POST", "/v1/context"), ("POST", "/graph/neighbors")}
 DOCS = {"/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"}

@@ -435,3 +435,58 @@ def test_deepcontext_ui_prints_its_address_and_serves_this_machine(tmp_path) -> 
         proc.wait(timeout=20)
         if proc.stdout:
             proc.stdout.close()
+
+
+async def test_errors_unknown_pages_and_the_front_door_are_html_with_real_links(api: Api) -> None:
+    key = api.key("acme")
+    await add(api, "acme/ana", "I live in Porto.")
+    async with browser(api, key) as (c, _):
+        # an error page's "back" is a real link to the page one came from (never javascript:)
+        r = await c.get("/ui/memory/999999?user=ana", headers={"referer": f"{c.base_url}/ui/memories?user=ana"})
+        assert r.status_code == 404 and 'href="/ui/memories?user=ana" id="back"' in r.text
+        r = await c.get("/ui/memory/999999?user=ana", headers={"referer": "https://elsewhere.example/ui/x"})
+        assert 'href="/ui/" id="back"' in r.text  # not a foreign page
+        r = await c.get("/ui/no-such-page")
+        assert r.status_code == 404 and r.headers["content-type"].startswith("text/html") and "no such page" in r.text
+        for page in ("/ui/", "/ui/memories?user=ana", "/ui/lifecycle?user=ana", "/ui/graph?user=ana", "/ui/no-such-page"):
+            assert "javascript:" not in (await c.get(page)).text, page
+        icon = await c.get("/ui/static/favicon.svg")
+        assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml")
+    async with api.client() as c:
+        r = await c.get("/", headers={"accept": "text/html,application/xhtml+xml"})
+        assert r.status_code == 307 and r.headers["location"] == "/ui/"
+        r = await c.get("/", headers={"accept": "application/json"})
+        assert r.status_code == 200 and r.json()["docs"] == "/docs"
+        r = await c.get("/favicon.ico")
+        assert r.status_code == 200 and r.content.startswith(b"<svg")
+
+
+async def test_running_the_lifecycle_redirects_to_its_report(api: Api) -> None:
+    key = api.key("acme")
+    await add(api, "acme/ana", "I went hiking near the lake with Rui.")
+    async with browser(api, key) as (c, token):
+        r = await c.post("/ui/lifecycle/run", data={"user": "ana", "csrf": token})
+        assert r.status_code == 303 and r.headers["location"].startswith("/ui/lifecycle?user=ana&ran_")
+        page = await c.get(r.headers["location"])  # what a refresh asks for again: a GET, no new run
+        assert page.status_code == 200 and 'id="report"' in page.text and "memories decayed" in page.text
+        assert 'data-confirm="Run the lifecycle of ana now?' in page.text
+
+
+async def test_the_preview_says_due_only_when_the_run_consolidates(db_url: str) -> None:
+    """A run that consolidates nothing leaves its short-term memories over, and the next needs the
+    threshold above them: the preview counts them as the runner does."""
+    clock = ManualClock()
+    ctx = DeepContext(database_url=db_url, embedder=HashEmbedder(256), clock=clock, auto_consolidate=False,
+                      consolidation_threshold=3)  # fmt: skip
+    async with ctx:
+        for text in ("I keep bees on the roof.", "My sister plays the cello.", "Our boiler broke in January."):
+            await ctx.add([{"role": "user", "content": text}], "ana", "c")
+        pv = lifecycle_preview(ctx.store, ctx.settings, "ana", clock.now())
+        assert pv.consolidation_due and pv.consolidation_left_over == 0
+        first = await ctx.run_lifecycle("ana")
+        assert first["consolidation_ran"] and first["groups"] == 0  # unrelated: nothing to merge, all left over
+        await ctx.add([{"role": "user", "content": "I bought a green bicycle."}], "ana", "c")
+        pv = lifecycle_preview(ctx.store, ctx.settings, "ana", clock.now())
+        assert pv.short_term >= pv.consolidation_threshold and pv.consolidation_left_over >= 3
+        again = await ctx.run_lifecycle("ana")
+        assert pv.consolidation_due is again["consolidation_ran"] is False  # the page never says "due" for nothing

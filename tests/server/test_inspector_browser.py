@@ -311,8 +311,15 @@ def test_lifecycle(driver: Any, site: Site) -> None:
     driver.get(site.url + "/ui/lifecycle?user=ana")
     assert len(all_by(driver, "#curves .curve polyline")) >= 3
     assert "active memories" in by(driver, "#plan").text
-    go(driver, by(driver, "#run"))
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    page = by(driver, "html")
+    by(driver, "#run").click()  # asks first
+    WebDriverWait(driver, 10).until(ec.alert_is_present()).accept()
+    wait_gone(driver, page)
     assert "memories decayed" in by(driver, "#report").text
+    assert "/ui/lifecycle?" in driver.current_url and "ran_" in driver.current_url  # POST, then a page of its own
     shot(driver, "lifecycle")
 
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from deepcontext.store.interface import Store
     from deepcontext.store.sql import SQLStore
 
-__all__ = ["LOCK_NAME", "LifecycleReport", "LifecycleRunner"]
+__all__ = ["CONSOLIDATION_STATE", "LOCK_NAME", "LifecycleReport", "LifecycleRunner", "consolidation_due", "left_over"]
 
 log = logging.getLogger("deepcontext.lifecycle")
 T = TypeVar("T")
@@ -69,6 +69,19 @@ PROMOTE_ACCESSES = 3
 MERGE_BONUS = 0.05
 _KV_NAMESPACE = "lifecycle"
 _KV_KEY = "consolidation"
+#: where a user's consolidation state (what the last run left over) is kept: (namespace, key)
+CONSOLIDATION_STATE = (_KV_NAMESPACE, _KV_KEY)
+
+
+def left_over(state: Any) -> int:
+    """The short-term memories the last consolidation left as they were, from its stored state."""
+    return int(state.get("left_over", 0)) if isinstance(state, dict) else 0
+
+
+def consolidation_due(short_term: int, threshold: int, left: int, *, flagged: bool) -> bool:
+    """The runner's rule, shared with every preview of it: due when the user is flagged, or holds
+    ``threshold`` short-term memories more than the ``left`` the last run left over."""
+    return flagged or short_term >= threshold + left
 
 
 @dataclass
@@ -218,8 +231,8 @@ class LifecycleRunner:
         if await self._db(sql.consolidation_flag, self.store, user_id):
             return True
         state = await self._db(self.store.kv_get, user_id, _KV_NAMESPACE, _KV_KEY) or {}
-        left = int(state.get("left_over", 0)) if isinstance(state, dict) else 0
-        if count >= self.settings.consolidation_threshold + left:
+        left = left_over(state)
+        if consolidation_due(count, self.settings.consolidation_threshold, left, flagged=False):
             return True
         if left > count:  # memories left over have faded or been deleted since: lower the bar
             await self._db(self.store.kv_put, user_id, _KV_NAMESPACE, _KV_KEY, {**state, "left_over": count}, now)

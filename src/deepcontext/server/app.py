@@ -16,14 +16,15 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi_offline import FastAPIOffline
 
 import deepcontext
 from deepcontext.core import DeepContext
 from deepcontext.errors import ConfigurationError
 from deepcontext.server.auth import ServerState, is_loopback
-from deepcontext.server.inspector import mount_inspector
+from deepcontext.server.inspector import PREFIX, favicon, mount_inspector
 from deepcontext.server.middleware import BodyLimitMiddleware, RequestContextMiddleware
 from deepcontext.server.problems import install_handlers
 from deepcontext.server.routes import include_routers
@@ -91,7 +92,8 @@ def create_app(config: DeepContextSettings | DeepContext | None = None) -> FastA
     app.state.deepcontext = state
     install_handlers(app)
     include_routers(app)
-    mount_inspector(app, state)
+    inspector = mount_inspector(app, state)
+    add_front_door(app, inspector=inspector)
     # add_middleware puts each new one outside the previous ones
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     if settings.metrics_enabled:
@@ -116,3 +118,20 @@ def create_app(config: DeepContextSettings | DeepContext | None = None) -> FastA
 def create_app_from_env() -> FastAPI:
     """The app with settings read from the environment now (uvicorn ``--factory`` entry point)."""
     return create_app(DeepContextSettings())
+
+
+def add_front_door(app: FastAPI, *, inspector: bool) -> None:
+    """``/``: a browser goes to the inspector, another client learns where the API is described;
+    ``/favicon.ico`` the inspector's icon (public, like health: they say nothing about any user)."""
+
+    @app.get("/", include_in_schema=False)
+    async def front(request: Request) -> Response:
+        if inspector and "text/html" in request.headers.get("accept", ""):
+            return RedirectResponse(PREFIX + "/", status_code=307)
+        return JSONResponse(
+            {"api": "/v1", "docs": "/docs", "openapi": "/openapi.json", "inspector": PREFIX + "/" if inspector else None}
+        )
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    async def icon() -> Response:
+        return Response(favicon(), media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -18,7 +19,7 @@ from fastapi.responses import RedirectResponse, Response
 from deepcontext.errors import DeepContextError
 from deepcontext.server.auth import ServerState
 
-__all__ = ["PREFIX", "available", "mount_inspector"]
+__all__ = ["PREFIX", "available", "favicon", "mount_inspector"]
 
 log = logging.getLogger("deepcontext.server")
 
@@ -35,13 +36,20 @@ SECURITY_HEADERS = {
 }
 
 
+def favicon() -> bytes:
+    """The inspector's icon (SVG)."""
+    return (Path(__file__).parent / "static" / "favicon.svg").read_bytes()
+
+
 def available() -> bool:
     return importlib.util.find_spec("jinja2") is not None
 
 
 def create_inspector(state: ServerState) -> FastAPI:
     """The inspector as an ASGI app sharing ``state`` (engine and auth settings) with the API."""
-    from deepcontext.server.inspector.pages import error_page, render, router
+    from starlette.exceptions import HTTPException as StarletteHTTPException
+
+    from deepcontext.server.inspector.pages import error_page, http_error_page, render, router
     from deepcontext.server.inspector.security import SignInRequired
 
     ui = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
@@ -68,6 +76,11 @@ def create_inspector(state: ServerState) -> FastAPI:
         if page.status_code >= 500:
             log.error("inspector request %s failed: %s: %s", request.url.path, type(exc).__name__, exc, exc_info=exc)
         return page
+
+    @ui.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        return http_error_page(request, exc.status_code)
 
     @ui.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: Exception) -> Response:

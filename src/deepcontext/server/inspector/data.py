@@ -16,7 +16,7 @@ from sqlalchemy import Float, and_, case, func, literal, or_, select, type_coerc
 
 from deepcontext.lifecycle.cleanup import EXPIRY_GRACE
 from deepcontext.lifecycle.decay import ACCESS_BONUS, LN2, SECONDS_PER_DAY, DecayPolicy
-from deepcontext.lifecycle.runner import REL_TOLERANCE
+from deepcontext.lifecycle.runner import CONSOLIDATION_STATE, REL_TOLERANCE, consolidation_due, left_over
 from deepcontext.store import lifecycle as lsql
 from deepcontext.types import MemoryStatus, MemoryTier, MemoryType
 
@@ -270,6 +270,7 @@ class LifecyclePreview:
     would_soft_delete: int = 0
     short_term: int = 0
     consolidation_threshold: int = 0
+    consolidation_left_over: int = 0  # what the last run left as it was: the next must clear the threshold above it
     consolidation_flagged: bool = False
     would_purge_deleted: int = 0
     would_purge_expired: int = 0
@@ -277,7 +278,10 @@ class LifecyclePreview:
 
     @property
     def consolidation_due(self) -> bool:
-        return self.consolidation_flagged or self.short_term >= self.consolidation_threshold
+        """Exactly the runner's rule, so the page never says "due" for a run that consolidates nothing."""
+        return consolidation_due(
+            self.short_term, self.consolidation_threshold, self.consolidation_left_over, flagged=self.consolidation_flagged
+        )
 
 
 def _epoch(store: Any, col: Any) -> Any:
@@ -313,6 +317,7 @@ def lifecycle_preview(store: Any, settings: Any, user_id: str, now: datetime, *,
         ).all()  # fmt: skip
     pv = LifecyclePreview(policy=policy, now=now, active=len(rows))
     pv.consolidation_threshold = int(settings.consolidation_threshold)
+    pv.consolidation_left_over = left_over(store.kv_get(user_id, *CONSOLIDATION_STATE))
     if rows:
         cols = list(zip(*rows, strict=True))
         ids = np.asarray(cols[0], dtype=np.int64)

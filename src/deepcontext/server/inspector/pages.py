@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import math
 from datetime import UTC, datetime
+from http import HTTPStatus
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlencode
@@ -154,7 +155,7 @@ async def logout(request: Request) -> Response:
 @router.get("/static/{name}")
 async def static(name: str) -> Response:
     """The inspector's own stylesheet and script (no third-party code)."""
-    media = {"inspector.css": "text/css", "inspector.js": "text/javascript"}
+    media = {"inspector.css": "text/css", "inspector.js": "text/javascript", "favicon.svg": "image/svg+xml"}
     if name not in media:
         return Response(status_code=404)
     return Response((STATIC / name).read_bytes(), media_type=media[name], headers={"Cache-Control": "max-age=300"})
@@ -427,21 +428,30 @@ async def _lifecycle(request: Request, scope: Scope, ctx: DeepContext, ext: str,
                   half_lives=pv.policy.table(), access_bonus=ACCESS_BONUS)  # fmt: skip
 
 
+#: the lifecycle report's counts travel to the result page in its query string, prefixed
+_RAN = "ran_"
+
+
 @router.get("/lifecycle", response_class=HTMLResponse)
 async def lifecycle_page(request: Request, scope: UiScope, ctx: Ctx, user: str | None = None) -> HTMLResponse:
-    """The forgetting curves and what the next run would decay, consolidate and purge."""
+    """The forgetting curves and what the next run would decay, consolidate and purge (after a run:
+    its report, from the query string of the redirect)."""
     picked = await _need_user(request, ctx, scope, user, "/lifecycle")
     if isinstance(picked, HTMLResponse):
         return picked
-    return await _lifecycle(request, scope, ctx, *picked)
+    ran = {k.removeprefix(_RAN): v for k, v in request.query_params.items() if k.startswith(_RAN)}
+    return await _lifecycle(request, scope, ctx, *picked, report=ran or None)
 
 
-@router.post("/lifecycle/run", response_class=HTMLResponse)
-async def lifecycle_run(request: Request, scope: UiScope, ctx: Ctx) -> HTMLResponse:
-    """Run the lifecycle of the user now (as POST /v1/lifecycle/run) and show its report."""
+@router.post("/lifecycle/run")
+async def lifecycle_run(request: Request, scope: UiScope, ctx: Ctx) -> Response:
+    """Run the lifecycle of the user now (as POST /v1/lifecycle/run), then redirect to the page
+    showing its report: a refresh shows it again and runs nothing."""
     _, ext, uid = await _write_form(request, scope)
     report = await ctx.run_lifecycle(uid)
-    return await _lifecycle(request, scope, ctx, ext, uid, report=report)
+    counts = {f"{_RAN}{k}": v for k, v in report.items() if k != "user_id" and isinstance(v, int | float | str) and v != ""}
+    base = request.scope.get("root_path", "")
+    return RedirectResponse(f"{base}/lifecycle?{urlencode({'user': ext, **counts})}", status_code=303)
 
 
 # --- context preview --------------------------------------------------------------------------------
@@ -474,4 +484,22 @@ def error_page(request: Request, exc: DeepContextError) -> HTMLResponse:
     from deepcontext.server.problems import classify
 
     status, _, detail = classify(exc)
-    return render(request, None, "error.html", status_code=status, status=status, detail=detail)
+    return render(request, None, "error.html", status_code=status, status=status, detail=detail, back=_back(request))
+
+
+def http_error_page(request: Request, status: int) -> HTMLResponse:
+    """An HTML page for an HTTP error of the inspector's own routing (an unknown /ui/ address)."""
+    detail = "no such page" if status == 404 else HTTPStatus(status).phrase.lower()
+    return render(request, None, "error.html", status_code=status, status=status, detail=detail, back=_back(request))
+
+
+def _back(request: Request) -> str:
+    """The page the reader came from when it is one of ours (the Referer, same host), else the users
+    page: a real link, as the Content-Security-Policy refuses ``javascript:`` ones."""
+    from urllib.parse import urlsplit
+
+    base = request.scope.get("root_path", "").rstrip("/")
+    came = urlsplit(request.headers.get("referer", ""))
+    if came.netloc == request.url.netloc and came.path.startswith(base + "/") and came.scheme in ("http", "https"):
+        return came.path + (f"?{came.query}" if came.query else "")
+    return base + "/"
