@@ -490,3 +490,34 @@ async def test_the_preview_says_due_only_when_the_run_consolidates(db_url: str) 
         assert pv.short_term >= pv.consolidation_threshold and pv.consolidation_left_over >= 3
         again = await ctx.run_lifecycle("ana")
         assert pv.consolidation_due is again["consolidation_ran"] is False  # the page never says "due" for nothing
+
+
+async def test_lists_page_both_ways_with_their_position_and_search_explains_itself(api: Api) -> None:
+    key = api.key("acme")
+    for i in range(120):
+        await add(api, "acme/ana", f"On day {i} I fixed the shed with Rui using {i} planks of cedar.", conversation=f"c{i % 3}")
+    async with browser(api, key) as (c, _):
+        first = await c.get("/ui/memories?user=ana&tier=working")
+        assert re.search(r'id="position">1–50<', first.text) and 'id="prev"' not in first.text
+        nxt = re.search(r'id="next" href="([^"]+)"', first.text).group(1).replace("&amp;", "&")
+        second = await c.get(nxt)
+        assert re.search(r'id="position">51–100<', second.text)
+        back = re.search(r'id="prev" href="([^"]+)"', second.text).group(1).replace("&amp;", "&")
+        again = await c.get(back)
+        ids = lambda html: re.findall(r"/ui/memory/(\d+)\?", html)  # noqa: E731
+        assert ids(again.text) == ids(first.text) and re.search(r'id="position">1–50<', again.text)
+        third = await c.get(re.search(r'id="next" href="([^"]+)"', second.text).group(1).replace("&amp;", "&"))
+        back2 = await c.get(re.search(r'id="prev" href="([^"]+)"', third.text).group(1).replace("&amp;", "&"))
+        assert ids(back2.text) == ids(second.text) and re.search(r'id="position">51–100<', back2.text)
+        # an entity's memories page through all of them, with their count
+        graph = await c.get("/ui/graph?user=ana&entity=Rui")
+        count = int(re.search(r'id="mentioned">(\d+)', graph.text).group(1))
+        assert count > 60 and 'id="entity-next"' in graph.text and "1–30" in graph.text
+        later = await c.get("/ui/graph?user=ana&entity=Rui&page=1")
+        assert "31–60" in later.text and 'id="entity-prev"' in later.text
+        assert set(ids(later.text)).isdisjoint(ids(graph.text))
+        # search: the legend, the similarity, and no pretence when nothing is relevant
+        found = await c.get("/ui/memories?user=ana&q=cedar+planks+for+the+shed")
+        assert 'id="legend"' in found.text and 'class="n similarity"' in found.text
+        nonsense = await c.get("/ui/memories?user=ana&q=zqxv+wubble+frindle")
+        assert 'id="nothing-relevant"' in nonsense.text

@@ -59,6 +59,14 @@ MemoryId = Annotated[int, PathParam(ge=1, le=MAX_INT64)]
 
 #: a page of the memory list
 PAGE_SIZE = 50
+#: how many earlier pages a memory list page can link back through; the marker of the first page
+MAX_TRAIL = 40
+FIRST_PAGE = "first"
+#: below this calibrated score (the estimated chance a result is relevant) a search says nothing is
+ALMOST_SURELY_IRRELEVANT = 0.05
+#: memories listed per page on an entity's graph page, and the most counted
+ENTITY_PAGE = 30
+ENTITY_COUNT_CAP = 5_000
 #: the most nodes a conversation's picture or the graph shows
 MAX_DAG_NODES = 400
 MAX_GRAPH_NODES = 1500
@@ -229,12 +237,18 @@ async def memories_page(
     conversation: str | None = None,
     agent: str | None = None,
     run: str | None = None,
+    at: int = 0,
+    trail: str | None = None,
 ) -> HTMLResponse:
-    """Search (score and each leg's rank) or list (filters, cursor paging) a user's memories."""
+    """Search (score and each leg's rank) or list (filters, cursor paging) a user's memories. ``at``
+    is the list position of the page's first memory, ``trail`` the cursors of the pages before it
+    (so a page links back)."""
     picked = await _need_user(request, ctx, scope, user, "/memories")
     if isinstance(picked, HTMLResponse):
         return picked
     ext, uid = picked
+    if cursor == FIRST_PAGE:
+        cursor = None
     params = request.query_params
     tiers = _choices(params.getlist("tier"), MemoryTier, "tier")
     types = _choices(params.getlist("type"), MemoryType, "type")
@@ -256,13 +270,25 @@ async def memories_page(
             after=after or None, before=before or None, metadata=meta, agent_id=agent or None, run_id=run or None,
             track_access=False,
         )  # fmt: skip
-        return render(request, scope, "memories.html", results=res.results, took_ms=res.took_ms, **common)
+        best = max((r.score for r in res.results), default=0.0)
+        return render(request, scope, "memories.html", results=res.results, took_ms=res.took_ms,
+                      nothing_relevant=best < ALMOST_SURELY_IRRELEVANT, best=best, cut=ALMOST_SURELY_IRRELEVANT,
+                      **common)  # fmt: skip
     filters.statuses = tuple(MemoryStatus(s) for s in statuses)
     mems, total, nxt = await asyncio.to_thread(
         ctx.store.list_memories, uid, filters, limit=PAGE_SIZE, cursor=cursor or None, now=ctx.clock.now()
     )
+    earlier = (trail or "").split()[-MAX_TRAIL:]
+    paging = {
+        "at": max(0, at) if cursor else 0,
+        "next_trail": " ".join([*earlier, cursor or FIRST_PAGE][-MAX_TRAIL:]),
+        # the page before this one: the trail's last cursor (FIRST_PAGE: the first page)
+        "prev_cursor": (earlier[-1] if earlier else FIRST_PAGE) if cursor else None,
+        "prev_trail": " ".join(earlier[:-1]),
+        "prev_at": max(0, at - PAGE_SIZE),
+    }
     return render(request, scope, "memories.html", results=None, took_ms=None, memories=mems, total=total, next_cursor=nxt,
-                  first_page=not cursor, **common)  # fmt: skip
+                  first_page=not cursor, paging=paging, first_marker=FIRST_PAGE, **common)  # fmt: skip
 
 
 @router.get("/memory/{memory_id}", response_class=HTMLResponse)
@@ -332,6 +358,7 @@ async def graph_page(
     find: str | None = None,
     depth: int = 2,
     limit: int = DEFAULT_GRAPH_NODES,
+    page: int = 0,
 ) -> HTMLResponse:
     """A user's entities and relations: the most mentioned ones, or one entity's neighbourhood;
     an entity's memories; a search by name."""
@@ -343,19 +370,24 @@ async def graph_page(
         raise ValidationError("depth must be 0 to 5", field="depth")
     if not 1 <= limit <= MAX_GRAPH_NODES:
         raise ValidationError(f"limit must be 1 to {MAX_GRAPH_NODES}", field="limit")
+    if not 0 <= page < ENTITY_COUNT_CAP // ENTITY_PAGE:
+        raise ValidationError(f"page must be 0 to {ENTITY_COUNT_CAP // ENTITY_PAGE - 1}", field="page")
     store, now = ctx.store, ctx.clock.now()
 
     def build() -> dict[str, Any]:
         found = data.entity_search(store, uid, find) if find and find.strip() else None
         centre = None
         memories: list[Any] = []
+        mentioned = 0
         if entity and entity.strip():
             match = store.match_entities(uid, [entity_norm(entity)]).get(entity_norm(entity))
             if match is None:
                 raise EntityNotFoundError(entity, uid)
             centre = match[0]
-            pairs = store.memories_for_entities(uid, [centre], MemoryFilters(), now, 30)
-            memories = store.get_memories(uid, [m for m, _ in pairs], details=False)
+            pairs = store.memories_for_entities(uid, [centre], MemoryFilters(), now, ENTITY_COUNT_CAP)
+            mentioned = len(pairs)
+            shown = pairs[page * ENTITY_PAGE : (page + 1) * ENTITY_PAGE]
+            memories = store.get_memories(uid, [m for m, _ in shown], details=False)
         g = data.graph_data(store, uid, centre=centre, depth=depth, limit=limit)
         pos = force_layout([n["id"] for n in g.nodes], [(e["source"], e["target"]) for e in g.edges], centre=centre,
                            iterations=80 if len(g.nodes) <= 600 else 40)  # fmt: skip
@@ -370,7 +402,8 @@ async def graph_page(
                  for e in g.edges]  # fmt: skip
         name = next((n["name"] for n in g.nodes if n["id"] == centre), entity)
         return {"found": found, "nodes": nodes, "edges": edges, "total": g.total_entities, "centre": centre,
-                "centre_name": name, "memories": memories}  # fmt: skip
+                "centre_name": name, "memories": memories, "mentioned": mentioned, "mpage": page,
+                "page_size": ENTITY_PAGE, "count_cap": ENTITY_COUNT_CAP}  # fmt: skip
 
     view = await asyncio.to_thread(build)
     return render(request, scope, "graph.html", user=ext, depth=depth, limit=limit, find=find or "", entity=entity or "", **view)
