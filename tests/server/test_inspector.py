@@ -521,3 +521,23 @@ async def test_lists_page_both_ways_with_their_position_and_search_explains_itse
         assert 'id="legend"' in found.text and 'class="n similarity"' in found.text
         nonsense = await c.get("/ui/memories?user=ana&q=zqxv+wubble+frindle")
         assert 'id="nothing-relevant"' in nonsense.text
+
+
+async def test_a_long_conversation_pages_and_a_link_opens_the_window_holding_its_turn(api: Api) -> None:
+    key = api.key("acme")
+    ids: list[int] = []
+    for i in range(0, 460, 20):  # 460 turns, 20 an add
+        r = await api.ctx.add(
+            [{"role": "user", "content": f"turn {j} of the long chat"} for j in range(i, i + 20)], "acme/ana", "long"
+        )
+        ids += r.turn_ids
+    async with browser(api, key) as (c, _):
+        last = await c.get("/ui/conversations?user=ana&conversation=long")
+        assert "turns 61–460 of 460" in last.text and 'id="newer"' not in last.text
+        older = re.search(r'id="older" href="([^"]+)"', last.text).group(1).replace("&amp;", "&")
+        first = await c.get(older)
+        assert "turns 1–60 of 460" in first.text and "turn 0 of the long chat" in first.text and 'id="newer"' in first.text
+        # a link to the oldest turn (as a memory's source links) opens the window that holds it, at it
+        linked = await c.get(f"/ui/conversations?user=ana&conversation=long&node={ids[5]}")
+        assert f'id="node-{ids[5]}"' in linked.text and "turn 5 of the long chat" in linked.text
+        assert f'id="dnode-{ids[5]}"' in linked.text

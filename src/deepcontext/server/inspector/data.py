@@ -25,6 +25,7 @@ __all__ = [
     "GraphData",
     "LifecyclePreview",
     "UserSummary",
+    "DagWindow",
     "conversation_dag",
     "conversations",
     "entity_search",
@@ -218,25 +219,38 @@ class DagNode:
     summarized_by: int | None = None
 
 
-def conversation_dag(store: Any, user_id: str, conversation_id: str, limit: int) -> tuple[list[DagNode], int]:
-    """The last ``limit`` turns of a conversation (oldest first) with their parents, and the
-    conversation's number of turns."""
+@dataclass(slots=True)
+class DagWindow:
+    """A window of a conversation's turns (oldest first) and where it sits in the conversation."""
+
+    nodes: list[DagNode]
+    total: int  # the conversation's turns
+    before: int  # turns older than the window
+    after: int  # turns newer than the window
+
+
+def conversation_dag(
+    store: Any, user_id: str, conversation_id: str, limit: int, *, upto: int | None = None,
+    after: int | None = None, around: int | None = None,
+) -> DagWindow:  # fmt: skip
+    """``limit`` turns of a conversation with their parents: the last ones; or the last ones up to
+    turn id ``upto``; or the first ones after turn id ``after``; or those ``around`` a turn (half
+    before, half after), so a link to any turn opens the window that holds it."""
     tt, eg = store.t.turns, store.t.turn_edges
+    mine = (tt.c.user_id == user_id, tt.c.conversation_id == conversation_id)
+    cols = (tt.c.id, tt.c.role, tt.c.name, tt.c.kind, tt.c.content, tt.c.said_at, tt.c.archived, tt.c.summary_of,
+            tt.c.summarized_by)  # fmt: skip
     with store.connection() as conn:
-        total = int(
-            conn.execute(
-                select(func.count()).select_from(tt).where(tt.c.user_id == user_id, tt.c.conversation_id == conversation_id)
-            ).scalar_one()
-        )
-        rows = conn.execute(
-            select(
-                tt.c.id, tt.c.role, tt.c.name, tt.c.kind, tt.c.content, tt.c.said_at, tt.c.archived,
-                tt.c.summary_of, tt.c.summarized_by,
-            )
-            .where(tt.c.user_id == user_id, tt.c.conversation_id == conversation_id)
-            .order_by(tt.c.id.desc())
-            .limit(limit)
-        ).all()  # fmt: skip
+        total = int(conn.execute(select(func.count()).select_from(tt).where(*mine)).scalar_one())
+        if after is not None:
+            rows = conn.execute(select(*cols).where(*mine, tt.c.id > after).order_by(tt.c.id).limit(limit)).all()
+        elif around is not None:
+            older = conn.execute(select(*cols).where(*mine, tt.c.id <= around).order_by(tt.c.id.desc()).limit(limit // 2 + 1))
+            newer = conn.execute(select(*cols).where(*mine, tt.c.id > around).order_by(tt.c.id).limit(limit - limit // 2 - 1))
+            rows = [*older.all(), *newer.all()]
+        else:
+            last = (tt.c.id <= upto,) if upto is not None else ()
+            rows = conn.execute(select(*cols).where(*mine, *last).order_by(tt.c.id.desc()).limit(limit)).all()
         nodes = {
             int(r.id): DagNode(
                 id=int(r.id), role=r.role, name=r.name, kind=r.kind or "message", content=r.content, said_at=r.said_at,
@@ -252,7 +266,12 @@ def conversation_dag(store: Any, user_id: str, conversation_id: str, limit: int)
                 .order_by(eg.c.child_id, eg.c.position)
             ):
                 nodes[int(child)].parents.append(int(parent))
-    return sorted(nodes.values(), key=lambda n: n.id), total
+        before = 0
+        if nodes:
+            first = min(nodes)
+            before = int(conn.execute(select(func.count()).select_from(tt).where(*mine, tt.c.id < first)).scalar_one())
+    ordered = sorted(nodes.values(), key=lambda n: n.id)
+    return DagWindow(ordered, total, before, total - before - len(ordered))
 
 
 # --- lifecycle ----------------------------------------------------------------------------------

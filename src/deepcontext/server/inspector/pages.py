@@ -420,8 +420,12 @@ async def conversations_page(
     user: str | None = None,
     conversation: str | None = None,
     node: int | None = None,
+    upto: int | None = None,
+    after: int | None = None,
 ) -> HTMLResponse:
-    """A user's conversations; one conversation's DAG (branches, merges, summaries), a node's text."""
+    """A user's conversations; one conversation's DAG (branches, merges, summaries), a node's text.
+    Long conversations page by windows of turns: older (``upto``), newer (``after``); a link to a
+    turn (``node``) opens the window around it."""
     picked = await _need_user(request, ctx, scope, user, "/conversations")
     if isinstance(picked, HTMLResponse):
         return picked
@@ -432,7 +436,9 @@ async def conversations_page(
         convs = data.conversations(store, uid)
         if not conversation:
             return {"convs": convs, "nodes": [], "total": 0, "selected": None, "lanes": 0, "rows": 0, "edges": []}
-        nodes, total = data.conversation_dag(store, uid, conversation, MAX_DAG_NODES)
+        around = node if node is not None and upto is None and after is None else None
+        win = data.conversation_dag(store, uid, conversation, MAX_DAG_NODES, upto=upto, after=after, around=around)
+        nodes, total = win.nodes, win.total
         place, lanes, rows = dag_layout(nodes)
         placed: list[dict[str, Any]] = [{"n": n, "x": 30 + place[n.id][0] * 46, "y": 24 + place[n.id][1] * 34} for n in nodes]
         at = {n.id: p for n, p in zip(nodes, placed, strict=True)}
@@ -440,7 +446,8 @@ async def conversations_page(
         summary_edges = [(at[n.id], at[s]) for n in nodes for s in n.summary_of if s in at]
         selected = next((n for n in nodes if n.id == node), None)
         return {"convs": convs, "nodes": placed, "total": total, "selected": selected, "lanes": lanes, "rows": rows,
-                "edges": edges, "summary_edges": summary_edges}  # fmt: skip
+                "edges": edges, "summary_edges": summary_edges, "older": win.before, "newer": win.after,
+                "first_id": nodes[0].id if nodes else None, "last_id": nodes[-1].id if nodes else None}  # fmt: skip
 
     view = await asyncio.to_thread(build)
     view.setdefault("summary_edges", [])
