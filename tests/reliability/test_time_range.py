@@ -24,7 +24,7 @@ from deepcontext.server import create_app
 from tests.server.helpers import Api, running
 from tests.support.cli import run_cli
 
-MSG = [{"role": "user", "name": "Ana", "content": "I live in Porto and work at Globex"}]
+MSG = [{"role": "user", "name": "Ana", "content": "I work at Globex in Porto"}]
 #: the last microseconds of year 9999: as epoch seconds they round to 253402300800.0, year 10000
 END_OF_9999 = datetime(9999, 12, 31, 23, 59, 59, 999990, tzinfo=UTC)
 #: what such a time became when it was stored
@@ -91,11 +91,11 @@ async def test_import_refuses_a_time_past_the_range(tmp_path: Path) -> None:
 
 
 def _write_year_10000(db: Path, user: str) -> int:
-    """Every time of one memory and one turn of ``user`` (and the user's conversation) set to what
+    """Every time of one fact (short-term memory) and one turn of ``user`` (and the user's conversation) set to what
     a time at the end of year 9999 was stored as, straight into the file, as an older version of
     deepcontext left it; returns the memory's id."""
     with sqlite3.connect(db) as conn:
-        mid = conn.execute("SELECT min(id) FROM memories WHERE user_id = ?", (user,)).fetchone()[0]
+        mid = conn.execute("SELECT min(id) FROM memories WHERE user_id = ? AND tier = 'short_term'", (user,)).fetchone()[0]
         tid = conn.execute("SELECT min(id) FROM turns WHERE user_id = ?", (user,)).fetchone()[0]
         t = YEAR_10000
         conn.execute(
@@ -116,7 +116,7 @@ async def test_a_stored_time_past_year_9999_does_not_break_its_user(tmp_path: Pa
     mid = _write_year_10000(db, "u")
     caplog.set_level(logging.WARNING, logger="deepcontext")
     async with DeepContext(database_url=f"sqlite:///{db}", embedder=HashEmbedder(64)) as ctx:
-        found = await ctx.search("Where does Ana live?", user_id="u", limit=20)
+        found = await ctx.search("Where does Ana work?", user_id="u", limit=20)
         assert mid in {r.memory_id for r in found.results}
         page = await ctx.list("u", limit=100)
         assert mid in {m.id for m in page.memories}

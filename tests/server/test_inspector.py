@@ -66,23 +66,24 @@ async def test_every_page_needs_a_key(api: Api) -> None:
             if (method, path) in open_routes:
                 continue
             url = "/ui" + path.replace("{memory_id}", "1")
-            for cookie in (None, "garbage", revoked, f"{rw}x"):
+            # a key is no session: even a valid key's text in the cookie signs nothing in
+            for cookie in (None, "garbage", revoked, rw, "A" * 43):
                 c.cookies.clear()
                 if cookie is not None:
-                    c.cookies.set("dc_ui_key", cookie, path="/ui")
+                    c.cookies.set("dc_ui_session", cookie, path="/ui")
                 r = await c.request(method, url, params={"user": "ana"}, data={"user": "ana"} if method == "POST" else None)
                 if method == "GET" and cookie is None:
                     assert r.status_code == 303 and r.headers["location"] == "/ui/login", (path, r.status_code)
                 else:
                     assert r.status_code == 401 and 'id="key"' in r.text, (method, path, cookie, r.status_code)
-                assert "dc_ui_key=" not in r.headers.get("set-cookie", "") or cookie is None
+                assert "dc_ui_session=" not in r.headers.get("set-cookie", "") or cookie is None
     # the static files are ours and public; nothing else is served from there
     async with api.client() as c:
         assert (await c.get("/ui/static/inspector.js")).status_code == 200
         assert (await c.get("/ui/static/..%2Fpages.py")).status_code == 404
 
 
-async def test_sign_in_keeps_the_key_in_an_httponly_cookie(api: Api) -> None:
+async def test_sign_in_opens_a_server_side_session_and_the_cookie_holds_no_key(api: Api) -> None:
     key = api.key("acme")
     async with api.client() as c:
         token = csrf_of((await c.get("/ui/login")).text)
@@ -92,13 +93,30 @@ async def test_sign_in_keeps_the_key_in_an_httponly_cookie(api: Api) -> None:
         r = await c.post("/ui/login", data={"key": key, "csrf": token})
         assert r.status_code == 303 and key not in r.headers["location"]
         cookie = r.headers["set-cookie"]
-        assert f"dc_ui_key={key}" in cookie
+        session = re.search(r"dc_ui_session=([A-Za-z0-9_-]+)", cookie).group(1)
+        assert key not in cookie and key.split("_")[2] not in cookie  # neither the key nor its secret
         assert all(flag in cookie.lower() for flag in ("httponly", "samesite=strict", "path=/ui"))
+        # stored hashed: the database holds no session id in clear
+        with api.ctx.store.connection() as conn:  # type: ignore[attr-defined]
+            stored = [tuple(r) for r in conn.execute(api.ctx.store.t.ui_sessions.select())]  # type: ignore[attr-defined]
+        assert stored and all(session not in map(str, row) for row in stored)
         page = await c.get("/ui/")
         assert page.status_code == 200 and key not in page.text
         r = await c.post("/ui/logout", data={"csrf": token})
-        assert r.status_code == 303 and 'dc_ui_key=""' in r.headers["set-cookie"]
+        assert r.status_code == 303 and 'dc_ui_session=""' in r.headers["set-cookie"]
         assert (await c.get("/ui/")).status_code == 303
+        # signing out ends the session on the server too: the old cookie, replayed, signs nothing in
+        c.cookies.set("dc_ui_session", session, path="/ui")
+        assert (await c.get("/ui/memories?user=ana")).status_code == 401
+
+
+async def test_revoking_the_key_ends_its_sessions_at_once(api: Api) -> None:
+    key = api.key("acme")
+    async with browser(api, key) as (c, _):
+        assert (await c.get("/ui/")).status_code == 200
+        revoke_key(api.ctx.store, key.split("_")[1], now=api.ctx.clock.now())
+        r = await c.get("/ui/memories?user=ana")
+        assert r.status_code == 401 and "sign in again" in r.text
 
 
 async def test_tenants_and_user_lists_hold(api: Api) -> None:

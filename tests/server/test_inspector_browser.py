@@ -190,7 +190,8 @@ def test_sign_in_and_users(driver: Any, site: Site) -> None:
     shot(driver, "login")
     sign_in(driver, site, site.writer)
     assert site.writer not in driver.current_url
-    assert driver.get_cookie("dc_ui_key")["httpOnly"] is True
+    session = driver.get_cookie("dc_ui_session")
+    assert session["httpOnly"] is True and site.writer not in session["value"]  # a session id, never the key
     assert driver.execute_script("return document.cookie") == ""  # neither cookie is readable by script
     row = by(driver, "#users tbody tr")
     cells = [c.text for c in row.find_elements("css selector", "td")]

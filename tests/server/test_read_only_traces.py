@@ -28,7 +28,7 @@ def snapshot(api: Api) -> dict[str, list[tuple[Any, ...]]]:
         return {
             t.name: sorted((tuple(map(repr, r)) for r in conn.execute(select(t))), key=str)
             for t in store.metadata.sorted_tables
-            if t.name != "api_keys"
+            if t.name not in ("api_keys", "ui_sessions")  # sign-in bookkeeping, not user data
         }
 
 

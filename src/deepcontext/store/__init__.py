@@ -24,7 +24,16 @@ from deepcontext.store.interface import (
 
 if TYPE_CHECKING:
     from deepcontext.settings import DeepContextSettings
-    from deepcontext.store.apikeys import ApiKey, create_key, list_keys, revoke_key, verify_key
+    from deepcontext.store.apikeys import (
+        ApiKey,
+        create_key,
+        create_session,
+        end_session,
+        list_keys,
+        revoke_key,
+        session_key,
+        verify_key,
+    )
     from deepcontext.store.locks import HeldLock, user_lock
     from deepcontext.store.metafilter import parse_metadata_filter
     from deepcontext.store.migrations import SLOT_KEY_PREFIX, latest_version
@@ -36,7 +45,10 @@ if TYPE_CHECKING:
 
 #: what the package re-exports from its modules, loaded on first use
 _LAZY: dict[str, str] = {
-    **dict.fromkeys(("ApiKey", "create_key", "list_keys", "revoke_key", "verify_key"), "apikeys"),
+    **dict.fromkeys(
+        ("ApiKey", "create_key", "create_session", "end_session", "list_keys", "revoke_key", "session_key", "verify_key"),
+        "apikeys",
+    ),
     **dict.fromkeys(("HeldLock", "user_lock"), "locks"),
     "parse_metadata_filter": "metafilter",
     **dict.fromkeys(("SLOT_KEY_PREFIX", "latest_version"), "migrations"),
@@ -63,6 +75,8 @@ __all__ = [
     "SLOT_KEY_PREFIX",
     "V01_TABLES",
     "create_key",
+    "create_session",
+    "end_session",
     "decode_cursor",
     "encode_cursor",
     "is_v01_database",
@@ -78,6 +92,7 @@ __all__ = [
     "read_summary",
     "recorded_embedder",
     "revoke_key",
+    "session_key",
     "shown_url",
     "sqlite_path",
     "supports_summaries",

@@ -20,13 +20,16 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import delete, insert, select, update
 
 from deepcontext.errors import AuthError, ConfigurationError, NotFoundError, StorageError, ValidationError
 from deepcontext.ids import check_external_user, check_tenant
 from deepcontext.store.interface import Store
 
 __all__ = [
+    "create_session",
+    "end_session",
+    "session_key",
     "KEY_PREFIX",
     "ApiKey",
     "create_key",
@@ -185,6 +188,7 @@ def revoke_key(store: Store, key_id: str, *, now: datetime) -> ApiKey:
             raise NotFoundError(f"API key {key_id!r} not found")
         if r.revoked_at is None:
             conn.execute(update(k).where(k.c.key_id == key_id).values(revoked_at=now))
+        conn.execute(delete(s.t.ui_sessions).where(s.t.ui_sessions.c.key_id == key_id))  # its browsers sign out
     return get_key(store, key_id)
 
 
@@ -208,3 +212,58 @@ def verify_key(store: Store, presented: str, *, now: datetime) -> ApiKey:
             # a bookkeeping write: a database that cannot take it (a full disk) still serves reads
             log.debug("last_used_at of key %s not recorded: %s", key_id, exc)
     return key
+
+
+# --- the inspector's sign-in sessions -------------------------------------------------------------
+
+_SESSION_RE = re.compile(r"[A-Za-z0-9_-]{43}")
+
+
+def _session_digest(token: str) -> str:
+    return hashlib.sha256(b"deepcontext-ui-session\x00" + token.encode()).hexdigest()
+
+
+def create_session(store: Store, key: ApiKey, *, now: datetime, seconds: int) -> str:
+    """Open a sign-in session for ``key`` ending ``seconds`` from ``now``; returns its id (random,
+    stored only hashed). Sessions that ended are removed in the same transaction."""
+    s = _tables(store)
+    u = s.t.ui_sessions
+    token = secrets.token_urlsafe(32)
+    with s.transaction() as conn:
+        conn.execute(delete(u).where(u.c.expires_at <= now))
+        conn.execute(
+            insert(u).values(
+                session_hash=_session_digest(token),
+                key_id=key.key_id,
+                created_at=now,
+                expires_at=now + timedelta(seconds=seconds),
+            )
+        )
+    return token
+
+
+def session_key(store: Store, token: str, *, now: datetime) -> ApiKey:
+    """The active key of a session; AuthError (401) for an unknown, ended or signed-out session, or
+    one whose key was revoked."""
+    s = _tables(store)
+    u, k = s.t.ui_sessions, s.t.api_keys
+    if not isinstance(token, str) or not _SESSION_RE.fullmatch(token):
+        raise AuthError("sign in again", status_code=401)
+    with s.connection() as conn:
+        r = conn.execute(
+            select(k)
+            .join(u, u.c.key_id == k.c.key_id)
+            .where(u.c.session_hash == _session_digest(token), u.c.expires_at > now, k.c.revoked_at.is_(None))
+        ).first()
+    if r is None:
+        raise AuthError("sign in again", status_code=401)
+    return _from_row(r)
+
+
+def end_session(store: Store, token: str) -> None:
+    """Sign a session out (nothing happens for an unknown one)."""
+    s = _tables(store)
+    u = s.t.ui_sessions
+    if isinstance(token, str) and _SESSION_RE.fullmatch(token):
+        with s.transaction() as conn:
+            conn.execute(delete(u).where(u.c.session_hash == _session_digest(token)))

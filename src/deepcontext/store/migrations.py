@@ -257,6 +257,20 @@ def _v1_tables(md: MetaData, dim: int) -> None:
     )
 
 
+def _v11_ui_sessions(md: MetaData, dim: int) -> None:
+    """The inspector's sign-ins: the browser holds a random session id, stored here hashed, tied to
+    the key it was opened with (a revoked key ends its sessions) and ending at ``expires_at``."""
+    Table(
+        "ui_sessions",
+        md,
+        Column("session_hash", String(128), primary_key=True),
+        Column("key_id", String(32), nullable=False),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("expires_at", UTCDateTime, nullable=False),
+        Index("ix_ui_sessions_key", "key_id"),
+    )
+
+
 #: the keyword index's FTS5 tables (memory_fts, memory_fts_past): columns and tokenizer
 _SQLITE_FTS_COLUMNS = "body, uid, tokenize = 'porter unicode61 remove_diacritics 2'"
 
@@ -536,6 +550,11 @@ MIGRATIONS: list[Migration] = [
         # listing a tenant's users read every tenant's: the primary key's order is the database's
         # collation, where "acme/..." need not be contiguous. SQLite's primary key is in byte order.
         [RawSQL(postgresql=lambda dim: ['CREATE INDEX ix_users_user_c ON users (user_id COLLATE "C")'])],
+    ),
+    Migration(
+        11,
+        "the inspector's sign-in sessions (the browser's cookie holds a session id, never an API key)",
+        [CreateTables(_v11_ui_sessions)],
     ),
 ]
 # versions need not be consecutive (a number may be left free), only increasing

@@ -49,6 +49,7 @@ class Tables:
         self.kv: Table = t["kv"]
         self.locks: Table = t["locks"]
         self.api_keys: Table = t["api_keys"]
+        self.ui_sessions: Table = t["ui_sessions"]
 
     @property
     def user_tables(self) -> list[Table]:

@@ -19,9 +19,9 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from deepcontext.core import DeepContext
-from deepcontext.errors import AuthError, DeepContextError, EntityNotFoundError, ValidationError
+from deepcontext.errors import AuthError, DeepContextError, EntityNotFoundError, ReadOnlyDatabaseError, ValidationError
 from deepcontext.lifecycle.decay import ACCESS_BONUS
-from deepcontext.server.auth import get_ctx, scope_from_key
+from deepcontext.server.auth import get_ctx
 from deepcontext.server.inspector import data
 from deepcontext.server.inspector.security import (
     auth_required,
@@ -29,7 +29,9 @@ from deepcontext.server.inspector.security import (
     csrf_token,
     inspector_scope,
     keep_csrf,
-    set_key_cookie,
+    set_session_cookie,
+    sign_in,
+    sign_out,
 )
 from deepcontext.server.inspector.svg import curve_plot, dag_layout, force_layout
 from deepcontext.server.routes._util import scope_users
@@ -136,27 +138,31 @@ async def login_form(request: Request) -> HTMLResponse:
 
 @router.post("/login", response_class=HTMLResponse)
 async def login(request: Request, ctx: Ctx) -> Response:
-    """Check the key and keep it in an HttpOnly cookie."""
+    """Check the key and open a session; the cookie holds the session's id, never the key."""
     form = await request.form()
     check_csrf(request, form)
     key = form.get("key")
     if not isinstance(key, str) or not key.strip():
         return render(request, None, "login.html", status_code=401, message="enter an API key")
     try:
-        await scope_from_key(ctx, key.strip())
+        session = await sign_in(ctx, key.strip())
     except AuthError:
         return render(request, None, "login.html", status_code=401, message="that key is not valid")
+    except ReadOnlyDatabaseError:
+        message = "this database is read-only, so no sign-in can be recorded: run `deepcontext ui` on this machine instead"
+        return render(request, None, "login.html", status_code=503, message=message)
     response = RedirectResponse(request.scope.get("root_path", "") + "/", status_code=303)
-    set_key_cookie(request, response, key.strip())
+    set_session_cookie(request, response, session)
     return response
 
 
 @router.post("/logout")
 async def logout(request: Request) -> Response:
-    """Forget the key in this browser."""
+    """End this browser's session, on the server and in the cookie."""
     check_csrf(request, await request.form())
+    await sign_out(request)
     response = RedirectResponse(request.scope.get("root_path", "") + "/login", status_code=303)
-    set_key_cookie(request, response, None)
+    set_session_cookie(request, response, None)
     return response
 
 

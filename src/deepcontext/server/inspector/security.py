@@ -1,15 +1,18 @@
 """Who is looking: the inspector's sign-in and its CSRF check.
 
 Keys and scopes are the REST API's; only the way the key travels differs. The sign-in form posts
-the key once (never in a URL) and it is kept in a cookie: ``HttpOnly``, ``SameSite=Strict``,
-limited to ``/ui``, ``Secure`` over HTTPS, and verified on every request (revoking a key signs its
-browsers out at once). Writes carry a CSRF token (double submit: a cookie of its own, repeated in
+the key once (never in a URL); the server checks it and opens a session (``store.create_session``:
+a random id, stored hashed, tied to the key, ending after :data:`SESSION_SECONDS`). The browser's
+cookie holds the session id, never the key: ``HttpOnly``, ``SameSite=Strict``, limited to ``/ui``,
+``Secure`` over HTTPS. Every request checks the session and its key, so signing out or revoking the
+key ends it at once. Writes carry a CSRF token (double submit: a cookie of its own, repeated in
 the form) and are refused from another ``Origin`` (``null`` included). With authentication off,
 requests run in the local scope as in the REST API (:func:`~deepcontext.server.auth.local_scope`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import secrets
 from typing import Any
@@ -19,20 +22,23 @@ from fastapi import Request
 from starlette.responses import Response
 
 from deepcontext.errors import AuthError
-from deepcontext.server.auth import ServerState, local_scope, scope_from_key
+from deepcontext.server.auth import ServerState, local_scope
 from deepcontext.server.tenancy import Scope
+from deepcontext.store import create_session, end_session, session_key, verify_key
 
 __all__ = [
     "CSRF_COOKIE",
-    "KEY_COOKIE",
+    "SESSION_COOKIE",
     "SignInRequired",
     "check_csrf",
     "csrf_token",
     "inspector_scope",
-    "set_key_cookie",
+    "set_session_cookie",
+    "sign_in",
+    "sign_out",
 ]
 
-KEY_COOKIE = "dc_ui_key"
+SESSION_COOKIE = "dc_ui_session"
 CSRF_COOKIE = "dc_ui_csrf"
 COOKIE_PATH = "/ui"
 #: a signed-in browser stays signed in for this long (the key itself may expire or be revoked sooner)
@@ -63,14 +69,16 @@ async def inspector_scope(request: Request) -> Scope:
     state = _state(request)
     if not state.require_auth:
         return local_scope(request, state)
-    presented = request.cookies.get(KEY_COOKIE)
+    presented = request.cookies.get(SESSION_COOKIE)
     if not presented:
         raise SignInRequired()
-    assert state.ctx is not None
+    ctx = state.ctx
+    assert ctx is not None
     try:
-        return await scope_from_key(state.ctx, presented)
+        key = await asyncio.to_thread(session_key, ctx.store, presented, now=ctx.clock.now())
     except AuthError:
-        raise SignInRequired("that key is not valid (any more): sign in again") from None
+        raise SignInRequired("your session ended (signed out, expired or its key revoked): sign in again") from None
+    return Scope.from_key(key)
 
 
 def csrf_token(request: Request) -> str:
@@ -107,14 +115,29 @@ def _secure(request: Request) -> bool:
     return request.url.scheme == "https"
 
 
-def set_key_cookie(request: Request, response: Response, key: str | None) -> None:
-    """Sign the browser in with ``key`` (None: sign out)."""
-    if key is None:
-        response.delete_cookie(KEY_COOKIE, path=COOKIE_PATH, httponly=True, samesite="strict", secure=_secure(request))
+async def sign_in(ctx: Any, presented: str) -> str:
+    """Check the key and open a session for it; returns the session id. AuthError (401) for a key
+    that is not active."""
+    scope_key = await asyncio.to_thread(verify_key, ctx.store, presented, now=ctx.clock.now())
+    return await asyncio.to_thread(create_session, ctx.store, scope_key, now=ctx.clock.now(), seconds=SESSION_SECONDS)
+
+
+async def sign_out(request: Request) -> None:
+    """End this browser's session on the server (the cookie is removed by the response)."""
+    token = request.cookies.get(SESSION_COOKIE)
+    state = _state(request)
+    if token and state.ctx is not None and state.require_auth:
+        await asyncio.to_thread(end_session, state.ctx.store, token)
+
+
+def set_session_cookie(request: Request, response: Response, session: str | None) -> None:
+    """Keep ``session`` in the browser (None: remove it)."""
+    if session is None:
+        response.delete_cookie(SESSION_COOKIE, path=COOKIE_PATH, httponly=True, samesite="strict", secure=_secure(request))
         return
     response.set_cookie(
-        KEY_COOKIE,
-        key,
+        SESSION_COOKIE,
+        session,
         max_age=SESSION_SECONDS,
         httponly=True,
         samesite="strict",
