@@ -64,8 +64,9 @@ PAGE_SIZE = 50
 #: how many earlier pages a memory list page can link back through; the marker of the first page
 MAX_TRAIL = 40
 FIRST_PAGE = "first"
-#: below this calibrated score (the estimated chance a result is relevant) a search says nothing is
-ALMOST_SURELY_IRRELEVANT = 0.05
+#: below this calibrated score (the estimated chance a result is relevant: one in a hundred) a search
+#: says nothing is; nonsense queries score about 0.003, everyday questions 0.04 and more (MiniLM)
+ALMOST_SURELY_IRRELEVANT = 0.01
 #: memories listed per page on an entity's graph page, and the most counted
 ENTITY_PAGE = 30
 ENTITY_COUNT_CAP = 5_000
