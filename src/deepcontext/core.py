@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 import logging
+import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -146,6 +147,9 @@ class DeepContext:
                 return
             await asyncio.to_thread(self._init_sync)
             self._initialized = True
+            if self.settings.warm_up_embedder and self._embedder is not None:
+                # the model loads beside the caller's own start-up, off the first search's path
+                threading.Thread(target=_warm_up, args=(self._embedder,), name="deepcontext-warm-up", daemon=True).start()
 
     def _init_sync(self) -> None:
         built = build_components(
@@ -508,3 +512,11 @@ class _Services:
 
 #: DeepContext 0.1's name of the engine
 MemoryEngine = DeepContext
+
+
+def _warm_up(embedder: Embedder) -> None:
+    """Load the embedder's model in a background thread; a failure shows at its first real use."""
+    try:
+        embedder.warm_up()
+    except Exception as exc:  # noqa: BLE001 - reported where the model is used
+        log.debug("embedder warm-up failed: %s", exc)

@@ -357,6 +357,11 @@ class DeepContextSettings(BaseSettings):
     )
     max_query_chars: int = Field(default=4_000, ge=1)
     track_access: bool = Field(default=True, description="Count accesses of returned search results")
+    warm_up_embedder: bool = Field(
+        default=True,
+        description="Load the embedding model in the background when the engine opens (the server: before it "
+        "answers), so the first search does not wait for it",
+    )
 
     # --- server (REST API and MCP; deepcontext.server) -------------------------------------------
     server_host: str = Field(default="127.0.0.1", description="Address `deepcontext serve` binds")

@@ -86,6 +86,10 @@ class Embedder(ABC):
         """Tokens of ``text`` (an estimate unless the embedder has a tokenizer): ~4 chars a token."""
         return max(1, (len(text) + 3) // 4) if text else 0
 
+    def warm_up(self) -> None:  # noqa: B027 - optional hook
+        """Load now what the first embedding would load (a model), so it is off the first call's
+        path. Embedders with nothing to load do nothing."""
+
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release resources (sessions, HTTP clients)."""
 

@@ -194,6 +194,10 @@ class MiniLMEmbedder(Embedder):
                 counter = self._counter
         return len(counter.encode(text, add_special_tokens=False).ids)
 
+    def warm_up(self) -> None:
+        """Build the ONNX session now (about a second) rather than in the first embedding."""
+        self._ensure_loaded()
+
     def close(self) -> None:
         """Drop the session (it is rebuilt on the next call)."""
         with self._load_lock:

@@ -12,6 +12,7 @@ settings to them through ``DEEPCONTEXT_*`` environment variables).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -73,6 +74,8 @@ def create_app(config: DeepContextSettings | DeepContext | None = None) -> FastA
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         ctx = given if given is not None else DeepContext(settings=settings)
         await ctx.init()
+        if settings.warm_up_embedder:
+            await asyncio.to_thread(ctx.embedder.warm_up)  # ready means the first search need not load a model
         state.ctx = ctx
         try:
             yield
