@@ -2,9 +2,10 @@
 is two facts, so a later move supersedes where the user lives and leaves where they teach.
 
 A fact is split only where a part states a single-valued fact (a slot,
-:mod:`deepcontext.extract.slots`) that no other part states, and every part is a clause of its own
-(a verb and at least three content words once its subject is added): everything else ("User went to
-the lake and swam", "User lives in Leeds and loves it") stays one memory, as it was said.
+:mod:`deepcontext.extract.slots`) that no other part states, and every part stands as a fact of its
+own (it states a slot, or says at least three content words besides its subject): everything else
+("User went to the lake and swam", "User lives in Leeds and loves it", "User packed up and moved to
+Denver") stays one memory, as it was said.
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ def split_compound(text: str, speaker: str) -> list[str]:
 
 
 def _split_once(body: str, subject: str, speaker: str) -> tuple[str, str] | None:
-    """The first join after which both sides state a slot of their own (the right side given the
-    left's subject when it has none)."""
+    """The first join where a side states a slot the other does not and both stand as facts (the
+    right side given the left's subject when it has none)."""
     for m in _JOIN_RE.finditer(body):
         left, right = body[: m.start()].strip(" ,"), body[m.end() :].strip()
         if not left or not right:
