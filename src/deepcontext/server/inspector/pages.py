@@ -65,7 +65,7 @@ PAGE_SIZE = 50
 MAX_TRAIL = 40
 FIRST_PAGE = "first"
 #: below this calibrated score (the estimated chance a result is relevant: one in a hundred) a search
-#: says nothing is; nonsense queries score about 0.003, everyday questions 0.04 and more (MiniLM)
+#: says nothing is (nonsense falls well below it; see the inspector's docs)
 ALMOST_SURELY_IRRELEVANT = 0.01
 #: memories listed per page on an entity's graph page, and the most counted
 ENTITY_PAGE = 30
