@@ -93,10 +93,11 @@ async def test_a_failing_primary_falls_back_to_the_second_backend(
         ],
         llm_fallback=["spare"],
         llm_max_retries=0,
-        llm_timeout=0.5,
+        # short enough for the slow primary to time out, long enough for the spare on a loaded machine
+        llm_timeout=2.0,
     )
     assert isinstance(ctx.llm, Router) and ctx.llm.order() == ["primary", "spare"]
-    brain.extract(Reply.slow(3.0))  # the primary times out ...
+    brain.extract(Reply.slow(6.0))  # the primary times out ...
     spare.extract(GOOD)  # ... the spare answers
     r = await ctx.add(CHAT, user_id="ana")
     assert r.memories_added == 4
