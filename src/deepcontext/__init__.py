@@ -30,6 +30,10 @@ _EXPORTS: dict[str, str] = {
     "SystemClock": "deepcontext.clock",
     "Clock": "deepcontext.clock",
     # types
+    "ActivityCall": "deepcontext.types",
+    "ActivityHit": "deepcontext.types",
+    "ActivityItem": "deepcontext.types",
+    "ActivityPage": "deepcontext.types",
     "AddResponse": "deepcontext.types",
     "EntityInfo": "deepcontext.types",
     "EntityType": "deepcontext.types",
@@ -127,6 +131,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
     from deepcontext.settings import DeepContextSettings, EmbedderKind, LLMProvider
     from deepcontext.sync import SyncDeepContext
     from deepcontext.types import (
+        ActivityCall,
+        ActivityHit,
+        ActivityItem,
+        ActivityPage,
         AddResponse,
         EntityInfo,
         EntityType,

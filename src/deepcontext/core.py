@@ -32,6 +32,7 @@ from deepcontext.errors import ConfigurationError, ValidationError
 from deepcontext.extract.interface import Classifier, Extractor
 from deepcontext.lifecycle.service import LifecycleService
 from deepcontext.retrieve.config import SearchConfig
+from deepcontext.services.activity import ActivityLog
 from deepcontext.services.background import BackgroundTasks
 from deepcontext.services.components import Components, build_components
 from deepcontext.services.memories import MemoryService
@@ -47,7 +48,16 @@ from deepcontext.services.validation import (
 )
 from deepcontext.settings import DeepContextSettings, explain_settings_error
 from deepcontext.store.interface import Store
-from deepcontext.types import AddResponse, HistoryEntry, Memory, MemoryPage, SearchResponse, Turn
+from deepcontext.types import (
+    ActivityCall,
+    ActivityPage,
+    AddResponse,
+    HistoryEntry,
+    Memory,
+    MemoryPage,
+    SearchResponse,
+    Turn,
+)
 
 if TYPE_CHECKING:
     from deepcontext.context.results import ContextResult, ContextShares
@@ -171,12 +181,16 @@ class DeepContext:
 
     async def flush(self) -> None:
         """Wait until background work started by earlier calls (access counts, auto-consolidation,
-        conversation summaries) has finished. ``close()`` does this too."""
+        conversation summaries, the activity log's writes) has finished. ``close()`` does this too."""
+        if self._services is not None:
+            self._services.activity.write_now()
         await self._tasks.drain()
 
     async def close(self) -> None:
         """Finish background work (access counts, summaries) and release the LLM client, the
         database and the embedder."""
+        if self._services is not None:
+            self._services.activity.write_now()
         await self._tasks.aclose()
         if self._llm is not None and self._owns_llm:
             await self._llm.aclose()
@@ -313,11 +327,19 @@ class DeepContext:
     ) -> SearchResponse:  # fmt: skip
         """Hybrid search (vector + keyword + graph, fused by weighted RRF, spread to neighbouring
         turns, rescored by importance, recency and confidence): see :meth:`SearchService.search`."""
-        return await self._wired().search.search(
+        wired = self._wired()
+        origin = wired.activity.origin()
+        res = await wired.search.search(
             query, user_id, limit, tier, memory_type, include_graph, conversation_id=conversation_id, after=after,
             before=before, metadata=metadata, config=config, track_access=track_access,
             include_superseded=include_superseded, min_score=min_score, agent_id=agent_id, run_id=run_id,
         )  # fmt: skip
+        if origin is not None:
+            params = dict(limit=limit, tier=tier, memory_type=memory_type, include_graph=include_graph,
+                          conversation_id=conversation_id, after=after, before=before, metadata=metadata, config=config,
+                          include_superseded=include_superseded, min_score=min_score, agent_id=agent_id, run_id=run_id)  # fmt: skip
+            _record(wired.activity.search, origin, res.user_id, res, params)
+        return res
 
     # --- single memories, users, graph, export (MemoryService) -------------------------------------
     async def get(self, memory_id: int, user_id: str) -> Memory:
@@ -389,8 +411,11 @@ class DeepContext:
         return await self._wired().memories.get_entity_graph(user_id, entity_name, depth)
 
     async def delete_user(self, user_id: str) -> dict[str, int]:
-        """Delete everything of a user from every table and cache. Returns rows deleted per table."""
-        return await self._wired().memories.delete_user(user_id)
+        """Delete everything of a user from every table and cache (the activity log too). Returns
+        rows deleted per table."""
+        wired = self._wired()
+        await wired.activity.flush()  # a call recorded before this one must not outlive the user
+        return await wired.memories.delete_user(user_id)
 
     async def set_user(self, user_id: str, *, name: str) -> None:
         """Set the user's display name: what memories call the user. One transaction."""
@@ -487,11 +512,38 @@ class DeepContext:
     ) -> ContextResult:  # fmt: skip
         """What the next prompt needs about ``query``, within ``budget_tokens``: see
         :meth:`ContextService.context`."""
-        return await self.contexts.context(
+        wired = self._wired()
+        origin = wired.activity.origin()
+        res = await wired.context.context(
             query, user_id, conversation_id, budget_tokens=budget_tokens, shares=shares, schema=schema,
             min_intent=min_intent, memory_limit=memory_limit, min_similarity=min_similarity,
             max_conversation_nodes=max_conversation_nodes, track_access=track_access, agent_id=agent_id, run_id=run_id,
         )  # fmt: skip
+        if origin is not None:
+            params = dict(conversation_id=conversation_id, shares=shares, min_intent=min_intent, memory_limit=memory_limit,
+                          min_similarity=min_similarity, max_conversation_nodes=max_conversation_nodes,
+                          agent_id=agent_id, run_id=run_id, schema=type(schema).__name__ if schema is not None else None)  # fmt: skip
+            _record(wired.activity.context, origin, res.user_id, res, params)
+        return res
+
+    # --- the activity log (ActivityLog) ------------------------------------------------------------
+    async def activity(
+        self, user_id: str, *, kind: str | None = None, via: str | None = None, agent_id: str | None = None,
+        run_id: str | None = None, conversation_id: str | None = None, after: datetime | str | None = None,
+        before: datetime | str | None = None, limit: int = 50, cursor: str | None = None,
+    ) -> ActivityPage:  # fmt: skip
+        """The user's recorded ``search`` and ``context`` calls, newest first (see the
+        ``activity_log`` setting): ``kind`` "search" or "context", ``via`` "python", "rest", "mcp"
+        or "cli", the call's agent, run or conversation, a time range; pass ``next_cursor`` back as
+        ``cursor`` for the next page."""
+        return await self._wired().activity.page(
+            user_id, kind=kind, via=via, agent_id=agent_id, run_id=run_id, conversation_id=conversation_id,
+            after=after, before=before, limit=limit, cursor=cursor,
+        )  # fmt: skip
+
+    async def activity_call(self, user_id: str, call_id: int) -> ActivityCall:
+        """One recorded call of the user with everything it returned (NotFoundError if gone)."""
+        return await self._wired().activity.call(user_id, call_id)
 
 
 class _Services:
@@ -508,10 +560,19 @@ class _Services:
             after_derive=self.lifecycle.after_add,
         )  # fmt: skip
         self.context = ContextService(store, embedder, settings, clock, dialogue=self.dialogue, tasks=tasks)
+        self.activity = ActivityLog(store, settings, clock, tasks)
 
 
 #: DeepContext 0.1's name of the engine
 MemoryEngine = DeepContext
+
+
+def _record(write: Callable[..., None], *args: Any) -> None:
+    """Queue a call's record; a failure to build it is logged, never raised into the call."""
+    try:
+        write(*args)
+    except Exception as exc:  # noqa: BLE001 - the call has its answer; the log is secondary
+        log.warning("could not record a call in the activity log: %s: %s", type(exc).__name__, exc)
 
 
 def _warm_up(embedder: Embedder) -> None:

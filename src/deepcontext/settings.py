@@ -363,6 +363,18 @@ class DeepContextSettings(BaseSettings):
         "answers), so the first search does not wait for it",
     )
 
+    activity_log: bool | None = Field(
+        default=None,
+        description="Record search and context calls in the activity log (None: calls through the REST API and "
+        "MCP are recorded, the library's and the CLI's are not)",
+    )
+    activity_max_calls: int = Field(
+        default=1000, ge=1, le=1_000_000, description="Recorded calls kept per user (the oldest go first)"
+    )
+    activity_max_age_days: float = Field(
+        default=30.0, gt=0, le=36_500, description="Recorded calls older than this many days are removed"
+    )
+
     # --- server (REST API and MCP; deepcontext.server) -------------------------------------------
     server_host: str = Field(default="127.0.0.1", description="Address `deepcontext serve` binds")
     server_port: int = Field(default=8000, ge=0, le=65535)

@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "ActivityCall",
+    "ActivityHit",
+    "ActivityItem",
+    "ActivityPage",
     "AddResponse",
     "EntityInfo",
     "EntityType",
@@ -270,3 +274,55 @@ class RelationInfo(BaseModel):
     target: str
     strength: float
     mention_count: int
+
+
+class ActivityHit(BaseModel):
+    """One result of a recorded search, as it was returned."""
+
+    memory_id: int
+    rank: int = Field(description="1 is the first result")
+    score: float
+    similarity: float | None = None
+    legs: dict[str, int] = Field(default_factory=dict, description="Rank in each retrieval leg and in the fusion")
+    text: str = Field(description="The memory's text when it was returned")
+
+
+class ActivityItem(BaseModel):
+    """Something a recorded ``context`` call put in the context, or left out (``cause`` set)."""
+
+    part: str
+    id: str
+    memory_id: int | None = None
+    tokens: int | None = None
+    score: float | None = None
+    why: str = ""
+    text: str = Field(default="", description="What it showed (left out: the start of its text)")
+    cause: str | None = Field(default=None, description="Why it was left out: budget, relevance or duplicate")
+
+
+class ActivityCall(BaseModel):
+    """A recorded ``search`` or ``context`` call: who made it, with what, and what it gave."""
+
+    id: int
+    user_id: str
+    kind: Literal["search", "context"]
+    via: str = Field(description="python, rest, mcp or cli")
+    key_id: str | None = Field(default=None, description="The API key that made it (REST and MCP)")
+    agent_id: str | None = None
+    run_id: str | None = None
+    conversation_id: str | None = None
+    query: str
+    params: dict[str, Any] = Field(default_factory=dict, description="The call's other parameters")
+    took_ms: float | None = None
+    created_at: datetime
+    results: list[ActivityHit] = Field(default_factory=list, description="Search results, or a context's search candidates")
+    included: list[ActivityItem] = Field(default_factory=list, description="What a context included, in text order")
+    left_out: list[ActivityItem] = Field(default_factory=list, description="What a context considered and left out")
+    total_tokens: int | None = None
+
+
+class ActivityPage(BaseModel):
+    """One page of a user's recorded calls, newest first. Pass ``next_cursor`` back as ``cursor``."""
+
+    calls: list[ActivityCall]
+    next_cursor: str | None = None

@@ -73,7 +73,7 @@ async def test_every_page_needs_a_key(api: Api) -> None:
                     c.cookies.set("dc_ui_session", cookie, path="/ui")
                 r = await c.request(method, url, params={"user": "ana"}, data={"user": "ana"} if method == "POST" else None)
                 if method == "GET" and cookie is None:
-                    assert r.status_code == 303 and r.headers["location"] == "/ui/login", (path, r.status_code)
+                    assert r.status_code == 303 and r.headers["location"].startswith("/ui/login?next="), (path, r.status_code)
                 else:
                     assert r.status_code == 401 and 'id="key"' in r.text, (method, path, cookie, r.status_code)
                 assert "dc_ui_session=" not in r.headers.get("set-cookie", "") or cookie is None
@@ -81,6 +81,27 @@ async def test_every_page_needs_a_key(api: Api) -> None:
     async with api.client() as c:
         assert (await c.get("/ui/static/inspector.js")).status_code == 200
         assert (await c.get("/ui/static/..%2Fpages.py")).status_code == 404
+
+
+async def test_signing_in_returns_to_the_page_asked_for_and_never_leaves_the_site(api: Api) -> None:
+    key = api.key("acme")
+    async with api.client() as c:
+        asked = await c.get("/ui/memories", params={"user": "ana", "q": "lisbon trip"})
+        assert asked.status_code == 303
+        form = await c.get(asked.headers["location"])
+        assert 'name="next" value="/memories?user=ana&amp;q=lisbon+trip"' in form.text
+        token = csrf_of(form.text)
+        r = await c.post("/ui/login", data={"key": key, "csrf": token, "next": "/memories?user=ana&q=lisbon+trip"})
+        assert r.status_code == 303 and r.headers["location"] == "/ui/memories?user=ana&q=lisbon+trip"
+        for elsewhere in ("//evil.example/x", "https://evil.example/", "/\\evil.example", "evil", "/login", "/a:b", "/x\n"):
+            c.cookies.clear()
+            token = csrf_of((await c.get("/ui/login", params={"next": elsewhere})).text)
+            r = await c.post("/ui/login", data={"key": key, "csrf": token, "next": elsewhere})
+            assert r.status_code == 303 and r.headers["location"] == "/ui/", elsewhere
+        # a wrong key keeps the page to return to
+        token = csrf_of((await c.get("/ui/login", params={"next": "/graph?user=ana"})).text)
+        r = await c.post("/ui/login", data={"key": "dck_nope", "csrf": token, "next": "/graph?user=ana"})
+        assert r.status_code == 401 and 'name="next" value="/graph?user=ana"' in r.text
 
 
 async def test_sign_in_opens_a_server_side_session_and_the_cookie_holds_no_key(api: Api) -> None:

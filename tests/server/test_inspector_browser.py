@@ -188,7 +188,10 @@ def test_sign_in_and_users(driver: Any, site: Site) -> None:
     driver.get(site.url + "/ui/memories?user=ana")
     assert "Sign in" in driver.title  # no key, no page
     shot(driver, "login")
-    sign_in(driver, site, site.writer)
+    by(driver, "#key").send_keys(site.writer)
+    go(driver, by(driver, "#sign-in"))
+    assert driver.current_url == site.url + "/ui/memories?user=ana"  # back to the page asked for
+    driver.get(site.url + "/ui/")
     assert site.writer not in driver.current_url
     session = driver.get_cookie("dc_ui_session")
     assert session["httpOnly"] is True and site.writer not in session["value"]  # a session id, never the key
@@ -370,3 +373,29 @@ def test_read_only_key_has_no_write_controls(driver: Any, site: Site) -> None:
     assert "read-only" in by(driver, "#error").text
     driver.get(page)
     assert by(driver, "#status").text == "active"
+
+
+def test_activity_shows_what_an_agent_was_given(driver: Any, site: Site) -> None:
+    import httpx
+
+    headers = {"X-API-Key": site.writer}
+    body = {"user_id": "ana", "query": "who recommended a book"}
+    found = httpx.post(f"{site.url}/v1/search", json=body, headers=headers, timeout=30).json()["results"]
+    assert found
+    driver.get(site.url + "/ui/activity?user=ana&via=rest&kind=search")
+    row = by(driver, "#calls tbody tr")
+    assert "who recommended a book" in row.text and "rest" in row.text
+    shot(driver, "activity")
+    go(driver, by(driver, "a.call-link"))
+    assert by(driver, "#call-query").text == "who recommended a book"
+    ranks = [r.find_elements("css selector", "td")[0].text for r in all_by(driver, "#call-results tbody tr")]
+    assert ranks == [str(i) for i in range(1, len(found) + 1)]
+    go(driver, by(driver, "#run-again"))
+    import re
+
+    assert re.fullmatch(r"\d+ gained · \d+ lost · \d+ moved", by(driver, "#change-summary").text)
+    assert len(all_by(driver, "#changes tbody tr")) >= len(found)  # every result then, and any new one
+    shot(driver, "activity-call")
+    # the first result's page names the call
+    driver.get(f"{site.url}/ui/memory/{found[0]['memory_id']}?user=ana")
+    assert "who recommended a book" in by(driver, "#retrievals").text

@@ -108,6 +108,10 @@ async def test_stdio(db_url: str) -> None:
     async with DeepContext(database_url=db_url, embedder="hash") as ctx:
         assert await ctx.users() == ["ana", "bo"]
         assert (await ctx.get(mid, "ana")).status.value == "deleted"
+        # MCP calls are recorded by default, the library's reads above are not
+        calls = (await ctx.activity("bo")).calls
+        assert {c.via for c in calls} == {"mcp"} and {c.kind for c in calls} == {"search", "context"}
+        assert calls[0].query == "cello" and calls[0].kind == "context"
 
 
 @pytest.mark.slow

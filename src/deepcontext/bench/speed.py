@@ -123,6 +123,7 @@ async def run_speed(
                 t1 = time.perf_counter()
                 await ctx.search(q, USER, limit=10)
                 lat.append((time.perf_counter() - t1) * 1000)
+            logged = await _activity_cost(ctx, qs[:100])
             vec_lat = []
             for q in qs:
                 ctx.embedder.clear_cache()
@@ -162,6 +163,7 @@ async def run_speed(
                         "p99": _pct(lat, 99),
                         "mean": statistics.fmean(lat),
                     },
+                    "activity_log_ms": logged,
                     "vector_only_ms": {"p50": _pct(vec_lat, 50), "p95": _pct(vec_lat, 95), "p99": _pct(vec_lat, 99)},
                     "brute_force_ms": {"p50": _pct(brute, 50), "p95": _pct(brute, 95), "p99": _pct(brute, 99)},
                     "query_embedding_ms_p50": _pct(embed_lat, 50),
@@ -199,6 +201,29 @@ async def run_speed(
         if peer_result
         else None,
     }
+
+
+async def _activity_cost(ctx: Any, qs: list[str]) -> dict[str, float]:
+    """Search latency with calls recorded in the activity log (as the server's are) against the same
+    searches unrecorded, in alternating blocks so drift of a noisy machine hits both alike."""
+    from deepcontext.services.activity import calls_from
+
+    lat: dict[bool, list[float]] = {False: [], True: []}
+    for block in range(6):
+        recorded = block % 2 == 1
+        for q in qs:
+            ctx.embedder.clear_cache()
+            with calls_from("rest" if recorded else "inspector"):
+                t1 = time.perf_counter()
+                await ctx.search(q, USER, limit=10)
+                lat[recorded].append((time.perf_counter() - t1) * 1000)
+        await ctx.flush()
+    off, on = lat[False], lat[True]
+    return {
+        "off_p50": _pct(off, 50), "off_p95": _pct(off, 95), "off_p99": _pct(off, 99), "on_p50": _pct(on, 50),
+        "on_p95": _pct(on, 95), "on_p99": _pct(on, 99), "added_p50": round(_pct(on, 50) - _pct(off, 50), 3),
+        "added_p95": round(_pct(on, 95) - _pct(off, 95), 3),
+    }  # fmt: skip
 
 
 def _run_mem0(

@@ -40,7 +40,28 @@ PAGES: dict[str, tuple[str, dict[str, Any]]] = {
     "graph (150 entities)": ("/ui/graph", {"user": USER}),
     "lifecycle preview": ("/ui/lifecycle", {"user": USER}),
     "context preview": ("/ui/context", {"user": USER, "q": "What trips are planned?", "budget": 2000}),
+    "activity (newest 50 calls)": ("/ui/activity", {"user": USER}),
+    "one recorded call": ("/ui/activity/{call}", {"user": USER}),
+    "one call, run again now": ("/ui/activity/{call}", {"user": USER, "again": "1"}),
 }
+#: recorded calls made before the pages are timed: a full log at the default retention
+LOGGED_CALLS = 1000
+
+
+async def _fill_activity_log(ctx: Any) -> int:
+    """Record searches and contexts of the user as the server does (the activity log at its default
+    size); the id of the newest recorded search."""
+    from deepcontext.services.activity import calls_from
+
+    questions = SyntheticChat(seed=7).questions(50)
+    with calls_from("rest"):
+        for i in range(LOGGED_CALLS):
+            if i % 10 == 9:
+                await ctx.context(questions[i % len(questions)], STORED)
+            else:
+                await ctx.search(questions[i % len(questions)], STORED)
+    await ctx.flush()
+    return (await ctx.activity(STORED, kind="search", limit=1)).calls[0].id
 
 
 async def run_ui_bench(
@@ -90,6 +111,7 @@ async def run_ui_bench(
         ingest_s = time.perf_counter() - t0
         stats = await ctx.stats(STORED)
         key = create_key(ctx.store, TENANT, now=ctx.clock.now(), name="ui bench")[1]
+        call = await _fill_activity_log(ctx)
         app = create_app(ctx)
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
         timings: dict[str, list[float]] = {name: [] for name in PAGES}
@@ -110,7 +132,7 @@ async def run_ui_bench(
                     break
                 cursor = nxt.group(1)
                 page = (await c.get("/ui/memories", params={"user": USER, "cursor": cursor})).text
-            fill = {"{mid}": mid.group(1) if mid else "1", "{cursor}": cursor or ""}
+            fill = {"{mid}": mid.group(1) if mid else "1", "{cursor}": cursor or "", "{call}": str(call)}
             last: dict[str, Any] = {}
             for _ in range(rounds):
                 for name, (path, params) in PAGES.items():

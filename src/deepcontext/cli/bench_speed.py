@@ -95,6 +95,17 @@ def speed(
             rows,
         )
     )  # fmt: skip
+    c.print()
+    c.print("search with calls recorded in the activity log (as the server records them) against the same searches unrecorded:")
+    c.print(
+        markdown_table(
+            ["backend", "memories", "unrecorded p50 / p95 / p99 ms", "recorded p50 / p95 / p99 ms", "added p50 / p95 ms"],
+            [[label, s["memories"], f"{a['off_p50']:.1f} / {a['off_p95']:.1f} / {a['off_p99']:.1f}",
+              f"{a['on_p50']:.1f} / {a['on_p95']:.1f} / {a['on_p99']:.1f}", f"{a['added_p50']:+.2f} / {a['added_p95']:+.2f}"]
+             for label, result in zip(labels, results, strict=True) for s in result["stages"]
+             for a in [s["activity_log_ms"]]],
+        )
+    )  # fmt: skip
     theirs = results[0]["peer"]
     if theirs:
         c.print()

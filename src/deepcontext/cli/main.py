@@ -26,6 +26,7 @@ COMMAND_MODULES = [
     "deepcontext.cli.mcp",
     "deepcontext.cli.dialogue",
     "deepcontext.cli.context",
+    "deepcontext.cli.activity",
     "deepcontext.cli.chat",
 ]
 

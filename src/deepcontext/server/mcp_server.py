@@ -24,6 +24,7 @@ from deepcontext.core import DeepContext
 from deepcontext.errors import AuthError, DeepContextError
 from deepcontext.server.net import is_loopback
 from deepcontext.server.tenancy import Scope
+from deepcontext.services.activity import calls_from
 
 __all__ = ["MCPAuthMiddleware", "build_mcp_server", "format_context", "http_app", "local_scope_resolver"]
 
@@ -174,11 +175,12 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
 
         async def go() -> dict[str, Any]:
             scope, _, uid = user_of(mcp_ctx, user_id)
-            res = await ctx.search(
-                query, uid, limit=limit, tier=tier, memory_type=memory_type, include_superseded=include_superseded,
-                min_score=min_score, agent_id=agent_id, run_id=run_id, metadata=metadata,
-                track_access=False if scope.read_only else None,
-            )  # fmt: skip
+            with calls_from("mcp", scope.key_id):
+                res = await ctx.search(
+                    query, uid, limit=limit, tier=tier, memory_type=memory_type, include_superseded=include_superseded,
+                    min_score=min_score, agent_id=agent_id, run_id=run_id, metadata=metadata,
+                    track_access=False if scope.read_only else None,
+                )  # fmt: skip
             return {
                 "results": [
                     {
@@ -221,10 +223,11 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
 
         async def go() -> str:
             scope, external, uid = user_of(mcp_ctx, user_id)
-            res = await ctx.context(
-                query, uid, conversation_id or None, budget_tokens=budget_tokens, memory_limit=limit,
-                agent_id=agent_id, run_id=run_id, track_access=False if scope.read_only else None,
-            )  # fmt: skip
+            with calls_from("mcp", scope.key_id):
+                res = await ctx.context(
+                    query, uid, conversation_id or None, budget_tokens=budget_tokens, memory_limit=limit,
+                    agent_id=agent_id, run_id=run_id, track_access=False if scope.read_only else None,
+                )  # fmt: skip
             return res.text or f"Nothing remembered about {external} bears on: {query}"
 
         return await guarded(go)

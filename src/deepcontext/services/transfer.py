@@ -4,7 +4,7 @@ Format (one JSON object per line): a header ``{"record": "header", "format": "de
 "version": 1, "user_id", "exported_at", "embedder", "dimensions"}``, then one record per row
 ``{"record": "<table>", ...columns}`` for conversations, turns, turn_edges, entities, relations,
 memories (embedding as base64 float32), memory_sources, memory_entities, memory_links,
-memory_history and kv. Ids are the source database's; an import gives fresh ids and remaps every
+memory_history, kv and the activity log (left out by an import). Ids are the source database's; an import gives fresh ids and remaps every
 reference, so memories come back with the same text, status, provenance and history.
 """
 
@@ -33,6 +33,9 @@ __all__ = ["FORMAT", "VERSION", "export_records", "import_records"]
 
 FORMAT = "deepcontext-export"
 VERSION = 1
+#: exported for the record, never imported: the activity log speaks of the source database's memory
+#: ids and of calls made there
+LOG_RECORDS = frozenset({"activity", "activity_hits"})
 
 
 def _to_json(table: Any, row: dict[str, Any]) -> dict[str, Any]:
@@ -124,10 +127,13 @@ async def import_records(
         kind = rec.get("record")
         if not isinstance(kind, str):
             raise ValidationError(f"record {i} names no table (key 'record')", field="records")
+        if kind in LOG_RECORDS:
+            continue
         rows.append((kind, _from_json(store, kind, rec)))
     same_model = header.get("embedder") == embedder.model_id and header.get("dimensions") == embedder.dimensions
     # the records' content, not the header (two exports of the same rows are the same import)
-    fingerprint = await asyncio.to_thread(_fingerprint, records[1:])
+    content = [r for r in records[1:] if r.get("record") not in LOG_RECORDS]
+    fingerprint = await asyncio.to_thread(_fingerprint, content)
     if part_size is None or len(rows) <= part_size:
         await _embed_missing(embedder, rows, same_model)
         counts = await asyncio.to_thread(store.import_rows, target, rows, now, fingerprint=fingerprint)

@@ -24,6 +24,15 @@ from deepcontext.store.interface import (
 
 if TYPE_CHECKING:
     from deepcontext.settings import DeepContextSettings
+    from deepcontext.store.activity import (
+        ActivityFilters,
+        ActivityRow,
+        count_activity,
+        get_activity,
+        list_activity,
+        memory_retrievals,
+        write_activity,
+    )
     from deepcontext.store.apikeys import (
         ApiKey,
         create_key,
@@ -45,6 +54,18 @@ if TYPE_CHECKING:
 
 #: what the package re-exports from its modules, loaded on first use
 _LAZY: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "ActivityFilters",
+            "ActivityRow",
+            "count_activity",
+            "get_activity",
+            "list_activity",
+            "memory_retrievals",
+            "write_activity",
+        ),
+        "activity",
+    ),  # fmt: skip
     **dict.fromkeys(
         ("ApiKey", "create_key", "create_session", "end_session", "list_keys", "revoke_key", "session_key", "verify_key"),
         "apikeys",
@@ -72,7 +93,14 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "ActivityFilters",
+    "ActivityRow",
     "SLOT_KEY_PREFIX",
+    "count_activity",
+    "get_activity",
+    "list_activity",
+    "memory_retrievals",
+    "write_activity",
     "V01_TABLES",
     "create_key",
     "create_session",

@@ -271,6 +271,40 @@ def _v11_ui_sessions(md: MetaData, dim: int) -> None:
     )
 
 
+def _v12_activity(md: MetaData, dim: int) -> None:
+    """The activity log: each recorded search or context call (``details``: its parameters, results
+    and what a context included and left out, as JSON) and, per result, a row naming the memory,
+    so a memory's page finds the calls that retrieved it by index."""
+    Table(
+        "activity",
+        md,
+        Column("id", pk_type, primary_key=True, autoincrement=True),
+        Column("user_id", String(255), nullable=False),
+        Column("kind", String(16), nullable=False),
+        Column("via", String(16), nullable=False),
+        Column("key_id", String(32), nullable=True),
+        Column("agent_id", String(255), nullable=True),
+        Column("run_id", String(255), nullable=True),
+        Column("conversation_id", String(255), nullable=True),
+        Column("query", Text, nullable=False),
+        Column("took_ms", Float, nullable=True),
+        Column("created_at", UTCDateTime, nullable=False),
+        Column("details", JSONType, nullable=False, default=dict),
+        Index("ix_activity_user", "user_id", "id"),
+        Index("ix_activity_user_time", "user_id", "created_at"),
+        sqlite_autoincrement=True,  # an id is never given again once pruned: a bookmarked call stays gone
+    )
+    Table(
+        "activity_hits",
+        md,
+        Column("activity_id", pk_type, ForeignKey("activity.id", ondelete="CASCADE"), primary_key=True),
+        Column("memory_id", pk_type, primary_key=True),
+        Column("user_id", String(255), nullable=False),
+        Column("rank", Integer, nullable=False),
+        Index("ix_activity_hits_memory", "user_id", "memory_id", "activity_id"),
+    )
+
+
 #: the keyword index's FTS5 tables (memory_fts, memory_fts_past): columns and tokenizer
 _SQLITE_FTS_COLUMNS = "body, uid, tokenize = 'porter unicode61 remove_diacritics 2'"
 
@@ -556,6 +590,7 @@ MIGRATIONS: list[Migration] = [
         "the inspector's sign-in sessions (the browser's cookie holds a session id, never an API key)",
         [CreateTables(_v11_ui_sessions)],
     ),
+    Migration(12, "the activity log: recorded search and context calls", [CreateTables(_v12_activity)]),
 ]
 # versions need not be consecutive (a number may be left free), only increasing
 MIGRATIONS.sort(key=lambda m: m.version)

@@ -50,11 +50,15 @@ class Tables:
         self.locks: Table = t["locks"]
         self.api_keys: Table = t["api_keys"]
         self.ui_sessions: Table = t["ui_sessions"]
+        self.activity: Table = t["activity"]
+        self.activity_hits: Table = t["activity_hits"]
 
     @property
     def user_tables(self) -> list[Table]:
         """Every table holding per-user rows, children first (safe delete order)."""
         return [
+            self.activity_hits,
+            self.activity,
             self.memory_entities,
             self.memory_links,
             self.memory_sources,

@@ -29,7 +29,7 @@ class Transfer:
 
     EXPORT_ORDER = (
         "conversations", "turns", "turn_edges", "entities", "relations", "memories",
-        "memory_sources", "memory_entities", "memory_links", "memory_history", "kv",
+        "memory_sources", "memory_entities", "memory_links", "memory_history", "kv", "activity",
     )  # fmt: skip
 
     def export_rows(self, user_id: str) -> Iterator[tuple[str, dict[str, Any]]]:

@@ -11,6 +11,7 @@ import importlib.util
 import logging
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from urllib.parse import urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -49,12 +50,14 @@ def create_inspector(state: ServerState) -> FastAPI:
     """The inspector as an ASGI app sharing ``state`` (engine and auth settings) with the API."""
     from starlette.exceptions import HTTPException as StarletteHTTPException
 
+    from deepcontext.server.inspector.activity_pages import router as activity_router
     from deepcontext.server.inspector.pages import error_page, http_error_page, render, router
     from deepcontext.server.inspector.security import SignInRequired
 
     ui = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     ui.state.deepcontext = state
     ui.include_router(router)
+    ui.include_router(activity_router)
 
     @ui.middleware("http")
     async def headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -66,8 +69,12 @@ def create_inspector(state: ServerState) -> FastAPI:
     async def sign_in(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, SignInRequired)
         if request.method == "GET" and exc.message is None:
-            return RedirectResponse(request.scope.get("root_path", "") + "/login", status_code=303)
-        return render(request, None, "login.html", status_code=401, message=exc.message or "sign in first")
+            # back to the page that was asked for once signed in (its path and query, under /ui)
+            asked = request.url.path.removeprefix(request.scope.get("root_path", "")) or "/"
+            asked += f"?{request.url.query}" if request.url.query else ""
+            query = "" if asked == "/" else "?" + urlencode({"next": asked})
+            return RedirectResponse(request.scope.get("root_path", "") + "/login" + query, status_code=303)
+        return render(request, None, "login.html", status_code=401, message=exc.message or "sign in first", next_page=None)
 
     @ui.exception_handler(DeepContextError)
     async def failed(request: Request, exc: Exception) -> Response:

@@ -399,3 +399,10 @@ def lifecycle_preview(store: Any, settings: Any, user_id: str, now: datetime, *,
             ).scalar_one()
         )  # fmt: skip
     return pv
+
+
+def retrievals(store: Any, user_id: str, memory_id: int, limit: int) -> list[tuple[Any, int]]:
+    """The newest recorded calls that returned the memory, with its rank in each."""
+    from deepcontext.store import memory_retrievals
+
+    return memory_retrievals(store, user_id, memory_id, limit=limit)

@@ -37,6 +37,7 @@ from deepcontext.server.inspector.svg import curve_plot, dag_layout, force_layou
 from deepcontext.server.routes._util import scope_users
 from deepcontext.server.schemas import MAX_INT64
 from deepcontext.server.tenancy import Scope
+from deepcontext.services.activity import calls_from
 from deepcontext.services.validation import parse_filters
 from deepcontext.store.interface import MemoryFilters
 from deepcontext.text import entity_norm
@@ -70,6 +71,8 @@ ALMOST_SURELY_IRRELEVANT = 0.01
 #: memories listed per page on an entity's graph page, and the most counted
 ENTITY_PAGE = 30
 ENTITY_COUNT_CAP = 5_000
+#: recorded calls that returned a memory, listed on its page
+RETRIEVALS_SHOWN = 10
 #: the most nodes a conversation's picture or the graph shows
 MAX_DAG_NODES = 400
 MAX_GRAPH_NODES = 1500
@@ -132,9 +135,22 @@ async def _need_user(
 
 
 @router.get("/login", response_class=HTMLResponse)
-async def login_form(request: Request) -> HTMLResponse:
-    """The sign-in form (the key is posted, never put in a URL)."""
-    return render(request, None, "login.html", message=None)
+async def login_form(request: Request, next: str | None = None) -> HTMLResponse:  # noqa: A002 - the usual name
+    """The sign-in form (the key is posted, never put in a URL); ``next``: the page to open after."""
+    return render(request, None, "login.html", message=None, next_page=_next_page(next))
+
+
+def _next_page(value: object) -> str | None:
+    """A page of the inspector to return to after signing in: a path under it (with its query),
+    never another site (``//host``, a scheme, a backslash), nor the sign-in pages themselves."""
+    if not isinstance(value, str) or not value.startswith("/") or len(value) > 2000:
+        return None
+    if value.startswith("//") or "\\" in value or any(ord(ch) < 32 for ch in value):
+        return None
+    path = value.split("?", 1)[0]
+    if path in ("/login", "/logout") or ":" in path:
+        return None
+    return value
 
 
 @router.post("/login", response_class=HTMLResponse)
@@ -143,16 +159,17 @@ async def login(request: Request, ctx: Ctx) -> Response:
     form = await request.form()
     check_csrf(request, form)
     key = form.get("key")
+    next_page = _next_page(form.get("next"))
     if not isinstance(key, str) or not key.strip():
-        return render(request, None, "login.html", status_code=401, message="enter an API key")
+        return render(request, None, "login.html", status_code=401, message="enter an API key", next_page=next_page)
     try:
         session = await sign_in(ctx, key.strip())
     except AuthError:
-        return render(request, None, "login.html", status_code=401, message="that key is not valid")
+        return render(request, None, "login.html", status_code=401, message="that key is not valid", next_page=next_page)
     except ReadOnlyDatabaseError:
         message = "this database is read-only, so no sign-in can be recorded: run `deepcontext ui` on this machine instead"
-        return render(request, None, "login.html", status_code=503, message=message)
-    response = RedirectResponse(request.scope.get("root_path", "") + "/", status_code=303)
+        return render(request, None, "login.html", status_code=503, message=message, next_page=next_page)
+    response = RedirectResponse(request.scope.get("root_path", "") + (next_page or "/"), status_code=303)
     set_session_cookie(request, response, session)
     return response
 
@@ -272,11 +289,12 @@ async def memories_page(
     common: dict[str, Any] = dict(user=ext, form=form, all_tiers=[t.value for t in MemoryTier], all_types=[t.value for t in MemoryType],
                   all_statuses=[s.value for s in MemoryStatus])  # fmt: skip
     if q and q.strip():
-        res = await ctx.search(
-            q, uid, limit=PAGE_SIZE, tier=tiers or None, memory_type=types or None, conversation_id=conversation or None,
-            after=after or None, before=before or None, metadata=meta, agent_id=agent or None, run_id=run or None,
-            track_access=False,
-        )  # fmt: skip
+        with calls_from("inspector"):  # a preview: never in the activity log
+            res = await ctx.search(
+                q, uid, limit=PAGE_SIZE, tier=tiers or None, memory_type=types or None, conversation_id=conversation or None,
+                after=after or None, before=before or None, metadata=meta, agent_id=agent or None, run_id=run or None,
+                track_access=False,
+            )  # fmt: skip
         best = max((r.score for r in res.results), default=0.0)
         return render(request, scope, "memories.html", results=res.results, took_ms=res.took_ms,
                       nothing_relevant=best < ALMOST_SURELY_IRRELEVANT, best=best, cut=ALMOST_SURELY_IRRELEVANT,
@@ -308,17 +326,18 @@ async def memory_page(
     history = await ctx.history(memory_id, uid)
     store = ctx.store
 
-    def more() -> tuple[list[Any], list[Any], list[Any]]:
+    def more() -> tuple[list[Any], list[Any], list[Any], list[Any]]:
         turns = store.get_turns(uid, [s.turn_id for s in mem.sources])
         linked = store.memory_links(uid, [memory_id], 20).get(memory_id, [])
         related = list(dict.fromkeys([*linked, *mem.consolidated_from, *([mem.superseded_by] if mem.superseded_by else [])]))
         others = store.get_memories(uid, related, details=False) if related else []
-        return turns, linked, others
+        return turns, linked, others, data.retrievals(store, uid, memory_id, RETRIEVALS_SHOWN)
 
-    turns, linked, others = await asyncio.to_thread(more)
+    turns, linked, others, retrieved = await asyncio.to_thread(more)
     by_id = {m.id: m for m in others}
     return render(request, scope, "memory.html", user=ext, mem=mem, history=history, turns=turns,
-                  linked=[by_id[i] for i in linked if i in by_id], by_id=by_id, notice=notice)  # fmt: skip
+                  linked=[by_id[i] for i in linked if i in by_id], by_id=by_id, notice=notice,
+                  retrieved=retrieved)  # fmt: skip
 
 
 async def _write_form(request: Request, scope: Scope) -> tuple[Any, str, str]:
@@ -521,7 +540,8 @@ async def context_page(
     ext, uid = picked
     result = None
     if q and q.strip():
-        result = await ctx.context(q, uid, conversation or None, budget_tokens=budget, track_access=False)
+        with calls_from("inspector"):
+            result = await ctx.context(q, uid, conversation or None, budget_tokens=budget, track_access=False)
     return render(
         request, scope, "context.html", user=ext, q=q or "", budget=budget, conversation=conversation or "", result=result
     )

@@ -27,6 +27,7 @@ ROUTER_MODULES = [
     "deepcontext.server.routes.conversations",
     "deepcontext.server.routes.users",
     "deepcontext.server.routes.lifecycle",
+    "deepcontext.server.routes.activity",
 ]
 
 

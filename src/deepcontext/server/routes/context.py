@@ -11,6 +11,7 @@ from deepcontext.context.results import ContextResult
 from deepcontext.server.auth import Ctx, ReadScope
 from deepcontext.server.problems import PROBLEM_RESPONSES
 from deepcontext.server.schemas import ConversationId, JsonFloat, NumberOnly, Query, ScopeIds, UserId
+from deepcontext.services.activity import calls_from
 
 __all__ = ["ContextBody", "SharesBody", "router"]
 
@@ -59,7 +60,13 @@ async def context(body: ContextBody, scope: ReadScope, ctx: Ctx) -> ContextResul
     intent selects and the conversation's path, within ``budget_tokens``; with the breakdown (what
     is included and why, tokens per part, what was left out and why)."""
     shares = body.shares.model_dump(exclude_none=True) if body.shares else None
-    res = await ctx.context(
+    with calls_from("rest", scope.key_id):
+        res = await _context(body, scope, ctx, shares)
+    return res.model_copy(update={"user_id": scope.external(res.user_id)})
+
+
+async def _context(body: ContextBody, scope: ReadScope, ctx: Ctx, shares: dict[str, float] | None) -> ContextResult:
+    return await ctx.context(
         body.query,
         scope.user(body.user_id),
         body.conversation_id,
@@ -73,4 +80,3 @@ async def context(body: ContextBody, scope: ReadScope, ctx: Ctx) -> ContextResul
         run_id=body.run_id,
         track_access=False if scope.read_only else None,
     )
-    return res.model_copy(update={"user_id": scope.external(res.user_id)})

@@ -8,6 +8,7 @@ from deepcontext.server.auth import Ctx, ReadScope
 from deepcontext.server.problems import PROBLEM_RESPONSES
 from deepcontext.server.routes._util import external_search
 from deepcontext.server.schemas import SearchBody
+from deepcontext.services.activity import calls_from
 from deepcontext.types import SearchResponse
 
 __all__ = ["router"]
@@ -19,7 +20,13 @@ router = APIRouter(prefix="/v1", tags=["search"], responses=PROBLEM_RESPONSES)
 async def search(body: SearchBody, scope: ReadScope, ctx: Ctx) -> SearchResponse:
     """Vector + keyword + graph, fused by weighted RRF and rescored; every leg honours the filters.
     Each result's score is its calibrated relevance in [0, 1]."""
-    res = await ctx.search(
+    with calls_from("rest", scope.key_id):
+        res = await _search(body, scope, ctx)
+    return external_search(scope, res)
+
+
+async def _search(body: SearchBody, scope: ReadScope, ctx: Ctx) -> SearchResponse:
+    return await ctx.search(
         body.query,
         scope.user(body.user_id),
         limit=body.limit,
@@ -37,4 +44,3 @@ async def search(body: SearchBody, scope: ReadScope, ctx: Ctx) -> SearchResponse
         run_id=body.run_id,
         track_access=False if scope.read_only else None,
     )
-    return external_search(scope, res)

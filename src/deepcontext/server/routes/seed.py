@@ -29,6 +29,7 @@ from deepcontext.server.schemas import (
     SeedSearchBody,
     UpdateBody,
 )
+from deepcontext.services.activity import calls_from
 from deepcontext.types import AddResponse, SearchResponse
 
 __all__ = ["router"]
@@ -54,16 +55,17 @@ async def add_memory(body: SeedAddBody, scope: WriteScope, ctx: Ctx) -> AddRespo
 @router.post("/memory/search", response_model=SearchResponse, responses=PROBLEM_RESPONSES)
 async def search_memory(body: SeedSearchBody, scope: ReadScope, ctx: Ctx) -> SearchResponse:
     """Hybrid search (vector + keyword + graph)."""
-    res = await ctx.search(
-        body.query,
-        scope.user(body.user_id),
-        limit=body.limit,
-        tier=body.tier.value if body.tier else None,
-        memory_type=body.memory_type.value if body.memory_type else None,
-        include_graph=body.include_graph,
-        min_score=body.min_score,
-        track_access=False if scope.read_only else None,
-    )
+    with calls_from("rest", scope.key_id):
+        res = await ctx.search(
+            body.query,
+            scope.user(body.user_id),
+            limit=body.limit,
+            tier=body.tier.value if body.tier else None,
+            memory_type=body.memory_type.value if body.memory_type else None,
+            include_graph=body.include_graph,
+            min_score=body.min_score,
+            track_access=False if scope.read_only else None,
+        )
     return external_search(scope, res)
 
 
