@@ -52,6 +52,17 @@ def test_bad_input_is_refused_clearly(tmp_path: Path) -> None:
     p = bench(tmp_path, "--data", str(bad))
     assert p.returncode != 0 and "kind 1-7" in p.stderr
     p = bench(tmp_path, "--data", str(bad), "--part", "everything")
-    assert p.returncode != 0 and "--part must be dev, held-out or all" in p.stderr
+    assert p.returncode != 0 and "--part must be dev, held-out, blind or all" in p.stderr
     p = bench(tmp_path, "--data", str(tmp_path / "missing.jsonl"))
     assert p.returncode != 0 and "not found" in p.stderr
+
+
+def test_a_blind_part_runs_on_its_own(tmp_path: Path) -> None:
+    blind = {"id": "b", "kind": 2, "part": "blind", "statements": ["I live in Cork.", "My sister moved to Galway."],
+             "question": "Where do I live?", "first": "Cork", "not_first": "Galway"}  # fmt: skip
+    data = _write(tmp_path / "blind.jsonl", CASES[0], blind)
+    p = bench(tmp_path, "--data", str(data), "--part", "blind", "--json")
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout)
+    assert report["cases"] == 1 and report["passed"] == 1
+    assert report["by_kind"]["2"] == {"blind": {"passed": 1, "cases": 1}}

@@ -4,7 +4,7 @@ The kinds: (1) an update must not erase what it did not change; (2) another pers
 the user's; (3) changes said as events; (4) a self-introduction names the user; (5) recurring times
 stay as said; (6) text a careful person would write; (7) slots of the right kind. Each case, one
 JSON object a line: ``id``, ``kind`` (1-7), ``part`` (``dev``, or ``held-out``: written apart and
-never used to choose anything), ``statements`` (said by the user in order, each in a session of its
+never used to choose anything, or ``blind``: written by someone who never read the rules), ``statements`` (said by the user in order, each in a session of its
 own a month after the one before, among filler chat), ``question``, ``first`` (text the first
 search result must hold), ``not_first`` (text it must not hold, or null), ``must_contain`` /
 ``must_not_contain`` (texts some active memory must hold / no active memory may hold). A case passes
@@ -36,7 +36,7 @@ KINDS = {
     6: "text a careful person writes",
     7: "slots of the right kind",
 }
-PARTS = ("dev", "held-out")
+PARTS = ("dev", "held-out", "blind")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +96,7 @@ def load_everyday(path: Path) -> list[EverydayCase]:
         except (json.JSONDecodeError, KeyError, TypeError) as exc:
             raise ValidationError(f"{path.name} line {n}: not a case ({exc})") from exc
         if case.kind not in KINDS or case.part not in PARTS or not case.statements or not case.question:
-            raise ValidationError(f"{path.name} line {n}: kind 1-7, part dev|held-out, statements and question needed")
+            raise ValidationError(f"{path.name} line {n}: kind 1-7, part dev|held-out|blind, statements and question needed")
         cases.append(case)
     return cases
 

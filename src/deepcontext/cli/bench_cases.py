@@ -81,7 +81,7 @@ def updates(
 @bench.command()
 def everyday(
     data: Path = typer.Option(None, "--data", help="Labelled cases, JSON lines (default benchmarks/data/everyday.jsonl)"),
-    part: str = typer.Option("all", "--part", help="Which part to run: dev, held-out or all"),
+    part: str = typer.Option("all", "--part", help="Which part to run: dev, held-out, blind or all"),
     filler: int = typer.Option(20, "--filler", min=0, help="Everyday chat turns around each statement"),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON"),
     db: str = typer.Option(None, "--db", help="Database to use (default: a temporary SQLite file)"),
@@ -89,13 +89,13 @@ def everyday(
 ) -> None:
     """Memories that stay true: labelled everyday cases of seven kinds (an update keeps what it did not
     change, another person's change, changes said as events, self-introductions, recurring times,
-    careful text, slots of the right kind); the share passing per kind, on the dev and held-out parts."""
+    careful text, slots of the right kind); the share passing per kind, on the dev, held-out and blind parts."""
     from deepcontext.bench.everyday import DEFAULT_EVERYDAY, KINDS, PARTS, EverydayReport, run_everyday
     from deepcontext.bench.report import markdown_table
     from deepcontext.errors import ValidationError
 
     if part not in ("all", *PARTS):
-        fail(f"--part must be dev, held-out or all, not {part!r}")
+        fail(f"--part must be dev, held-out, blind or all, not {part!r}")
     path, extra, c = _labelled(data, DEFAULT_EVERYDAY, settings, json_out=json_out)
     run = partial(run_everyday, path, part=None if part == "all" else part, filler=filler, db_url=database_url(db))
     try:
