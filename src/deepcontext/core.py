@@ -15,7 +15,7 @@ import builtins
 import logging
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -352,6 +352,30 @@ class DeepContext:
         """Change a memory's text (re-embedded; the old text stays in its history) and, when given,
         replace its metadata."""
         return await self._wired().memories.update(memory_id, text, user_id, metadata=metadata)
+
+    async def pin(self, memory_id: int, user_id: str) -> Memory:
+        """Pin a memory: never decayed, consolidated or cleaned up, and always in ``context``."""
+        return await self._wired().memories.pin(memory_id, user_id, True)
+
+    async def unpin(self, memory_id: int, user_id: str) -> Memory:
+        """Unpin a memory: it fades and merges like any other again."""
+        return await self._wired().memories.pin(memory_id, user_id, False)
+
+    async def restore(self, memory_id: int, user_id: str) -> Memory:
+        """Make a deleted or decayed memory active again (its history says so); a superseded or
+        merged one cannot be (ValidationError): its replacement holds what it said."""
+        return await self._wired().memories.restore(memory_id, user_id)
+
+    async def set_metadata(self, memory_id: int, user_id: str, metadata: Mapping[str, Any]) -> Memory:
+        """Replace a memory's metadata, its text unchanged (the history keeps the old metadata)."""
+        return await self._wired().memories.set_metadata(memory_id, user_id, metadata)
+
+    async def set_expiry(
+        self, memory_id: int, user_id: str, expires_at: datetime | str | None = None, *, ttl: float | timedelta | None = None
+    ) -> Memory:
+        """When a memory expires: at ``expires_at``, or ``ttl`` (seconds or a timedelta) from now;
+        neither clears its expiry."""
+        return await self._wired().memories.set_expiry(memory_id, user_id, expires_at, ttl=ttl)
 
     async def delete(self, memory_id: int, user_id: str) -> dict[str, Any]:
         """Soft-delete a memory: gone from search and list, kept in history."""

@@ -154,7 +154,8 @@ async def test_tenants_and_user_lists_hold(api: Api) -> None:
     async with browser(api, api.key("acme", users=["bob"])) as (c, _):
         users = (await c.get("/ui/")).text
         assert ">bob<" in users and ">ana<" not in users
-        for path in ("/ui/memories", "/ui/graph", "/ui/lifecycle", "/ui/context", "/ui/conversations", "/ui/memory/1"):
+        for path in ("/ui/memories", "/ui/graph", "/ui/lifecycle", "/ui/context", "/ui/conversations", "/ui/memory/1",
+                     "/ui/user", "/ui/export", "/ui/activity"):  # fmt: skip
             r = await c.get(path, params={"user": "ana", "q": "Ana"})
             assert r.status_code == 403, path
             assert "Orbital" not in r.text
@@ -171,6 +172,11 @@ async def test_read_only_keys_see_no_write_controls_and_cannot_write(api: Api) -
             (f"/ui/memory/{mid}/forget", {}),
             (f"/ui/memory/{mid}/edit", {"text": "changed"}),
             ("/ui/lifecycle/run", {}),
+            (f"/ui/memory/{mid}/pin", {}),
+            (f"/ui/memory/{mid}/restore", {}),
+            (f"/ui/memory/{mid}/metadata", {"metadata": "{}"}),
+            (f"/ui/memory/{mid}/expiry", {"expires_at": ""}),
+            ("/ui/user/delete", {"confirm": "ana"}),
         ):
             r = await c.post(path, data={"user": "ana", "csrf": token, **form})
             assert r.status_code == 403 and "read-only" in r.text, path

@@ -382,7 +382,13 @@ def test_activity_shows_what_an_agent_was_given(driver: Any, site: Site) -> None
     body = {"user_id": "ana", "query": "who recommended a book"}
     found = httpx.post(f"{site.url}/v1/search", json=body, headers=headers, timeout=30).json()["results"]
     assert found
-    driver.get(site.url + "/ui/activity?user=ana&via=rest&kind=search")
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    def listed(d: Any) -> bool:  # the server writes its records a moment after the call returns
+        d.get(site.url + "/ui/activity?user=ana&via=rest&kind=search")
+        return bool(all_by(d, "#calls tbody tr"))
+
+    WebDriverWait(driver, 20, poll_frequency=0.5).until(listed)
     row = by(driver, "#calls tbody tr")
     assert "who recommended a book" in row.text and "rest" in row.text
     shot(driver, "activity")
@@ -399,3 +405,33 @@ def test_activity_shows_what_an_agent_was_given(driver: Any, site: Site) -> None
     # the first result's page names the call
     driver.get(f"{site.url}/ui/memory/{found[0]['memory_id']}?user=ana")
     assert "who recommended a book" in by(driver, "#retrievals").text
+
+
+def test_dashboard_actions(driver: Any, site: Site) -> None:
+    import httpx
+
+    headers = {"X-API-Key": site.writer}
+    said = {"user_id": "temp", "messages": [{"role": "user", "content": "I keep bees on the allotment."}], "agent_id": "gardener"}
+    assert httpx.post(f"{site.url}/v1/memories", json=said, headers=headers, timeout=30).status_code == 201
+    driver.get(site.url + "/ui/memories?user=temp")
+    go(driver, by(driver, "a.memory-link"))
+    go(driver, by(driver, "#pin"))
+    assert "memory pinned" in by(driver, "#notice").text and by(driver, "#pin").text == "Unpin"
+    meta = by(driver, "#edit-metadata")
+    meta.clear()
+    meta.send_keys('{"source": "garden"}')
+    go(driver, by(driver, "#save-metadata"))
+    assert "metadata changed" in by(driver, "#history").text and "garden" in by(driver, "dl.facts").text
+    driver.get(site.url + "/ui/user?user=temp")
+    assert "gardener" in by(driver, "#agents").text and by(driver, "#export-csv").get_attribute("href").endswith("format=csv")
+    shot(driver, "user")
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    by(driver, "#confirm-user").send_keys("temp")
+    page = by(driver, "html")
+    by(driver, "#delete-user-button").click()
+    WebDriverWait(driver, 10).until(ec.alert_is_present()).accept()
+    wait_gone(driver, page)
+    assert "deleted user temp" in by(driver, "#notice").text
+    assert "temp" not in [a.text for a in all_by(driver, "a.user-link")]

@@ -40,6 +40,7 @@ PAGES: dict[str, tuple[str, dict[str, Any]]] = {
     "graph (150 entities)": ("/ui/graph", {"user": USER}),
     "lifecycle preview": ("/ui/lifecycle", {"user": USER}),
     "context preview": ("/ui/context", {"user": USER, "q": "What trips are planned?", "budget": 2000}),
+    "one user (agents and runs)": ("/ui/user", {"user": USER}),
     "activity (newest 50 calls)": ("/ui/activity", {"user": USER}),
     "one recorded call": ("/ui/activity/{call}", {"user": USER}),
     "one call, run again now": ("/ui/activity/{call}", {"user": USER, "again": "1"}),

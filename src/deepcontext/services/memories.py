@@ -20,8 +20,10 @@ from deepcontext.services.validation import (
     check_limit,
     check_text,
     check_user_name,
+    expiry,
     parse_filters,
 )
+from deepcontext.store.interface import MemoryEdit
 from deepcontext.text import content_hash, entity_norm
 from deepcontext.types import HistoryEntry, Memory, MemoryPage, MemoryStatus, Turn
 
@@ -98,6 +100,35 @@ class MemoryService:
             metadata=dict(metadata) if metadata is not None else None,
         )
         return {"memory_id": mem.id, "text": mem.text, "status": "updated"}
+
+    async def pin(self, memory_id: int, user_id: str, pinned: bool = True) -> Memory:
+        """Pin a memory (never decayed, consolidated or cleaned up; always in ``context``) or unpin it."""
+        check_flag(pinned, "pinned")
+        return await self._change(memory_id, user_id, MemoryEdit(pinned=pinned, reason="pinned" if pinned else "unpinned"))
+
+    async def restore(self, memory_id: int, user_id: str) -> Memory:
+        """Make a deleted or decayed memory active again (ValidationError for other statuses)."""
+        return await self._change(memory_id, user_id, MemoryEdit(restore=True, reason="restored"))
+
+    async def set_metadata(self, memory_id: int, user_id: str, metadata: Mapping[str, Any]) -> Memory:
+        """Replace a memory's metadata, its text unchanged."""
+        if not isinstance(metadata, Mapping):
+            raise ValidationError("metadata must be an object", field="metadata")
+        check_json(metadata, "metadata")
+        return await self._change(memory_id, user_id, MemoryEdit(metadata=dict(metadata), reason="metadata changed"))
+
+    async def set_expiry(
+        self, memory_id: int, user_id: str, expires_at: datetime | str | None = None, *, ttl: Any = None
+    ) -> Memory:
+        """When the memory expires (``expires_at`` or ``ttl`` from now); neither: it never does."""
+        when = expiry(self.clock.now(), expires_at, ttl)
+        edit = MemoryEdit(expires_at=when, clear_expiry=when is None, reason="expiry set" if when else "expiry cleared")
+        return await self._change(memory_id, user_id, edit)
+
+    async def _change(self, memory_id: int, user_id: str, edit: MemoryEdit) -> Memory:
+        user_id = check_id(user_id, "user_id")
+        mid = check_memory_id(memory_id)
+        return await self._db(self.store.change_memory, user_id, mid, edit, now=self.clock.now(), actor="user")
 
     async def delete(self, memory_id: int, user_id: str) -> dict[str, Any]:
         """Soft-delete a memory: gone from search and list, kept in history."""

@@ -21,6 +21,7 @@ from deepcontext.store.records import (
     AddPlan,
     EntityUpsert,
     MemoryChange,
+    MemoryEdit,
     MemoryFilters,
     MemoryRewrite,
     NewMemory,
@@ -42,6 +43,7 @@ __all__ = [
     "AddPlan",
     "EntityUpsert",
     "MemoryChange",
+    "MemoryEdit",
     "MemoryFilters",
     "MemoryRewrite",
     "NewMemory",
@@ -100,6 +102,13 @@ class Store(ABC):
         metadata: dict[str, Any] | None = None,
     ) -> Memory:
         """Change a memory's text in place; the old text goes to history. Raises MemoryNotFoundError."""
+
+    @abstractmethod
+    def change_memory(self, user_id: str, memory_id: int, change: MemoryEdit, *, now: datetime, actor: str) -> Memory:
+        """Pin or unpin, replace the metadata, set or clear the expiry, or restore a deleted or
+        decayed memory (``change``); one history entry (RESTORE or UPDATE, with what changed in
+        its details). Raises MemoryNotFoundError, or ValidationError for a memory that cannot be
+        restored."""
 
     @abstractmethod
     def delete_memory(self, user_id: str, memory_id: int, *, now: datetime, actor: str, reason: str | None) -> Memory:

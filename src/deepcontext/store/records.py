@@ -19,6 +19,7 @@ __all__ = [
     "AddPlan",
     "EntityUpsert",
     "MemoryChange",
+    "MemoryEdit",
     "MemoryFilters",
     "MemoryRewrite",
     "NewMemory",
@@ -190,6 +191,25 @@ class AddOutcome:
     inserted: list[bool]
     entity_ids: dict[str, int]
     relations_written: int
+
+
+@dataclass(slots=True, frozen=True)
+class MemoryEdit:
+    """What a change of a memory's details sets (None: left as it is). ``clear_expiry`` removes
+    the expiry; ``restore`` makes a deleted or decayed memory active again."""
+
+    pinned: bool | None = None
+    metadata: dict[str, Any] | None = None
+    expires_at: datetime | None = None
+    clear_expiry: bool = False
+    restore: bool = False
+    reason: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        return (
+            self.pinned is None and self.metadata is None and self.expires_at is None and not (self.clear_expiry or self.restore)
+        )
 
 
 @dataclass(slots=True, frozen=True)

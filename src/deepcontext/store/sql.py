@@ -31,7 +31,7 @@ from deepcontext.errors import (
 )
 from deepcontext.settings import KEYWORD_CONTEXT_TURNS
 from deepcontext.store.indexes import KeywordIndex, VectorIndex
-from deepcontext.store.interface import AddOutcome, AddPlan, MemoryFilters, MemoryRewrite, RankFields, Store
+from deepcontext.store.interface import AddOutcome, AddPlan, MemoryEdit, MemoryFilters, MemoryRewrite, RankFields, Store
 from deepcontext.store.metafilter import compile_filter, parse_metadata_filter
 from deepcontext.store.migrations import MIGRATIONS, latest_version
 from deepcontext.store.schema import Tables, build_metadata
@@ -506,6 +506,9 @@ class SQLStore(Store):
 
     def delete_memory(self, user_id: str, memory_id: int, *, now: datetime, actor: str, reason: str | None) -> Memory:
         return self.writer.delete_memory(user_id, memory_id, now=now, actor=actor, reason=reason)
+
+    def change_memory(self, user_id: str, memory_id: int, change: MemoryEdit, *, now: datetime, actor: str) -> Memory:
+        return self.writer.change_memory(user_id, memory_id, change, now=now, actor=actor)
 
     def delete_memories(
         self, user_id: str, filters: MemoryFilters, *, now: datetime, actor: str, reason: str | None

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from sqlalchemy import Connection, delete, func, insert, select, update
 
-from deepcontext.errors import MemoryNotFoundError
-from deepcontext.store.interface import MemoryFilters, MemoryRewrite
+from deepcontext.errors import MemoryNotFoundError, ValidationError
+from deepcontext.store.interface import MemoryEdit, MemoryFilters, MemoryRewrite
 from deepcontext.store.sqlparts import chunks
 from deepcontext.types import HistoryEvent, Memory, MemoryStatus
 
@@ -206,6 +206,49 @@ class MemoryWriter:
                 old_text=row.text, new_text=text, actor=actor, reason=reason,
             )  # fmt: skip
         return self.s.memories.get_memories(user_id, [memory_id])[0]
+
+    def change_memory(self, user_id: str, memory_id: int, change: MemoryEdit, *, now: datetime, actor: str) -> Memory:
+        mt = self.s.t.memories
+        with self.s.transaction() as conn:
+            self.s.lock_user(conn, user_id)
+            row = self._restorable(conn, user_id, memory_id) if change.restore else self.active_memory(conn, user_id, memory_id)
+            rev = self.s.bump_user(conn, user_id, now)
+            values: dict[str, Any] = {"updated_at": now, "rev": rev}
+            details: dict[str, Any] = {}
+            if change.pinned is not None:
+                values["pinned"] = details["pinned"] = change.pinned
+            if change.metadata is not None:
+                values["metadata"] = change.metadata
+                details["metadata"] = {"old": row._mapping["metadata"] or {}, "new": change.metadata}
+            if change.expires_at is not None or change.clear_expiry:
+                values["expires_at"] = change.expires_at
+                details["expires_at"] = change.expires_at.isoformat() if change.expires_at else None
+            if change.restore:
+                # a deliberate restore counts as an access: its forgetting curve starts again
+                values.update(status=MemoryStatus.ACTIVE.value, valid_to=None, deleted_at=None, last_accessed_at=now,
+                              access_count=row.access_count + 1)  # fmt: skip
+                details["status"] = {"old": row.status, "new": MemoryStatus.ACTIVE.value}
+            conn.execute(update(mt).where(mt.c.id == memory_id).values(**values))
+            if change.restore:  # back in the keyword index, which holds active memories
+                self.s.unindex(conn, [memory_id])
+                self.index(conn, user_id, [(memory_id, row.text, self.verbatim_turns(conn, [memory_id]).get(memory_id))])
+            event = HistoryEvent.RESTORE if change.restore else HistoryEvent.UPDATE
+            self.history(
+                conn, user_id, memory_id, event, now, old_text=row.text, new_text=row.text, actor=actor,
+                reason=change.reason, details=details,
+            )  # fmt: skip
+        return self.s.memories.get_memories(user_id, [memory_id])[0]
+
+    def _restorable(self, conn: Connection, user_id: str, memory_id: int) -> Any:
+        mt = self.s.t.memories
+        row = conn.execute(select(mt).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == memory_id)).first()
+        if row is None:
+            raise MemoryNotFoundError(memory_id, user_id)
+        if row.status not in (MemoryStatus.DELETED.value, MemoryStatus.DECAYED.value):
+            raise ValidationError(
+                f"memory {memory_id} is {row.status}: only deleted or decayed memories can be restored", field="memory_id"
+            )
+        return row
 
     def delete_memory(self, user_id: str, memory_id: int, *, now: datetime, actor: str, reason: str | None) -> Memory:
         mt = self.s.t.memories

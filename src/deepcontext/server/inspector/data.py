@@ -406,3 +406,32 @@ def retrievals(store: Any, user_id: str, memory_id: int, limit: int) -> list[tup
     from deepcontext.store import memory_retrievals
 
     return memory_retrievals(store, user_id, memory_id, limit=limit)
+
+
+@dataclass(slots=True)
+class Scopes:
+    """A user's agents and runs: memories and turns of each (None: memories without one)."""
+
+    agents: list[tuple[str | None, int, int]] = field(default_factory=list)
+    runs: list[tuple[str | None, int, int]] = field(default_factory=list)
+
+
+def agents_and_runs(store: Any, user_id: str, limit: int = 200) -> Scopes:
+    """The agents and the runs the user's memories and turns were stored under, most used first."""
+    t = store.t
+    out = Scopes()
+    with store.connection() as conn:
+        for name, target in (("agent_id", out.agents), ("run_id", out.runs)):
+            counts: dict[str | None, list[int]] = {}
+            for table, slot in ((t.memories, 0), (t.turns, 1)):
+                col = table.c[name]
+                for value, n in conn.execute(
+                    select(col, func.count())
+                    .where(table.c.user_id == user_id)
+                    .group_by(col)
+                    .order_by(func.count().desc())
+                    .limit(limit)
+                ):
+                    counts.setdefault(value, [0, 0])[slot] = int(n)
+            target.extend(sorted(((k, m, n) for k, (m, n) in counts.items()), key=lambda r: (-r[1] - r[2], r[0] or "")))
+    return out

@@ -21,6 +21,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from deepcontext.core import DeepContext
 from deepcontext.errors import AuthError, DeepContextError, EntityNotFoundError, ReadOnlyDatabaseError, ValidationError
 from deepcontext.lifecycle.decay import ACCESS_BONUS
+from deepcontext.retrieve.config import PRESETS
 from deepcontext.server.auth import get_ctx
 from deepcontext.server.inspector import data
 from deepcontext.server.inspector.security import (
@@ -60,8 +61,10 @@ UiScope = Annotated[Scope, Depends(inspector_scope)]
 Ctx = Annotated[DeepContext, Depends(get_ctx)]
 MemoryId = Annotated[int, PathParam(ge=1, le=MAX_INT64)]
 
-#: a page of the memory list
+#: a page of the memory list, and the default number of search results
 PAGE_SIZE = 50
+#: the most results the search form asks for (the engine's limit)
+MAX_SEARCH_LIMIT = 100
 #: how many earlier pages a memory list page can link back through; the marker of the first page
 MAX_TRAIL = 40
 FIRST_PAGE = "first"
@@ -203,8 +206,9 @@ async def users_page(request: Request, scope: UiScope, ctx: Ctx) -> HTMLResponse
     summaries = await asyncio.to_thread(data.user_summaries, ctx.store, stored)
     rows = [(scope.external(s.user_id), s) for s in summaries]
     return render(
-        request, scope, "users.html", rows=rows, tiers=[t.value for t in MemoryTier], statuses=[s.value for s in MemoryStatus]
-    )
+        request, scope, "users.html", rows=rows, tiers=[t.value for t in MemoryTier], statuses=[s.value for s in MemoryStatus],
+        deleted=request.query_params.get("deleted"),
+    )  # fmt: skip
 
 
 # --- memories ---------------------------------------------------------------------------------------
@@ -263,6 +267,9 @@ async def memories_page(
     run: str | None = None,
     at: int = 0,
     trail: str | None = None,
+    preset: str | None = None,
+    limit: int = PAGE_SIZE,
+    superseded: bool = False,
 ) -> HTMLResponse:
     """Search (score and each leg's rank) or list (filters, cursor paging) a user's memories. ``at``
     is the list position of the page's first memory, ``trail`` the cursors of the pages before it
@@ -285,13 +292,18 @@ async def memories_page(
     form = {
         "q": q or "", "tier": tiers, "type": types, "status": statuses, "after": after or "", "before": before or "",
         "metadata": metadata or "", "conversation": conversation or "", "agent": agent or "", "run": run or "",
+        "preset": preset or "", "limit": limit, "superseded": superseded,
     }  # fmt: skip
+    if not 1 <= limit <= MAX_SEARCH_LIMIT:
+        raise ValidationError(f"limit must be 1 to {MAX_SEARCH_LIMIT}", field="limit")
+    if preset and preset not in PRESETS:
+        raise ValidationError(f"unknown preset {preset!r}; expected one of {sorted(PRESETS)}", field="preset")
     common: dict[str, Any] = dict(user=ext, form=form, all_tiers=[t.value for t in MemoryTier], all_types=[t.value for t in MemoryType],
-                  all_statuses=[s.value for s in MemoryStatus])  # fmt: skip
+                  all_statuses=[s.value for s in MemoryStatus], presets=sorted(PRESETS))  # fmt: skip
     if q and q.strip():
         with calls_from("inspector"):  # a preview: never in the activity log
             res = await ctx.search(
-                q, uid, limit=PAGE_SIZE, tier=tiers or None, memory_type=types or None, conversation_id=conversation or None,
+                q, uid, limit=limit, tier=tiers or None, config=preset or None, include_superseded=superseded, memory_type=types or None, conversation_id=conversation or None,
                 after=after or None, before=before or None, metadata=meta, agent_id=agent or None, run_id=run or None,
                 track_access=False,
             )  # fmt: skip
