@@ -281,6 +281,18 @@ def test_graph(driver: Any, site: Site) -> None:
     go(driver, by(driver, "#show"), submit=True)
     assert len(all_by(driver, "#graph .node")) <= wide
     shot(driver, "graph-entity")
+    # the whole graph: a legend, and no visible label covers another
+    driver.get(site.url + "/ui/graph?user=ana&whole=1&limit=300")
+    assert all_by(driver, "#graph-legend li")
+    boxes = driver.execute_script(
+        "return Array.from(document.querySelectorAll('#node-labels text')).map(function (t) {"
+        " var b = t.getBBox(); return [b.x, b.y, b.x + b.width, b.y + b.height]; });"
+    )
+    assert boxes
+    assert not any(
+        a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3] for i, a in enumerate(boxes) for b in boxes[i + 1 :]
+    )
+    shot(driver, "graph-whole")
 
 
 def test_conversation_dag(driver: Any, site: Site) -> None:

@@ -52,6 +52,7 @@ def create_inspector(state: ServerState) -> FastAPI:
 
     from deepcontext.server.inspector.activity_pages import router as activity_router
     from deepcontext.server.inspector.dashboard_pages import router as dashboard_router
+    from deepcontext.server.inspector.graph_pages import router as graph_router
     from deepcontext.server.inspector.pages import error_page, http_error_page, render, router
     from deepcontext.server.inspector.security import SignInRequired
 
@@ -60,6 +61,7 @@ def create_inspector(state: ServerState) -> FastAPI:
     ui.include_router(router)
     ui.include_router(activity_router)
     ui.include_router(dashboard_router)
+    ui.include_router(graph_router)
 
     @ui.middleware("http")
     async def headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:

@@ -19,7 +19,7 @@ from fastapi import Path as PathParam
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from deepcontext.core import DeepContext
-from deepcontext.errors import AuthError, DeepContextError, EntityNotFoundError, ReadOnlyDatabaseError, ValidationError
+from deepcontext.errors import AuthError, DeepContextError, ReadOnlyDatabaseError, ValidationError
 from deepcontext.lifecycle.decay import ACCESS_BONUS
 from deepcontext.retrieve.config import PRESETS
 from deepcontext.server.auth import get_ctx
@@ -34,14 +34,12 @@ from deepcontext.server.inspector.security import (
     sign_in,
     sign_out,
 )
-from deepcontext.server.inspector.svg import curve_plot, dag_layout, force_layout
+from deepcontext.server.inspector.svg import curve_plot, dag_layout
 from deepcontext.server.routes._util import scope_users
 from deepcontext.server.schemas import MAX_INT64
 from deepcontext.server.tenancy import Scope
 from deepcontext.services.activity import calls_from
 from deepcontext.services.validation import parse_filters
-from deepcontext.store.interface import MemoryFilters
-from deepcontext.text import entity_norm
 from deepcontext.types import MemoryStatus, MemoryTier, MemoryType
 
 __all__ = ["STATIC", "TEMPLATES", "router"]
@@ -71,16 +69,10 @@ FIRST_PAGE = "first"
 #: below this calibrated score (the estimated chance a result is relevant: one in a hundred) a search
 #: says nothing is (nonsense falls well below it; see the inspector's docs)
 ALMOST_SURELY_IRRELEVANT = 0.01
-#: memories listed per page on an entity's graph page, and the most counted
-ENTITY_PAGE = 30
-ENTITY_COUNT_CAP = 5_000
 #: recorded calls that returned a memory, listed on its page
 RETRIEVALS_SHOWN = 10
-#: the most nodes a conversation's picture or the graph shows
+#: the most nodes a conversation's picture shows
 MAX_DAG_NODES = 400
-MAX_GRAPH_NODES = 1500
-#: the graph's default size; past this many entities the layout gets slower than a page should be
-DEFAULT_GRAPH_NODES = 150
 
 
 def _fmt_time(value: datetime | None) -> str:
@@ -381,70 +373,6 @@ async def edit(request: Request, memory_id: MemoryId, scope: UiScope, ctx: Ctx) 
     await ctx.update(memory_id, text if isinstance(text, str) else "", uid)
     base = request.scope.get("root_path", "")
     return RedirectResponse(f"{base}/memory/{memory_id}?{urlencode({'user': ext, 'notice': 'updated'})}", status_code=303)
-
-
-# --- knowledge graph --------------------------------------------------------------------------------
-
-
-@router.get("/graph", response_class=HTMLResponse)
-async def graph_page(
-    request: Request,
-    scope: UiScope,
-    ctx: Ctx,
-    user: str | None = None,
-    entity: str | None = None,
-    find: str | None = None,
-    depth: int = 2,
-    limit: int = DEFAULT_GRAPH_NODES,
-    page: int = 0,
-) -> HTMLResponse:
-    """A user's entities and relations: the most mentioned ones, or one entity's neighbourhood;
-    an entity's memories; a search by name."""
-    picked = await _need_user(request, ctx, scope, user, "/graph")
-    if isinstance(picked, HTMLResponse):
-        return picked
-    ext, uid = picked
-    if not 0 <= depth <= 5:
-        raise ValidationError("depth must be 0 to 5", field="depth")
-    if not 1 <= limit <= MAX_GRAPH_NODES:
-        raise ValidationError(f"limit must be 1 to {MAX_GRAPH_NODES}", field="limit")
-    if not 0 <= page < ENTITY_COUNT_CAP // ENTITY_PAGE:
-        raise ValidationError(f"page must be 0 to {ENTITY_COUNT_CAP // ENTITY_PAGE - 1}", field="page")
-    store, now = ctx.store, ctx.clock.now()
-
-    def build() -> dict[str, Any]:
-        found = data.entity_search(store, uid, find) if find and find.strip() else None
-        centre = None
-        memories: list[Any] = []
-        mentioned = 0
-        if entity and entity.strip():
-            match = store.match_entities(uid, [entity_norm(entity)]).get(entity_norm(entity))
-            if match is None:
-                raise EntityNotFoundError(entity, uid)
-            centre = match[0]
-            pairs = store.memories_for_entities(uid, [centre], MemoryFilters(), now, ENTITY_COUNT_CAP)
-            mentioned = len(pairs)
-            shown = pairs[page * ENTITY_PAGE : (page + 1) * ENTITY_PAGE]
-            memories = store.get_memories(uid, [m for m, _ in shown], details=False)
-        g = data.graph_data(store, uid, centre=centre, depth=depth, limit=limit)
-        pos = force_layout([n["id"] for n in g.nodes], [(e["source"], e["target"]) for e in g.edges], centre=centre,
-                           iterations=80 if len(g.nodes) <= 600 else 40)  # fmt: skip
-        # labels on the most mentioned entities only when there are many (the rest show on hover)
-        ranked = sorted(g.nodes, key=lambda n: -n["mentions"])
-        labelled = {n["id"] for n in ranked[:80]} | ({centre} if centre is not None else set())
-        # the square layout stretched to the picture's 16:10
-        pos = {k: (x * 1.6, y) for k, (x, y) in pos.items()}
-        nodes = [{**n, "x": pos[n["id"]][0], "y": pos[n["id"]][1], "r": 7 + 4 * math.log1p(n["mentions"]),
-                  "label": n["id"] in labelled} for n in g.nodes]  # fmt: skip
-        edges = [{**e, "x1": pos[e["source"]][0], "y1": pos[e["source"]][1], "x2": pos[e["target"]][0], "y2": pos[e["target"]][1]}
-                 for e in g.edges]  # fmt: skip
-        name = next((n["name"] for n in g.nodes if n["id"] == centre), entity)
-        return {"found": found, "nodes": nodes, "edges": edges, "total": g.total_entities, "centre": centre,
-                "centre_name": name, "memories": memories, "mentioned": mentioned, "mpage": page,
-                "page_size": ENTITY_PAGE, "count_cap": ENTITY_COUNT_CAP}  # fmt: skip
-
-    view = await asyncio.to_thread(build)
-    return render(request, scope, "graph.html", user=ext, depth=depth, limit=limit, find=find or "", entity=entity or "", **view)
 
 
 # --- conversations ----------------------------------------------------------------------------------
