@@ -425,6 +425,23 @@ async def test_lifecycle_preview_matches_the_run(db_url: str) -> None:
         assert report["memories_decayed"] == later.would_lower + len(later.would_deactivate) > 0
 
 
+@pytest.mark.parametrize("days", [0, 3650])
+async def test_the_preview_says_consolidation_is_due_exactly_when_the_run_consolidates(db_url: str, days: int) -> None:
+    # the run decays first: short-term memories that fade then are not there to consolidate
+    clock = ManualClock()
+    ctx = DeepContext(database_url=db_url, embedder=HashEmbedder(256), clock=clock, auto_consolidate=False,
+                      consolidation_threshold=3)  # fmt: skip
+    async with ctx:
+        for text in ("I like green tea.", "My cousin Ines teaches chemistry in Braga.", "I drive a blue Fiat.",
+                     "My dog Rex is afraid of thunder.", "I play padel on Sundays."):  # fmt: skip
+            await ctx.add([{"role": "user", "content": text}], "ana")
+        clock.advance(timedelta(days=days))
+        pv = lifecycle_preview(ctx.store, ctx.settings, "ana", clock.now())
+        report = await ctx.run_lifecycle("ana")
+        assert pv.consolidation_due == report["consolidation_ran"], (pv.short_term, report)
+        assert pv.consolidation_due is (days == 0)
+
+
 def test_dag_layout_branches_and_merges() -> None:
     class N:
         def __init__(self, id: int, parents: list[int], summary_of: list[int] | None = None) -> None:
@@ -586,3 +603,46 @@ async def test_a_long_conversation_pages_and_a_link_opens_the_window_holding_its
         linked = await c.get(f"/ui/conversations?user=ana&conversation=long&node={ids[5]}")
         assert f'id="node-{ids[5]}"' in linked.text and "turn 5 of the long chat" in linked.text
         assert f'id="dnode-{ids[5]}"' in linked.text
+
+
+async def test_a_walk_of_every_page_finds_no_javascript_link(api: Api) -> None:
+    from html.parser import HTMLParser
+    from urllib.parse import urljoin, urlsplit
+
+    class Links(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.links: list[str] = []
+            self.bad: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            for name, value in attrs:
+                if name in ("href", "src", "action", "formaction") and (value or "").strip().lower().startswith("javascript:"):
+                    self.bad.append(f"<{tag} {name}={value}>")
+                if name.startswith("on"):  # inline handlers: the CSP refuses them, so none may be relied on
+                    self.bad.append(f"<{tag} {name}>")
+                if tag == "a" and name == "href" and value:
+                    self.links.append(value)
+
+    await add(api, "acme/ana", "I moved to Lisbon in 2021 and I work at Orbital with Joao.")
+    await add(api, "acme/ana", "My sister Marta lives in Porto.", conversation="family")
+    await api.ctx.search("where do I live", "acme/ana")
+    async with browser(api, api.key("acme")) as (c, _):
+        seen: set[str] = set()
+        queue = ["/ui/", "/ui/no/such/page", "/ui/memory/999999?user=ana"]
+        while queue and len(seen) < 120:
+            path = queue.pop(0)
+            if path in seen:
+                continue
+            seen.add(path)
+            r = await c.get(path)
+            if "text/html" not in r.headers.get("content-type", ""):
+                continue
+            parser = Links()
+            parser.feed(r.text)
+            assert not parser.bad, (path, parser.bad)
+            for link in parser.links:
+                target = urlsplit(urljoin(f"http://127.0.0.1{path}", link))
+                if target.path.startswith("/ui/") and "/export" not in target.path and "again=" not in target.query:
+                    queue.append(target.path + (f"?{target.query}" if target.query else ""))
+        assert len(seen) >= 20  # the walk reached the pages, not just the front

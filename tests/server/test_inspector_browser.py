@@ -240,6 +240,12 @@ def test_memory_and_its_source_turn(driver: Any, site: Site) -> None:
     go(driver, by(driver, "a.turn-link"))
     assert "/ui/conversations" in driver.current_url and "conversation=trip" in driver.current_url
     assert "I moved to Lisbon in 2021" in by(driver, "#node-content").text
+    # the page opens at the turn in the picture, marked, with its text in view beside it
+    turn = driver.current_url.split("#dnode-")[1]
+    node = by(driver, f"#dnode-{turn}")
+    assert "selected" in node.get_attribute("class")
+    in_view = "var r = arguments[0].getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight;"
+    assert driver.execute_script(in_view, node) and driver.execute_script(in_view, by(driver, "#node-content"))
     shot(driver, "conversation-turn")
 
 

@@ -359,6 +359,7 @@ def lifecycle_preview(store: Any, settings: Any, user_id: str, now: datetime, *,
             {"id": int(ids[i]), "importance": float(imp[i]), "tier": tiers[i], "type": types[i]} for i in np.flatnonzero(fading)
         ]
         pv.would_soft_delete = int((fading & short).sum())
+        fading_short_term = int((fading & (np.asarray(tiers, dtype=object) == MemoryTier.SHORT_TERM.value)).sum())
         pv.would_lower = int((~fading & (imp < stored - np.maximum(1e-9, REL_TOLERANCE * stored))).sum())
         # the curves drawn: the memories closest to being forgotten, then the strongest, for contrast
         order = np.argsort(imp, kind="stable")
@@ -369,7 +370,8 @@ def lifecycle_preview(store: Any, settings: Any, user_id: str, now: datetime, *,
              "half_life": float(half_life[i]), "age_days": float(days[i])}
             for i in chosen
         ]  # fmt: skip
-    pv.short_term = lsql.count_short_term(store, user_id, now)
+    # the run decays first: the short-term memories it deactivates are not there to consolidate
+    pv.short_term = lsql.count_short_term(store, user_id, now) - (fading_short_term if rows else 0)
     pv.consolidation_flagged = lsql.consolidation_flag(store, user_id)
     mt = store.t.memories
     retention = timedelta(days=float(settings.deleted_retention_days))
