@@ -5,13 +5,15 @@ component updates are off).
 
     python scripts/inspector_screenshots.py [--out docs/images]
 
-Writes inspector-search.png (a search with each result's legs and score) and
-inspector-memory.png (a memory: its fields, history and the turns it was said in).
+Writes inspector-search.png (a search with each result's legs and score), inspector-memory.png (a
+memory: its fields, history and the turns it was said in), inspector-activity.png (a search an
+agent made through the REST API, run again) and inspector-graph.png (the user's neighbourhood).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import socket
@@ -101,12 +103,25 @@ def main() -> None:
             drv.get(link.get_attribute("href"))
             drv.find_element(By.CSS_SELECTOR, "#memory-text")
             drv.save_screenshot(str(args.out / "inspector-memory.png"))
+            # what an agent was given: a call through the REST API (recorded by default), opened
+            # and run again
+            body = json.dumps({"user_id": USER, "query": "What does Maya do at the weekend?"}).encode()
+            ask = urllib.request.Request(base + "/v1/search", data=body, headers={"Content-Type": "application/json"})
+            urllib.request.urlopen(ask, timeout=60).read()
+            time.sleep(3)  # the server writes its records a moment after the call
+            drv.get(f"{base}/ui/activity?{urlencode({'user': USER})}")
+            drv.get(drv.find_element(By.CSS_SELECTOR, "a.call-link").get_attribute("href") + "&again=1")
+            drv.find_element(By.CSS_SELECTOR, "#changes")
+            drv.save_screenshot(str(args.out / "inspector-activity.png"))
+            drv.get(f"{base}/ui/graph?{urlencode({'user': USER})}")
+            drv.find_element(By.CSS_SELECTOR, "#graph-legend")
+            drv.save_screenshot(str(args.out / "inspector-graph.png"))
         finally:
             if drv is not None:
                 drv.quit()  # type: ignore[attr-defined]
             server.terminate()
             server.wait(timeout=20)
-    print(f"screenshots: {args.out / 'inspector-search.png'}, {args.out / 'inspector-memory.png'}")
+    print(f"screenshots in {args.out}: inspector-search.png, inspector-memory.png, inspector-activity.png, inspector-graph.png")
 
 
 if __name__ == "__main__":

@@ -431,6 +431,9 @@ def test_dashboard_actions(driver: Any, site: Site) -> None:
     headers = {"X-API-Key": site.writer}
     said = {"user_id": "temp", "messages": [{"role": "user", "content": "I keep bees on the allotment."}], "agent_id": "gardener"}
     assert httpx.post(f"{site.url}/v1/memories", json=said, headers=headers, timeout=30).status_code == 201
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
     driver.get(site.url + "/ui/memories?user=temp")
     go(driver, by(driver, "a.memory-link"))
     go(driver, by(driver, "#pin"))
@@ -440,11 +443,37 @@ def test_dashboard_actions(driver: Any, site: Site) -> None:
     meta.send_keys('{"source": "garden"}')
     go(driver, by(driver, "#save-metadata"))
     assert "metadata changed" in by(driver, "#history").text and "garden" in by(driver, "dl.facts").text
+    # forget it, then restore it
+    page = by(driver, "html")
+    by(driver, "#forget").click()
+    WebDriverWait(driver, 10).until(ec.alert_is_present()).accept()
+    wait_gone(driver, page)
+    go(driver, by(driver, "#restore"))
+    assert "memory restored" in by(driver, "#notice").text and by(driver, "#status").text == "active"
+    expiry = by(driver, "#edit-expiry")
+    driver.execute_script("arguments[0].value = '2099-01-02T03:04'", expiry)
+    go(driver, by(driver, "#save-expiry"))
+    assert "2099-01-02 03:04" in by(driver, "dl.facts").text
+    # the search's own controls, and a search inside one conversation
+    driver.get(site.url + "/ui/memories?user=temp")
+    by(driver, "#q").send_keys("bees")
+    from selenium.webdriver.support.ui import Select
+
+    Select(by(driver, "#preset")).select_by_value("keyword")
+    lim = by(driver, "#limit")
+    lim.clear()
+    lim.send_keys("1")
+    by(driver, "#superseded").click()
+    go(driver, by(driver, "#go"))
+    assert "preset=keyword" in driver.current_url and "superseded=true" in driver.current_url
+    assert len(all_by(driver, "#results tbody tr")) == 1
+    driver.get(site.url + "/ui/conversations?user=ana&conversation=trip")
+    by(driver, "#conversation-q").send_keys("Lisbon")
+    go(driver, by(driver, "#conversation-search"))
+    assert "conversation=trip" in driver.current_url and all_by(driver, "#results tbody tr")
     driver.get(site.url + "/ui/user?user=temp")
     assert "gardener" in by(driver, "#agents").text and by(driver, "#export-csv").get_attribute("href").endswith("format=csv")
     shot(driver, "user")
-    from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
     by(driver, "#confirm-user").send_keys("temp")
     page = by(driver, "html")
