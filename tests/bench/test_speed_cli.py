@@ -21,7 +21,12 @@ def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 def rows(stdout: str) -> list[list[str]]:
     """The markdown table's body rows, as cells."""
-    lines = [ln for ln in stdout.splitlines() if ln.startswith("|")]
+    lines = []
+    for ln in stdout.splitlines():  # the first table: the stages
+        if ln.startswith("|"):
+            lines.append(ln)
+        elif lines:
+            break
     body = [ln for ln in lines if not ln.startswith("|---") and not ln.startswith("| backend")]
     return [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in body]
 
