@@ -20,6 +20,15 @@ from deepcontext.extract.replacements import ended_things, ends
         ("User lives in Leeds and loves it.", ["User lives in Leeds and loves it."]),  # leans on the first clause
         ("User moved to York and started a new job there.", ["User moved to York and started a new job there."]),
         ("User lives in Leeds and lives in York.", ["User lives in Leeds and lives in York."]),  # one slot twice
+        # a clause naming its own subject stands with two content words; one borrowing it needs three
+        ("User lives in Osaka and User is learning the shamisen.", ["User lives in Osaka.", "User is learning the shamisen."]),
+        ("User is lactose intolerant and User lives in Montreal.", ["User is lactose intolerant.", "User lives in Montreal."]),
+        (
+            "User works at the Co-op and User's hobby is fell running.",
+            ["User works at the Co-op.", "User's hobby is fell running."],
+        ),
+        ("User lives in Leeds and packed up boxes.", ["User lives in Leeds and packed up boxes."]),
+        ("User lives in Leeds and User is happy.", ["User lives in Leeds and User is happy."]),
     ],
 )
 def test_split_compound(text: str, parts: list[str]) -> None:

@@ -7,7 +7,7 @@ JSON object a line: ``id``, ``kind`` (1-7), ``part`` (``dev``, or ``held-out``: 
 never used to choose anything, or ``blind``: written by someone who never read the rules), ``statements`` (said by the user in order, each in a session of its
 own a month after the one before, among filler chat), ``question``, ``first`` (text the first
 search result must hold), ``not_first`` (text it must not hold, or null), ``must_contain`` /
-``must_not_contain`` (texts some active memory must hold / no active memory may hold). A case passes
+``must_not_contain`` (texts some active memory of the statements must hold / none may hold). A case passes
 when every condition it gives holds (case-insensitive substrings).
 """
 
@@ -104,12 +104,14 @@ def load_everyday(path: Path) -> list[EverydayCase]:
 async def run_case(ctx: Any, case: EverydayCase, *, filler: int, seed: int) -> CaseResult:
     """One case in a user of its own (named after the case)."""
     user = f"everyday-{case.id}"
+    said: set[int] = set()
     for i, statement in enumerate(case.statements):
-        await statement_session(ctx, user, statement, filler, seed + i, T0 + timedelta(days=30 * i), f"s{i}")
+        said.update(await statement_session(ctx, user, statement, filler, seed + i, T0 + timedelta(days=30 * i), f"s{i}"))
     res = await ctx.search(case.question, user_id=user, limit=10)
     top = res.results[0].text if res.results else ""
     page = await ctx.list(user, tier=["short_term", "long_term"], limit=1000)
-    texts = [m.text.lower() for m in page.memories]
+    # the texts checked are the case's own memories (from its statements), not the filler chat's
+    texts = [m.text.lower() for m in page.memories if any(s.turn_id in said for s in m.sources)]
     failed = []
     if case.first and case.first.lower() not in top.lower():
         failed.append(f"first result lacks {case.first!r}")

@@ -25,7 +25,11 @@ _OWN_SUBJECT_RE = re.compile(r"^(?:[A-Z][\w'-]*|(?:he|she|they|we|it)\b)")
 # a clause that opens with a verb ("teaches maths at ..."): it shares the first clause's subject
 _VERB_START_RE = re.compile(r"^(?:[a-z]+(?:s|ed)|has|is|was|got|took|left|drives|goes|works)\b")
 _MAX_PARTS = 4
+# content words a clause without a slot needs besides its subject: three when it borrows the other
+# clause's subject ("packed up and moved" stays whole), two when it names its own ("User is lactose
+# intolerant", "User is learning the shamisen")
 _MIN_WORDS = 3
+_MIN_WORDS_OWN_SUBJECT = 2
 # a clause that leans on the other one: "... and loves it", "... and started there today"
 _DANGLING_RE = re.compile(r"\b(?:it|there|them|then|one|too|as\s+well)\b|\b(?:that|this)\s*$", re.IGNORECASE)
 
@@ -67,22 +71,25 @@ def _split_once(body: str, subject: str, speaker: str) -> tuple[str, str] | None
         left, right = body[: m.start()].strip(" ,"), body[m.end() :].strip()
         if not left or not right:
             continue
-        if _VERB_START_RE.match(right):
+        borrowed = bool(_VERB_START_RE.match(right))
+        if borrowed:
             right = f"{subject} {right}"
         elif not _OWN_SUBJECT_RE.match(right) or right.split()[0].lower() in ("he", "she", "they", "we", "it"):
             continue  # a pronoun subject is read with the whole sentence
         if _DANGLING_RE.search(right):
             continue
         lk, rk = _keys(left, speaker), _keys(right, speaker)
-        if (lk or rk) and not lk & rk and _says_enough(left, lk) and _says_enough(right, rk):
+        if (lk or rk) and not lk & rk and _says_enough(left, lk, own=True) and _says_enough(right, rk, own=not borrowed):
             return left, right
     return None
 
 
-def _says_enough(clause: str, keys: set[str]) -> bool:
-    """A clause stands as a fact of its own: it states a slot, or says at least ``_MIN_WORDS`` content
-    words besides its subject ("loves hiking in the Dales" does; "packed up" does not)."""
+def _says_enough(clause: str, keys: set[str], *, own: bool) -> bool:
+    """A clause stands as a fact of its own: it states a slot, or says enough content words besides
+    its subject ("loves hiking in the Dales" does; "packed up" does not). ``own``: the clause names
+    its subject itself."""
     if keys:
         return True
     subject = subject_of(clause)
-    return content_word_count(clause) - content_word_count(subject) >= _MIN_WORDS
+    need = _MIN_WORDS_OWN_SUBJECT if own else _MIN_WORDS
+    return content_word_count(clause) - content_word_count(subject) >= need
