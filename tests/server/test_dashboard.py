@@ -103,3 +103,28 @@ async def test_search_controls_and_a_conversations_search(api: Api) -> None:
         assert 'id="search-conversation"' in conv and 'name="conversation" value="music"' in conv
         inside = (await c.get("/ui/memories", params={"user": "ana", "q": "where do I live", "conversation": "music"})).text
         assert "York" not in inside
+
+
+async def test_rest_patch_and_restore(api: Api) -> None:
+    *_, mid = await _seed(api)
+    async with api.client(api.key("acme")) as c:
+        url = f"/v1/memories/{mid}"
+        r = await c.patch(
+            url, json={"user_id": "ana", "pinned": True, "metadata": {"k": 1}, "expires_at": "2099-01-01T00:00:00Z"}
+        )
+        assert r.status_code == 200, r.text
+        got = r.json()
+        assert got["pinned"] is True and got["metadata"] == {"k": 1} and got["expires_at"].startswith("2099-01-01")
+        r = await c.patch(url, json={"user_id": "ana", "expires_at": None, "pinned": False})
+        assert r.status_code == 200 and r.json()["expires_at"] is None and r.json()["pinned"] is False
+        assert (await c.patch(url, json={"user_id": "ana"})).json()["text"] == got["text"]  # nothing to change
+        for bad in ({"user_id": "ana", "text": None}, {"user_id": "ana", "pinned": "yes"}, {"user_id": "ana", "metadata": [1]}):
+            assert (await c.patch(url, json=bad)).status_code == 422, bad
+        r = await c.patch(url, json={"user_id": "ana", "text": "changed", "expires_at": "2001-01-01T00:00:00Z"})
+        assert r.status_code in (400, 422) and (await api.ctx.get(mid, U)).text != "changed"  # nothing written
+        assert (await c.delete(url, params={"user_id": "ana"})).status_code == 200
+        r = await c.post(f"{url}/restore", json={"user_id": "ana"})
+        assert r.status_code == 200 and r.json()["status"] == "active"
+        assert (await c.post(f"{url}/restore", json={"user_id": "ana"})).status_code == 400
+    async with api.client(api.key("acme", read_only=True)) as c:
+        assert (await c.post(f"/v1/memories/{mid}/restore", json={"user_id": "ana"})).status_code == 403

@@ -49,6 +49,7 @@ __all__ = [
     "Timestamp",
     "UpdateBody",
     "UserDeleted",
+    "UserBody",
     "UserId",
     "UserList",
 ]
@@ -309,9 +310,21 @@ class SearchBody(_Body):
     )
 
 
-class PatchMemoryBody(_Body):
+class UserBody(_Body):
+    """The user an action on one of their things is for."""
+
     user_id: UserId
-    text: Text
+
+
+class PatchMemoryBody(_Body):
+    """What to change in a memory: any of its text, metadata, pin and expiry (none: nothing changes)."""
+
+    user_id: UserId
+    # absent or a text, never null (the schema says so: no "null" branch)
+    text: Text = Field(default=None, description="New text (re-embedded; the old text stays in the history)")  # type: ignore[assignment]
+    metadata: Metadata | None = Field(default=None, description="Replaces the memory's metadata")
+    pinned: JsonBool | None = Field(default=None, description="Pinned: never forgotten, always in the context")
+    expires_at: Timestamp | None = Field(default=None, description="When it expires; null clears the expiry")
 
 
 # --- responses -------------------------------------------------------------------------------------

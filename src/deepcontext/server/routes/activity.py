@@ -26,9 +26,10 @@ async def list_activity(
     user_id: UserQuery,
     kind: Annotated[Literal["search", "context"] | None, Query(description="Only this kind of call")] = None,
     via: Annotated[Literal["python", "rest", "mcp", "cli"] | None, Query(description="Only calls made this way")] = None,
-    agent_id: Annotated[ScopeId | None, Query(description="Only calls that named this agent")] = None,
-    run_id: Annotated[ScopeId | None, Query(description="Only calls that named this run")] = None,
-    conversation_id: Annotated[ConversationId | None, Query(description="Only calls that named this conversation")] = None,
+    # optional, yet typed as the id itself: a query parameter is absent or a string, never null
+    agent_id: Annotated[ScopeId, Query(description="Only calls that named this agent")] = None,  # type: ignore[assignment]
+    run_id: Annotated[ScopeId, Query(description="Only calls that named this run")] = None,  # type: ignore[assignment]
+    conversation_id: Annotated[ConversationId, Query(description="Only calls that named this conversation")] = None,  # type: ignore[assignment]
     after: Annotated[Timestamp | None, Query(description="Made at or after")] = None,
     before: Annotated[Timestamp | None, Query(description="Made before")] = None,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,

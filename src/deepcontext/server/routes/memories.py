@@ -22,6 +22,7 @@ from deepcontext.server.schemas import (
     PatchMemoryBody,
     ScopeId,
     Timestamp,
+    UserBody,
     UserId,
 )
 from deepcontext.store import encode_cursor
@@ -126,10 +127,30 @@ async def get_memory(memory_id: MemoryIdPath, user_id: UserQuery, scope: ReadSco
 
 @router.patch("/{memory_id}", response_model=Memory)
 async def update_memory(memory_id: MemoryIdPath, body: PatchMemoryBody, scope: WriteScope, ctx: Ctx) -> Memory:
-    """New text for a memory (re-embedded; the old text stays in its history)."""
+    """Change a memory: new text (re-embedded; the old text stays in its history), metadata, pin,
+    expiry (null clears it). Each change is an entry of the memory's history."""
     uid = scope.user(body.user_id)
-    await ctx.update(memory_id, body.text, uid)
+    given = body.model_fields_set
+    # checked before the first write: a PATCH whose expiry is refused changes nothing
+    if body.expires_at is not None and body.expires_at <= ctx.clock.now():
+        raise ValidationError("expires_at is in the past", field="expires_at")
+    await ctx.get(memory_id, uid)  # 404 before any change
+    if body.text is not None:
+        await ctx.update(memory_id, body.text, uid)
+    if body.metadata is not None:
+        await ctx.set_metadata(memory_id, uid, body.metadata)
+    if body.pinned is not None:
+        await (ctx.pin(memory_id, uid) if body.pinned else ctx.unpin(memory_id, uid))
+    if "expires_at" in given:
+        await ctx.set_expiry(memory_id, uid, body.expires_at)
     return external_memory(scope, await ctx.get(memory_id, uid))
+
+
+@router.post("/{memory_id}/restore", response_model=Memory)
+async def restore_memory(memory_id: MemoryIdPath, body: UserBody, scope: WriteScope, ctx: Ctx) -> Memory:
+    """Make a deleted or decayed memory active again (400 for a superseded or merged one)."""
+    uid = scope.user(body.user_id)
+    return external_memory(scope, await ctx.restore(memory_id, uid))
 
 
 @router.delete("/{memory_id}", response_model=DeletedMemory)
