@@ -80,8 +80,8 @@ def test_the_configured_llm_extracts(fake_openai: FakeOpenAI, tmp_path: Path) ->
     fake_openai.responder = _extracting
     m = Memory.from_config(_server_config(fake_openai, tmp_path), llm_max_retries=0)
     try:
-        out = m.add("I live in Lisbon and I keep bees", user_id="alice")
-        assert [r["memory"] for r in out["results"]] == ["Fact: I live in Lisbon and I keep bees"]
+        out = m.add("I keep bees on the roof of my flat", user_id="alice")
+        assert [r["memory"] for r in out["results"]] == ["Fact: I keep bees on the roof of my flat"]
         assert [r.model for r in fake_openai.chat_requests] and all(r.model == "fake-model" for r in fake_openai.chat_requests)
         assert fake_openai.embedding_requests, "the config's embedder is the fake server too"
         assert all(r.headers.get("authorization") == "Bearer sk-test" for r in fake_openai.requests)

@@ -155,7 +155,7 @@ async def test_delete_user_without_the_reserve_needs_some_space_freed(tiny_disk:
             await ctx.delete_user("a")
         assert await ctx.users() == ["a", "b"]  # nothing was deleted
         filler = tiny_disk / "filler"
-        os.truncate(filler, max(0, filler.stat().st_size - 512 * 1024))  # the recovery: free some space
+        os.truncate(filler, max(0, filler.stat().st_size - 1024 * 1024))  # the recovery: free some space
         assert (await ctx.delete_user("a"))["memories"] >= 10
         await ctx.add(MOVED, user_id="b")
         assert await ctx.users() == ["b"] and not ctx.store.disk_full
