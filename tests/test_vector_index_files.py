@@ -144,7 +144,8 @@ def test_a_damaged_file_is_ignored_and_rebuilt(tmp_path: Path, damage: str, capl
     store.close()
     data = bytearray(f.read_bytes())
     if damage == "flipped bytes":  # inside the vectors: usearch itself would load it
-        data[len(data) // 2 : len(data) // 2 + 64] = bytes(64)
+        mid = len(data) // 2  # inverted, not zeroed: that stretch may already be zeros
+        data[mid : mid + 64] = bytes(b ^ 0xFF for b in data[mid : mid + 64])
     elif damage == "truncated":
         data = data[: len(data) // 3]
     else:
