@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from deepcontext.bench.search_stages import search_stages
 from deepcontext.bench.synthetic import SyntheticChat
 
 __all__ = ["run_speed"]
@@ -124,6 +125,7 @@ async def run_speed(
                 await ctx.search(q, USER, limit=10)
                 lat.append((time.perf_counter() - t1) * 1000)
             logged = await _activity_cost(ctx, qs[:100])
+            stage_ms = await search_stages(ctx, USER, qs[:100])
             vec_lat = []
             for q in qs:
                 ctx.embedder.clear_cache()
@@ -164,6 +166,7 @@ async def run_speed(
                         "mean": statistics.fmean(lat),
                     },
                     "activity_log_ms": logged,
+                    "search_stages_ms": stage_ms,
                     "vector_only_ms": {"p50": _pct(vec_lat, 50), "p95": _pct(vec_lat, 95), "p99": _pct(vec_lat, 99)},
                     "brute_force_ms": {"p50": _pct(brute, 50), "p95": _pct(brute, 95), "p99": _pct(brute, 99)},
                     "query_embedding_ms_p50": _pct(embed_lat, 50),

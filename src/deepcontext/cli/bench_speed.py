@@ -36,6 +36,7 @@ def speed(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json, save_plot
+    from deepcontext.bench.search_stages import STAGES
     from deepcontext.bench.speed import run_speed
 
     try:
@@ -106,6 +107,18 @@ def speed(
              for a in [s["activity_log_ms"]]],
         )
     )  # fmt: skip
+    c.print()
+    c.print("where a search's time goes (its stages timed one by one on the same queries; the legs are part of the next row):")
+    c.print(
+        markdown_table(
+            ["stage, p50 / p95 ms", *(f"{label}, {s['memories']:,}" for label, result in zip(labels, results, strict=True)
+                                      for s in result["stages"])],
+            [[name, *(f"{t['p50']:.2f} / {t['p95']:.2f}" for result in results for s in result["stages"]
+                      for t in [s["search_stages_ms"]["stages"][name]])] for name in STAGES],
+        )
+    )  # fmt: skip
+    same = min(s["search_stages_ms"]["same_results"] for result in results for s in result["stages"])
+    c.print(f"the stages ranked what the search returned for {same:.0%} of the queries")
     theirs = results[0]["peer"]
     if theirs:
         c.print()

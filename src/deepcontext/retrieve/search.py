@@ -202,6 +202,8 @@ def gather(
     if include_graph and config.graph_weight > 0:
         graph = graph_leg(store, user_id, query, k_for("graph"), config.graph_depth, filters, now)
     k_vector = k_for("vector")
+    # the other legs' candidates' fields too, while the query may still be embedded
+    fields = store.rank_fields(user_id, list(dict.fromkeys([*(keyword or ()), *(graph or ())])))
     vector: np.ndarray | None
     if vector_hits is not None:
         vector, hits = vector_hits.result()
@@ -221,7 +223,7 @@ def gather(
         legs["graph"] = graph
     if not any(legs.values()):
         return Candidates(query, {}, {})
-    fields = store.rank_fields(user_id, list(dict.fromkeys(m for ids in legs.values() for m in ids)))
+    fields.update(store.rank_fields(user_id, [m for m in dict.fromkeys(legs.get("vector", ())) if m not in fields]))
     if profile and len(pool) > k_vector:
         # the deeper pool matters to the profile leg only, which reads standing memories alone
         deeper = [m for m, _ in pool[k_vector:] if m not in fields]

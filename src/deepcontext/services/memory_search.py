@@ -98,23 +98,16 @@ class SearchService:
         check_flag(track_access, "track_access", optional=True)
         now = self.clock.now()
         per_memory = self.settings.max_connections_per_memory
-        store, embedder, pool, standing = self.store, self.embedder, self._query_pool(), self.standing_model
+        store, standing = self.store, self.standing_model
+        # the query's embedding starts now, before the hop to the worker thread
+        qvec, hits = start_vector_leg(
+            store, self.embedder.embed_one, self._query_pool(), user_id, query, limit=limit, filters=filters,
+            config=cfg, now=now, standing=standing,
+        )  # fmt: skip
 
         def run() -> list[Hit]:
             # one worker-thread hop for the legs and the results' details and links (each hop back to
             # the event loop costs a wake-up); the reads share one connection and snapshot
-            qvec, hits = start_vector_leg(
-                store,
-                embedder.embed_one,
-                pool,
-                user_id,
-                query,
-                limit=limit,
-                filters=filters,
-                config=cfg,
-                now=now,
-                standing=standing,
-            )
             found = hybrid_search(
                 store,
                 user_id,
