@@ -134,6 +134,29 @@ def test_the_cache_is_bounded_lru() -> None:
     assert emb.calls == [["two"]]
 
 
+def test_stats_count_what_reached_the_model() -> None:
+    emb = CountingHash(cache_size=2)
+    start = emb.stats()
+    assert (start.texts_asked, start.texts_embedded, start.model_calls, start.model_seconds) == (0, 0, 0, 0.0)
+    emb.embed(["a b", "c d", "a b"])
+    emb.embed(["c d"])  # cached: the model is not run
+    emb.embed(["e f", "g h"])  # evicts both earlier texts
+    emb.embed(["a b"])
+    done = emb.stats() - start
+    assert done.texts_asked == 7
+    assert done.texts_embedded == sum(len(c) for c in emb.calls) == 5
+    assert done.model_calls == len(emb.calls) == 3
+    assert done.model_seconds > 0
+    assert emb.stats().texts_asked == 7  # a copy: subtracting changed nothing
+
+
+def test_a_failed_model_call_counts_no_texts() -> None:
+    emb = Failing()
+    with pytest.raises(EmbeddingError):
+        emb.embed(["x", "y"])
+    assert emb.stats().texts_asked == 2 and emb.stats().texts_embedded == 0 and emb.stats().model_calls == 0
+
+
 # --- provider failures ------------------------------------------------------------------------------
 def test_an_exception_in_embed_batch_becomes_embedding_error() -> None:
     with pytest.raises(EmbeddingError, match="backend exploded") as err:

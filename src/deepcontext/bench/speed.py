@@ -24,6 +24,7 @@ import numpy as np
 
 from deepcontext.bench.search_stages import search_stages
 from deepcontext.bench.synthetic import SyntheticChat
+from deepcontext.embed.embedder import EmbedderStats
 
 __all__ = ["run_speed"]
 
@@ -90,9 +91,12 @@ async def run_speed(
                 next(turns)
         else:
             await ctx.delete_user(USER)
+        # the model's load is a process's start-up, not ingest (the peer gets the loaded model too)
+        await asyncio.to_thread(ctx.embedder.warm_up)
         if progress:
             progress("total", max(sizes))
         for size in sorted(sizes):
+            embedded_before = ctx.embedder.stats()
             t0 = time.perf_counter()
             stage_turns = 0
             while memories < size:
@@ -107,6 +111,7 @@ async def run_speed(
                 if progress:
                     progress("set", min(memories, max(sizes)))
             ingest_s = time.perf_counter() - t0
+            embedded = ctx.embedder.stats() - embedded_before
             stats = await ctx.stats(USER)
             memories = stats["memories"]
             # warm-up, then measured searches (query embedding included)
@@ -159,6 +164,8 @@ async def run_speed(
                     "stage_turns": stage_turns,
                     "ingest_seconds": round(ingest_s, 3),
                     "ingest_turns_per_s": round(stage_turns / ingest_s, 1) if stage_turns else None,
+                    # the model's share of ingest time, and the texts it embedded per turn
+                    "ingest_embedding": _embedding_share(embedded, ingest_s, stage_turns),
                     "search_ms": {
                         "p50": _pct(lat, 50),
                         "p95": _pct(lat, 95),
@@ -206,6 +213,18 @@ async def run_speed(
     }
 
 
+def _embedding_share(embedded: EmbedderStats, seconds: float, turns: int) -> dict[str, float | None]:
+    """The model's share of an ingest's time and what it embedded per turn (None: nothing ingested)."""
+    if not turns:
+        return {"share": None, "texts_per_turn": None, "texts_asked_per_turn": None, "ms_per_text": None}
+    return {
+        "share": round(embedded.model_seconds / seconds, 3),
+        "texts_per_turn": round(embedded.texts_embedded / turns, 2),
+        "texts_asked_per_turn": round(embedded.texts_asked / turns, 2),
+        "ms_per_text": round(1000 * embedded.model_seconds / embedded.texts_embedded, 3) if embedded.texts_embedded else None,
+    }
+
+
 async def _activity_cost(ctx: Any, qs: list[str]) -> dict[str, float]:
     """Search latency with calls recorded in the activity log (as the server's are) against the same
     searches unrecorded, in alternating blocks so drift of a noisy machine hits both alike."""
@@ -246,6 +265,7 @@ def _run_mem0(
                 progress("total", sum(stage_turns))
                 progress("set", 0)
             for n in stage_turns:
+                embedded_before = embedder.stats()
                 t0 = time.perf_counter()
                 done = 0
                 while done < n:
@@ -258,6 +278,7 @@ def _run_mem0(
                     if progress:
                         progress("advance", len(msgs))
                 ingest_s = time.perf_counter() - t0
+                embedded = embedder.stats() - embedded_before
                 total += n
                 for q in qs[:20]:
                     peer.search(USER, q, 10)
@@ -268,6 +289,7 @@ def _run_mem0(
                         "memories": total,
                         "ingest_seconds": round(ingest_s, 3),
                         "ingest_turns_per_s": round(n / ingest_s, 1) if n else None,
+                        "ingest_embedding": _embedding_share(embedded, ingest_s, n),
                         "search_ms": {
                             "p50": _pct(lat, 50),
                             "p95": _pct(lat, 95),

@@ -108,6 +108,20 @@ def speed(
         )
     )  # fmt: skip
     c.print()
+    c.print(
+        "ingest: the embedding model's share of the time, and the texts it embedded per turn (asked for: cached or repeated ones too):"
+    )
+    peer_stages = results[0]["peer"]["stages"] if results[0]["peer"] else []
+    c.print(
+        markdown_table(
+            ["system", "memories", "turns/s", "model's share", "texts embedded / turn", "asked / turn", "ms / text"],
+            [[name, s["memories"], s["ingest_turns_per_s"], e["share"], e["texts_per_turn"], e["texts_asked_per_turn"], e["ms_per_text"]]
+             for name, stages in [*((label, result["stages"]) for label, result in zip(labels, results, strict=True)),
+                                  *([(results[0]["peer"]["name"], peer_stages)] if peer_stages else [])]
+             for s in stages if s["ingest_turns_per_s"] for e in [s["ingest_embedding"]]],
+        )
+    )  # fmt: skip
+    c.print()
     c.print("where a search's time goes (its stages timed one by one on the same queries; the legs are part of the next row):")
     c.print(
         markdown_table(

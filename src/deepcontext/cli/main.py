@@ -20,6 +20,7 @@ COMMAND_MODULES = [
     "deepcontext.cli.bench_reliability",
     "deepcontext.cli.bench_ui",
     "deepcontext.cli.bench_scale",
+    "deepcontext.cli.bench_workers",
     "deepcontext.cli.serve",
     "deepcontext.cli.ui",
     "deepcontext.cli.keys",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from deepcontext.embed.embedder import Embedder
+from deepcontext.embed.embedder import Embedder, EmbedderStats
 from deepcontext.embed.hashing import HashEmbedder
 
 if TYPE_CHECKING:
     from deepcontext.settings import DeepContextSettings
 
-__all__ = ["Embedder", "HashEmbedder", "build_embedder"]
+__all__ = ["Embedder", "EmbedderStats", "HashEmbedder", "build_embedder"]
 
 
 def build_embedder(settings: DeepContextSettings) -> Embedder:

@@ -5,15 +5,37 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from deepcontext.errors import EmbeddingError, ValidationError
 
-__all__ = ["Embedder"]
+__all__ = ["Embedder", "EmbedderStats"]
+
+
+@dataclass(slots=True)
+class EmbedderStats:
+    """Counts of an :class:`Embedder`'s work. ``model_seconds`` sums the time of calls that ran the
+    model, over all threads (calls running at once count each their own time)."""
+
+    #: texts handed to ``embed`` (repeats included)
+    texts_asked: int = 0
+    #: texts the model embedded (the others came from the cache or repeated a text of the same call)
+    texts_embedded: int = 0
+    #: ``embed`` calls that ran the model
+    model_calls: int = 0
+    model_seconds: float = 0.0
+
+    def __sub__(self, other: EmbedderStats) -> EmbedderStats:
+        return EmbedderStats(
+            self.texts_asked - other.texts_asked, self.texts_embedded - other.texts_embedded,
+            self.model_calls - other.model_calls, self.model_seconds - other.model_seconds,
+        )  # fmt: skip
 
 
 class Embedder(ABC):
@@ -34,6 +56,7 @@ class Embedder(ABC):
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._lock = threading.Lock()
+        self._stats = EmbedderStats()
 
     @abstractmethod
     def embed_batch(self, texts: list[str]) -> np.ndarray:
@@ -59,12 +82,18 @@ class Embedder(ABC):
                     out[i] = v
                 elif k not in missing:
                     missing[k] = items[i]
+            self._stats.texts_asked += len(items)
         if missing:
             todo_keys = list(missing)
             todo = [missing[k] for k in todo_keys]
+            started = time.perf_counter()
             vecs = self._embed_all(todo)
+            elapsed = time.perf_counter() - started
             computed = dict(zip(todo_keys, vecs, strict=True))
             with self._lock:
+                self._stats.texts_embedded += len(todo)
+                self._stats.model_calls += 1
+                self._stats.model_seconds += elapsed
                 for k, v in computed.items():
                     self._cache[k] = v
                     self._cache.move_to_end(k)
@@ -77,6 +106,11 @@ class Embedder(ABC):
 
     def embed_one(self, text: str) -> np.ndarray:
         return self.embed([text])[0]
+
+    def stats(self) -> EmbedderStats:
+        """What this embedder has done since it was created (a copy: take two and subtract)."""
+        with self._lock:
+            return replace(self._stats)
 
     def clear_cache(self) -> None:
         """Forget cached vectors (the next embed of any text runs the model)."""
