@@ -68,6 +68,9 @@ def test_many_users_on_postgres(tmp_path: Path, pg_url: str) -> None:
     (stage,) = result["stages"]
     assert (result["shape"], stage["users"], stage["imported"]) == ("4 users", 4, 60)
     assert stage["memories_total"] >= 60 and stage["db_size_mb"] > 0
+    listed = stage["users_list_ms"]
+    assert 0 < listed["first_100"] and 0 < listed["middle_100"] and 0 < listed["all"]
+    assert "users(): ms to list" in p.stdout
 
 
 def test_bad_input_is_refused(tmp_path: Path) -> None:

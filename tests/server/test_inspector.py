@@ -646,3 +646,44 @@ async def test_a_walk_of_every_page_finds_no_javascript_link(api: Api) -> None:
                 if target.path.startswith("/ui/") and "/export" not in target.path and "again=" not in target.query:
                     queue.append(target.path + (f"?{target.query}" if target.query else ""))
         assert len(seen) >= 20  # the walk reached the pages, not just the front
+
+
+async def test_the_users_list_and_the_picker_page_through_many_users(api: Api) -> None:
+    from deepcontext.server.inspector.pages import USERS_PER_PAGE
+
+    names = [f"user-{i:04d}" for i in range(2 * USERS_PER_PAGE + 5)]
+    for name in names:
+        await api.ctx.add([{"role": "user", "content": f"{name} likes tea."}], f"acme/{name}", infer=False)
+    await api.ctx.add([{"role": "user", "content": "Zed of another tenant."}], "globex/user-0001b", infer=False)
+
+    def listed(html: str, cls: str = "user-link") -> list[str]:
+        return re.findall(rf'class="{cls}">([^<]+)<', html)
+
+    async with browser(api, api.key("acme")) as (c, _):
+        seen: list[str] = []
+        page = await c.get("/ui/")
+        pages = 0
+        while True:
+            pages += 1
+            rows = listed(page.text)
+            assert 0 < len(rows) <= USERS_PER_PAGE
+            seen += rows
+            more = re.search(r'id="more-users" href="([^"]+)"', page.text)
+            if more is None:
+                break
+            page = await c.get(more.group(1).replace("&amp;", "&"))
+        assert pages == 3 and seen == names  # in id order, each once, the other tenant's never
+        # "users after" as a starting point: the ones after it, not itself
+        r = await c.get("/ui/", params={"after": "user-0199"})
+        assert listed(r.text) == names[200:] and 'id="more-users"' not in r.text and 'id="first-users"' in r.text
+        assert "No user after" in (await c.get("/ui/", params={"after": "zzz"})).text
+        bad = await c.get("/ui/", params={"after": "a" * 300})  # not an id: a clear refusal, not a crash
+        assert bad.status_code == 400 and "after" in bad.text
+        # a page that needs a user offers them a page at a time too
+        pick = await c.get("/ui/memories")
+        first = re.findall(r'<li><a href="[^"]*user=([^"&]+)">', pick.text)
+        assert first == names[:USERS_PER_PAGE]
+        more = re.search(r'id="more-users" href="([^"]+)"', pick.text)
+        assert more is not None
+        nxt = re.findall(r'<li><a href="[^"]*user=([^"&]+)">', (await c.get(more.group(1).replace("&amp;", "&"))).text)
+        assert nxt == names[USERS_PER_PAGE : 2 * USERS_PER_PAGE]

@@ -160,6 +160,30 @@ async def _measure(ctx: Any, users: list[str], queries: list[str], adds: list[st
     }
 
 
+async def _users_list(ctx: Any, names: list[str]) -> dict[str, float]:
+    """``users()`` as a client pages through them: the first page of 100, a page from the middle,
+    and every user (all pages of 1,000), median ms of a few rounds."""
+
+    async def timed(**kw: Any) -> float:
+        t0 = time.perf_counter()
+        await ctx.users(**kw)
+        return (time.perf_counter() - t0) * 1000
+
+    async def everyone() -> float:
+        t0 = time.perf_counter()
+        after = None
+        while page := await ctx.users(after=after, limit=1000):
+            after = page[-1]
+        return (time.perf_counter() - t0) * 1000
+
+    middle = sorted(names)[len(names) // 2]
+    first = [await timed(limit=100) for _ in range(20)]
+    mid = [await timed(after=middle, limit=100) for _ in range(20)]
+    alls = [await everyone() for _ in range(3)]
+    return {"first_100": round(statistics.median(first), 2), "middle_100": round(statistics.median(mid), 2),
+            "all": round(statistics.median(alls), 1)}  # fmt: skip
+
+
 def cold_start(db_url: str, user: str, query: str, settings: dict[str, Any], graph: bool = False) -> dict[str, Any]:
     """Open the database in a new process and run one search: seconds to open, to the first
     result, and that process's peak RSS. ``graph``: then wait for the user's HNSW graph (SQLite;
@@ -295,6 +319,8 @@ async def run_scale(
                 if progress:
                     progress("phase", 2)
                 stage.update(await _measure(ctx, names, qs, add_texts, rng))
+                if users > 1:
+                    stage["users_list_ms"] = await _users_list(ctx, names)
                 stage["memories_total"] += stage["added_by_adds"]
                 stage["cold_start"] = await asyncio.to_thread(cold_start, db_url, rng.choice(names), qs[0], settings)
                 if stage["vector_index"] == "hnsw":

@@ -124,6 +124,16 @@ def scale(
              for s in result["stages"]],
         )
     )  # fmt: skip
+    listed = [s for s in result["stages"] if "users_list_ms" in s]
+    if listed:
+        c.print("\nusers(): ms to list the first 100 users, 100 from the middle, and all of them (pages of 1,000)")
+        c.print(
+            markdown_table(
+                ["users", "first 100", "middle 100", "all"],
+                [[s["users"], s["users_list_ms"]["first_100"], s["users_list_ms"]["middle_100"], s["users_list_ms"]["all"]]
+                 for s in listed],
+            )
+        )  # fmt: skip
     restarts = [s for s in result["stages"] if "restart" in s]
     if restarts:
         c.print("\nrestart (SQLite): seconds from opening the database in a new process to the first search on the graph")

@@ -75,6 +75,12 @@ class Scope:
             raise AuthError("this API key may not access this user", status_code=403)
         return user_id if self.tenant is None else f"{self.tenant}{SEPARATOR}{user_id}"
 
+    def stored(self, user_id: Any, field: str = "user_id") -> str:
+        """The stored id an external ``user_id`` has in this scope's tenant, without the key's user
+        list check: a position in the list of users (a cursor), not an access."""
+        user_id = check_external_user(user_id, field)
+        return user_id if self.tenant is None else f"{self.tenant}{SEPARATOR}{user_id}"
+
     def owns(self, stored_user_id: str) -> bool:
         """Whether a stored user id belongs to this scope (tenant and user list)."""
         ext = self._strip(stored_user_id)

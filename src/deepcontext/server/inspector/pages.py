@@ -35,7 +35,6 @@ from deepcontext.server.inspector.security import (
     sign_out,
 )
 from deepcontext.server.inspector.svg import curve_plot, dag_layout
-from deepcontext.server.routes._util import scope_users
 from deepcontext.server.schemas import MAX_INT64
 from deepcontext.server.tenancy import Scope
 from deepcontext.services.activity import calls_from
@@ -113,17 +112,20 @@ def _user(scope: Scope, user: str | None) -> tuple[str, str] | None:
     return user, scope.user(user, "user")
 
 
-async def _users(ctx: DeepContext, scope: Scope) -> list[str]:
-    return sorted(scope.external(u) for u in await scope_users(ctx, scope))
-
-
 async def _need_user(
     request: Request, ctx: DeepContext, scope: Scope, user: str | None, page: str
 ) -> tuple[str, str] | HTMLResponse:
+    """The user asked for, or a page to pick one (a page of users at a time, like the users list)."""
     picked = _user(scope, user)
     if picked is not None:
         return picked
-    return render(request, scope, "pick.html", users=await _users(ctx, scope), target=page)
+    after = request.query_params.get("after") or None
+    found = await ctx.users(tenant=scope.tenant, after=scope.stored(after, "after") if after else None, limit=USERS_PER_PAGE)
+    users = [scope.external(u) for u in found if scope.owns(u)]
+    return render(
+        request, scope, "pick.html", users=users, target=page,
+        next_after=scope.external(found[-1]) if len(found) == USERS_PER_PAGE else None,
+    )  # fmt: skip
 
 
 # --- sign-in ----------------------------------------------------------------------------------------
@@ -191,15 +193,24 @@ async def static(name: str) -> Response:
 # --- users ------------------------------------------------------------------------------------------
 
 
+#: users per page of the users list (each row counts the user's memories, turns and entities)
+USERS_PER_PAGE = 100
+
+
 @router.get("/", response_class=HTMLResponse)
-async def users_page(request: Request, scope: UiScope, ctx: Ctx) -> HTMLResponse:
-    """The users this key sees, with their counts and last activity."""
-    stored = await scope_users(ctx, scope)
+async def users_page(request: Request, scope: UiScope, ctx: Ctx, after: str | None = None) -> HTMLResponse:
+    """The users this key sees, a page at a time in id order, with their counts and last activity;
+    ``after``: the ids after this one (a page's last id, or where to start)."""
+    after = after.strip() if after else None
+    start = scope.stored(after, "after") if after else None
+    found = await ctx.users(tenant=scope.tenant, after=start, limit=USERS_PER_PAGE)
+    stored = [u for u in found if scope.owns(u)]
     summaries = await asyncio.to_thread(data.user_summaries, ctx.store, stored)
     rows = [(scope.external(s.user_id), s) for s in summaries]
     return render(
         request, scope, "users.html", rows=rows, tiers=[t.value for t in MemoryTier], statuses=[s.value for s in MemoryStatus],
-        deleted=request.query_params.get("deleted"),
+        deleted=request.query_params.get("deleted"), after=after or "",
+        next_after=scope.external(found[-1]) if len(found) == USERS_PER_PAGE else None,
     )  # fmt: skip
 
 
