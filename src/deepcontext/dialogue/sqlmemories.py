@@ -129,14 +129,9 @@ def load(b: Conversation, conn: Connection, g: TurnGraph, memory_ids: Sequence[i
 
 
 def _soft_delete(b: Conversation, tx: WriteTx, row: Any, meta: dict[str, Any], reason: str) -> None:
-    mt = b.t.memories
-    conn, now, rev = tx.conn, tx.now, tx.rev
-    conn.execute(
-        update(mt)
-        .where(mt.c.id == row.id)
-        .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev, metadata=meta)
+    b.store.writer.soft_delete(
+        tx.conn, b.user_id, [row], now=tx.now, rev=tx.rev, actor=_ACTOR, reason=reason, metadata=lambda _row: meta
     )
-    b.store.writer.history(conn, b.user_id, int(row.id), HistoryEvent.DELETE, now, old_text=row.text, actor=_ACTOR, reason=reason)
 
 
 def set_status(b: Conversation, tx: WriteTx, *, turn_id: int, from_status: str, to_status: str) -> list[int]:

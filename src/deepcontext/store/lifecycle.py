@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, delete, exists, func, insert, literal, or_, select, update
+from sqlalchemy import bindparam, delete, exists, func, or_, select, update
 
 from deepcontext.store.consolidation import (
     ACTOR,
@@ -258,36 +258,12 @@ def soft_delete_faded(store: SQLStore, user_id: str, threshold: float, now: date
         if not rows:
             return []
         rev = store.bump_user(conn, user_id, now)
+        store.writer.soft_delete(
+            conn, user_id, rows, now=now, rev=rev, actor=ACTOR, keep_valid_to=True,
+            reason=lambda r: f"faded: importance {r.importance:.4f} under {threshold:g}",
+            details=lambda r: {"importance": float(r.importance), "was": r.status},
+        )  # fmt: skip
         ids = [int(r.id) for r in rows]
-        for chunk in chunks(ids):
-            conn.execute(
-                update(mt)
-                .where(mt.c.id.in_(list(chunk)))
-                .values(
-                    status=MemoryStatus.DELETED.value,
-                    deleted_at=now,
-                    valid_to=func.coalesce(mt.c.valid_to, literal(now, type_=mt.c.valid_to.type)),
-                    updated_at=now,
-                    rev=rev,
-                )
-            )
-        conn.execute(
-            insert(store.t.memory_history),
-            [
-                {
-                    "user_id": user_id,
-                    "memory_id": int(r.id),
-                    "event": HistoryEvent.DELETE.value,
-                    "old_text": r.text,
-                    "new_text": None,
-                    "actor": ACTOR,
-                    "reason": f"faded: importance {r.importance:.4f} under {threshold:g}",
-                    "created_at": now,
-                    "details": {"importance": float(r.importance), "was": r.status},
-                }
-                for r in rows
-            ],
-        )
     return ids
 
 

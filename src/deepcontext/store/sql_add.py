@@ -151,16 +151,9 @@ class AddWriter:
                 row = changed[ch.memory_id]
                 src = sources_of(ch.source_turn_indices, ch.source_turn_ids)
                 if ch.action is HistoryEvent.DELETE:
-                    conn.execute(
-                        update(t.memories)
-                        .where(t.memories.c.id == row.id)
-                        .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev)
-                    )
-                    history.append(
-                        history_row(
-                            uid, row.id, HistoryEvent.DELETE, now, old_text=row.text, actor=plan.actor,
-                            reason=ch.reason, details={"turn_ids": src[:50]},
-                        )
+                    self.s.writer.soft_delete(
+                        conn, uid, [row], now=now, rev=rev, actor=plan.actor, reason=ch.reason,
+                        details=lambda _row, src=src: {"turn_ids": src[:50]},
                     )  # fmt: skip
                 else:
                     added = self.s.writer.link_sources(conn, uid, row.id, src)

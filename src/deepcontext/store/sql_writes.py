@@ -3,12 +3,12 @@ go with it (keyword index, history, provenance, links, revision stamps)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, literal, select, update
 
 from deepcontext.errors import MemoryNotFoundError, ValidationError
 from deepcontext.store.interface import MemoryEdit, MemoryFilters, MemoryRewrite
@@ -250,18 +250,69 @@ class MemoryWriter:
             )
         return row
 
-    def delete_memory(self, user_id: str, memory_id: int, *, now: datetime, actor: str, reason: str | None) -> Memory:
+    def soft_delete(
+        self,
+        conn: Connection,
+        user_id: str,
+        rows: Sequence[Any],
+        *,
+        now: datetime,
+        rev: int,
+        actor: str,
+        reason: str | None | Callable[[Any], str | None],
+        details: Callable[[Any], dict[str, Any] | None] | None = None,
+        keep_valid_to: bool = False,
+        metadata: Callable[[Any], dict[str, Any]] | None = None,
+    ) -> None:
+        """Mark the memories of ``rows`` (each with ``id`` and ``text``) deleted, each with its
+        history entry; the only place a memory is soft-deleted (the keyword index follows the status
+        by trigger or by the backend's own rule). ``reason``, ``details``, ``metadata``: per row when
+        callables. ``keep_valid_to``: a memory that already stopped being true keeps that time."""
+        if not rows:
+            return
         mt = self.s.t.memories
+        ends = func.coalesce(mt.c.valid_to, literal(now, type_=mt.c.valid_to.type)) if keep_valid_to else now
+        values: dict[str, Any] = {
+            "status": MemoryStatus.DELETED.value,
+            "deleted_at": now,
+            "valid_to": ends,
+            "updated_at": now,
+            "rev": rev,
+        }
+        if metadata is None:
+            ids = [int(r.id) for r in rows]
+            for chunk in chunks(ids):
+                conn.execute(update(mt).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk))).values(**values))
+        else:
+            stmt = (
+                update(mt)
+                .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == bindparam("b_id"))
+                .values(**values, metadata=bindparam("b_meta"))
+            )
+            conn.execute(stmt, [{"b_id": int(r.id), "b_meta": metadata(r)} for r in rows])
+        self.history_rows(
+            conn,
+            [
+                history_row(
+                    user_id,
+                    int(r.id),
+                    HistoryEvent.DELETE,
+                    now,
+                    old_text=r.text,
+                    actor=actor,
+                    reason=reason(r) if callable(reason) else reason,
+                    details=details(r) if details else None,
+                )  # fmt: skip
+                for r in rows
+            ],
+        )
+
+    def delete_memory(self, user_id: str, memory_id: int, *, now: datetime, actor: str, reason: str | None) -> Memory:
         with self.s.transaction() as conn:
             self.s.lock_user(conn, user_id)
             row = self.active_memory(conn, user_id, memory_id)
             rev = self.s.bump_user(conn, user_id, now)
-            conn.execute(
-                update(mt)
-                .where(mt.c.id == memory_id)
-                .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev)
-            )
-            self.history(conn, user_id, memory_id, HistoryEvent.DELETE, now, old_text=row.text, actor=actor, reason=reason)
+            self.soft_delete(conn, user_id, [row], now=now, rev=rev, actor=actor, reason=reason)
         return self.s.memories.get_memories(user_id, [memory_id])[0]
 
     def delete_memories(
@@ -276,16 +327,8 @@ class MemoryWriter:
             if not rows:
                 return []
             rev = self.s.bump_user(conn, user_id, now)
-            ids = [int(r.id) for r in rows]
-            for chunk in chunks(ids):
-                conn.execute(
-                    update(mt)
-                    .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk)))
-                    .values(status=MemoryStatus.DELETED.value, deleted_at=now, valid_to=now, updated_at=now, rev=rev)
-                )
-            for r in rows:
-                self.history(conn, user_id, int(r.id), HistoryEvent.DELETE, now, old_text=r.text, actor=actor, reason=reason)
-        return ids
+            self.soft_delete(conn, user_id, rows, now=now, rev=rev, actor=actor, reason=reason)
+        return [int(r.id) for r in rows]
 
     def delete_user(self, user_id: str) -> dict[str, int]:
         counts: dict[str, int] = {}
