@@ -271,9 +271,9 @@ def test_the_door_check_sees_sql_and_store_internals() -> None:
     assert _through_other_doors("deepcontext.services.updates") == []  # through deepcontext.store
 
 
-def _soft_deletes(source: str) -> int:
-    """Statements setting a memory's status to deleted: ``status=MemoryStatus.DELETED.value`` as a
-    keyword or a ``"status"`` key (comparisons and filters do not count)."""
+def _status_writes(source: str) -> int:
+    """Statements setting a memory's status: ``status=MemoryStatus.X.value`` as a keyword or a
+    ``"status"`` key (comparisons and filters do not count)."""
     tree = ast.parse(source)
     found = 0
     for node in ast.walk(tree):
@@ -282,22 +282,23 @@ def _soft_deletes(source: str) -> int:
             pairs += [(k.arg, k.value) for k in node.keywords]
         if isinstance(node, ast.Dict):
             pairs += [(k.value if isinstance(k, ast.Constant) else None, v) for k, v in zip(node.keys, node.values, strict=True)]
-        found += sum(1 for key, value in pairs if key == "status" and "MemoryStatus.DELETED" in ast.unparse(value))
+        found += sum(1 for key, value in pairs if key == "status" and "MemoryStatus." in ast.unparse(value))
     return found
 
 
-def test_one_writer_soft_deletes_memories() -> None:
-    """A memory is soft-deleted in one place, which writes the status, the times, the revision and
-    the history entry together: :meth:`MemoryWriter.soft_delete`."""
+def test_one_writer_changes_a_memorys_status() -> None:
+    """A memory's status changes in one place, which writes the status, the times, the revision and
+    the history entry together: :class:`MemoryWriter` (new rows, delete, supersede, merge, decay,
+    restore)."""
     writers = {
         f.relative_to(PACKAGE).as_posix(): n
         for f in PACKAGE.rglob("*.py")
-        if (n := _soft_deletes(f.read_text(encoding="utf-8")))
+        if (n := _status_writes(f.read_text(encoding="utf-8")))
     }
-    assert writers == {"store/sql_writes.py": 1}
+    assert list(writers) == ["store/sql_writes.py"], writers
 
 
-def test_the_soft_delete_check_sees_both_spellings() -> None:
-    assert _soft_deletes("update(t).values(status=MemoryStatus.DELETED.value)") == 1
-    assert _soft_deletes('rows = [{"status": MemoryStatus.DELETED.value}]') == 1
-    assert _soft_deletes("select(t).where(t.c.status == MemoryStatus.DELETED.value)") == 0
+def test_the_status_check_sees_both_spellings() -> None:
+    assert _status_writes("update(t).values(status=MemoryStatus.DELETED.value)") == 1
+    assert _status_writes('rows = [{"status": MemoryStatus.MERGED.value}]') == 1
+    assert _status_writes("select(t).where(t.c.status == MemoryStatus.DELETED.value)") == 0

@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, bindparam, func, insert, literal, or_, select, update
+from sqlalchemy import Connection, func, insert, literal, or_, select, update
 
 from deepcontext.store.sqlparts import chunks
 from deepcontext.types import HistoryEvent, MemoryStatus, MemoryTier
@@ -277,20 +277,11 @@ def _write_group(
         for sid in f.source_ids:
             if sid not in promoted:
                 merged_into.setdefault(sid, fid)
-    if merged_into:
-        conn.execute(
-            update(mt)
-            .where(mt.c.id == bindparam("b_id"))
-            .values(status=MemoryStatus.MERGED.value, superseded_by=bindparam("b_into"), updated_at=now, rev=rev),
-            [{"b_id": sid, "b_into": fid} for sid, fid in merged_into.items()],
-        )
-        texts = {fid: f.text for f, fid in zip(group.facts, fact_ids, strict=True)}
-        for sid, fid in merged_into.items():
-            store.writer.history(
-                conn, user_id, sid, HistoryEvent.MERGE, now,
-                old_text=old_texts[sid], new_text=texts[fid], actor=ACTOR,
-                reason=f"merged into long-term memory {fid}", details={"merged_into": fid, "method": group.method},
-            )  # fmt: skip
+    store.writer.merge(
+        conn, user_id, merged_into, old_texts=old_texts,
+        new_texts={fid: f.text for f, fid in zip(group.facts, fact_ids, strict=True)}, now=now, rev=rev, actor=ACTOR,
+        method=group.method,
+    )  # fmt: skip
     return fact_ids
 
 

@@ -30,7 +30,7 @@ from deepcontext.store.consolidation import (
     write_consolidations,
 )
 from deepcontext.store.sqlparts import chunks
-from deepcontext.types import HistoryEvent, MemoryStatus, MemoryTier
+from deepcontext.types import MemoryStatus, MemoryTier
 
 if TYPE_CHECKING:
     from deepcontext.store.sql import SQLStore
@@ -221,17 +221,12 @@ def apply_decay(store: SQLStore, user_id: str, changes: Sequence[DecayChange], n
             return []
         rev = store.bump_user(conn, user_id, now)
         for c in live:
-            res = conn.execute(
-                update(mt)
-                # an access or a re-mention meanwhile: skip (the next run recomputes it)
-                .where(mt.c.id == c.id, mt.c.access_count == c.access_count, mt.c.mention_count == c.mention_count)
-                .values(status=MemoryStatus.DECAYED.value, importance=c.importance, updated_at=now, rev=rev)
-            )
-            if res.rowcount:
+            # an access or a re-mention meanwhile: skipped (the next run recomputes it)
+            if store.writer.decay(
+                conn, user_id, c.id, importance=c.importance, seen=(c.access_count, c.mention_count), now=now, rev=rev,
+                actor=ACTOR, reason=c.reason, details=c.details,
+            ):  # fmt: skip
                 deactivated.append(c.id)
-                store.writer.history(
-                    conn, user_id, c.id, HistoryEvent.DECAY, now, actor=ACTOR, reason=c.reason, details=c.details
-                )
     return deactivated
 
 

@@ -102,26 +102,13 @@ class AddWriter:
                         actor=plan.actor, reason=nm.reason, details=details,
                     )
                 )  # fmt: skip
-                for old in [olds[o] for o in ([nm.supersedes] if nm.supersedes else []) + nm.also_supersedes]:
-                    conn.execute(
-                        update(t.memories)
-                        .where(t.memories.c.id == old.id)
-                        .values(
-                            status=MemoryStatus.SUPERSEDED.value,
-                            # true until the new version became true (bi-temporal: said time, not write time)
-                            valid_to=nm.valid_from or nm.said_at or now,
-                            superseded_by=mid,
-                            updated_at=now,
-                            rev=rev,
-                        )
-                    )
-                    history.append(
-                        history_row(
-                            uid, old.id, nm.event, now, old_text=old.text, new_text=nm.text, actor=plan.actor,
-                            reason=nm.reason or f"superseded by memory {mid}", details={"superseded_by": mid},
-                        )
-                    )  # fmt: skip
-                    if nm.event is HistoryEvent.REPLACE:
+                replaced = [olds[o] for o in ([nm.supersedes] if nm.supersedes else []) + nm.also_supersedes]
+                self.s.writer.supersede(
+                    conn, uid, replaced, by=mid, new_text=nm.text, valid_to=nm.valid_from or nm.said_at or now, now=now,
+                    rev=rev, actor=plan.actor, event=nm.event, reason=nm.reason,
+                )  # fmt: skip
+                if nm.event is HistoryEvent.REPLACE:
+                    for old in replaced:
                         self._outdate_turns(conn, uid, old.id, nm.valid_from or nm.said_at or now, now, rev)
             if source_rows:
                 conn.execute(insert(t.memory_sources), source_rows)

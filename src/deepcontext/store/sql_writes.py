@@ -307,6 +307,119 @@ class MemoryWriter:
             ],
         )
 
+    def supersede(
+        self,
+        conn: Connection,
+        user_id: str,
+        rows: Sequence[Any],
+        *,
+        by: int,
+        new_text: str,
+        valid_to: datetime,
+        now: datetime,
+        rev: int,
+        actor: str,
+        event: HistoryEvent,
+        reason: str | None,
+    ) -> None:
+        """Mark the memories of ``rows`` (``id``, ``text``) superseded by memory ``by``: true until
+        ``valid_to`` (when the new version became true: said time, not write time), each with its
+        history entry."""
+        mt = self.s.t.memories
+        for row in rows:
+            conn.execute(
+                update(mt)
+                .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == row.id)
+                .values(status=MemoryStatus.SUPERSEDED.value, valid_to=valid_to, superseded_by=by, updated_at=now, rev=rev)
+            )
+        self.history_rows(
+            conn,
+            [
+                history_row(
+                    user_id,
+                    int(row.id),
+                    event,
+                    now,
+                    old_text=row.text,
+                    new_text=new_text,
+                    actor=actor,
+                    reason=reason or f"superseded by memory {by}",
+                    details={"superseded_by": by},
+                )  # fmt: skip
+                for row in rows
+            ],
+        )
+
+    def merge(
+        self,
+        conn: Connection,
+        user_id: str,
+        merged_into: dict[int, int],
+        *,
+        old_texts: dict[int, str],
+        new_texts: dict[int, str],
+        now: datetime,
+        rev: int,
+        actor: str,
+        method: str,
+    ) -> None:
+        """Mark each memory of ``merged_into`` (source id -> the long-term memory it became part
+        of) merged, each with its history entry."""
+        if not merged_into:
+            return
+        mt = self.s.t.memories
+        conn.execute(
+            update(mt)
+            .where(mt.c.id == bindparam("b_id"))
+            .values(status=MemoryStatus.MERGED.value, superseded_by=bindparam("b_into"), updated_at=now, rev=rev),
+            [{"b_id": sid, "b_into": fid} for sid, fid in merged_into.items()],
+        )
+        self.history_rows(
+            conn,
+            [
+                history_row(
+                    user_id,
+                    sid,
+                    HistoryEvent.MERGE,
+                    now,
+                    old_text=old_texts[sid],
+                    new_text=new_texts[fid],
+                    actor=actor,
+                    reason=f"merged into long-term memory {fid}",
+                    details={"merged_into": fid, "method": method},
+                )  # fmt: skip
+                for sid, fid in merged_into.items()
+            ],
+        )
+
+    def decay(
+        self,
+        conn: Connection,
+        user_id: str,
+        memory_id: int,
+        *,
+        importance: float,
+        seen: tuple[int, int],
+        now: datetime,
+        rev: int,
+        actor: str,
+        reason: str | None,
+        details: dict[str, Any] | None,
+    ) -> bool:
+        """Deactivate a faded memory (status ``decayed``, its new importance, a history entry) unless
+        it was accessed or mentioned again since ``seen`` = (access count, mention count) was read;
+        whether it was."""
+        mt = self.s.t.memories
+        res = conn.execute(
+            update(mt)
+            .where(mt.c.id == memory_id, mt.c.access_count == seen[0], mt.c.mention_count == seen[1])
+            .values(status=MemoryStatus.DECAYED.value, importance=importance, updated_at=now, rev=rev)
+        )
+        if not res.rowcount:
+            return False
+        self.history(conn, user_id, memory_id, HistoryEvent.DECAY, now, actor=actor, reason=reason, details=details)
+        return True
+
     def delete_memory(self, user_id: str, memory_id: int, *, now: datetime, actor: str, reason: str | None) -> Memory:
         with self.s.transaction() as conn:
             self.s.lock_user(conn, user_id)
