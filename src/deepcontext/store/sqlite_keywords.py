@@ -18,6 +18,7 @@ from deepcontext.clock import to_epoch
 from deepcontext.store.indexes import KeywordIndex
 from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
 from deepcontext.store.keyword_policy import DF_TTL_S, RANK_CAP, informative_terms
+from deepcontext.store.sqlite_bm25 import bm25, fts_tokens, rank_rows, sizes_of, varints
 from deepcontext.store.sqlparts import chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.text import search_text
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
     from deepcontext.store.sql import SQLStore
 
 __all__ = ["SQLiteKeywordIndex", "unindexed", "user_token"]
+
+#: a user's rows matching a query that are ranked here rather than by FTS5 (see :meth:`SQLiteKeywordIndex._small_bm25`)
+SMALL_RANK_ROWS = 2000
 
 
 def user_token(user_id: str) -> str:
@@ -40,6 +44,11 @@ def _porter() -> Any:
     import Stemmer
 
     return Stemmer.Stemmer("porter")
+
+
+def _stemmed_token(user_id: str) -> str:
+    """The user's token as the index holds it (the porter tokenizer stems it too: ``...e`` loses its e)."""
+    return str(_porter().stemWords([user_token(user_id)])[0])
 
 
 def unindexed(col: Any) -> Any:
@@ -67,6 +76,21 @@ class _FtsTable:
     def rank_sql(self) -> str:
         """The best ?2 rows matching ?1 by bm25, after ?3 of them."""
         return f"SELECT rowid, bm25({self.name}) AS s FROM {self.name} WHERE {self.name} MATCH ?1 ORDER BY s LIMIT ?2 OFFSET ?3"
+
+    @functools.cached_property
+    def match_rows_sql(self) -> str:
+        """At most ?2 rows matching ?1, with their text, unranked."""
+        return f"SELECT rowid, body FROM {self.name} WHERE {self.name} MATCH ?1 LIMIT ?2"
+
+    @functools.cached_property
+    def docsize_sql(self) -> str:
+        """The size records of the rows of a JSON array (?1)."""
+        return f"SELECT id, sz FROM {self.name}_docsize WHERE id IN (SELECT value FROM json_each(?1))"
+
+    @functools.cached_property
+    def averages_sql(self) -> str:
+        """The table's averages record: its rows and tokens per column."""
+        return f"SELECT block FROM {self.name}_data WHERE id = 1"
 
     @functools.cached_property
     def capped_rank_sql(self) -> str:
@@ -146,7 +170,7 @@ class SQLiteKeywordIndex(KeywordIndex):
         :data:`MAX_TERM_SHARE` of them (then the keyword leg has nothing useful to say).
         Returns (terms, rows indexed for the user, the kept terms' summed document frequencies or
         None when not counted: under 1,000 rows)."""
-        n_user = self.doc_frequency(conn, user_token(user_id), table)
+        n_user = self.doc_frequency(conn, _stemmed_token(user_id), table)
         if n_user < 1000:
             return terms, n_user, None
         df = [self.doc_frequency(conn, stem, table) for stem in _porter().stemWords(terms)]
@@ -182,7 +206,8 @@ class SQLiteKeywordIndex(KeywordIndex):
             return []
         body = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
         highest = self.s.raw(conn, "SELECT max(id) FROM memories").fetchone()[0] or 0
-        if n_user >= 0.5 * highest:  # (nearly) alone in the index: the user token would only cost
+        alone = n_user >= 0.5 * highest
+        if alone:  # (nearly) alone in the index: the user token would only cost
             match = f"body : ({body})"
         else:
             match = f'uid : "{user_token(user_id)}" AND body : ({body})'
@@ -201,6 +226,15 @@ class SQLiteKeywordIndex(KeywordIndex):
             }
 
         out: list[tuple[int, float]] = []
+        own = None if alone else self._small_bm25(conn, table, user_id, terms, n_user, match)
+        if own is not None:  # ranked here: FTS5 would count each term's rows in the whole table
+            for i in range(0, len(own), 2 * k):
+                part = own[i : i + 2 * k]
+                ok = allowed([mid for mid, _ in part])
+                out.extend((mid, -score) for mid, score in part if mid in ok)
+                if len(out) >= k:
+                    break
+            return out[:k]
 
         def take(rows: list[tuple[int, float]]) -> None:
             # ownership checked for 2 * k rows at a time (the first slice usually suffices); bm25 is
@@ -235,6 +269,31 @@ class SQLiteKeywordIndex(KeywordIndex):
             offset += fetch
             fetch *= 4
         return out[:k]
+
+    def _small_bm25(
+        self, conn: Connection, table: _FtsTable, user_id: str, terms: list[str], n_user: int, match: str
+    ) -> list[tuple[int, float]] | None:
+        """The rows of ``match`` (the user's token ANDed) with FTS5's bm25, best first, computed
+        from the index's records (see :mod:`.sqlite_bm25`); None when a term is not one token or
+        more than :data:`SMALL_RANK_ROWS` rows match (FTS5 then ranks them itself)."""
+        stem = _porter().stemWords
+        stems = [fts_tokens(t, stem) for t in terms]
+        if any(len(t) != 1 for t in stems):
+            return None
+        rows = self.s.raw(conn, table.match_rows_sql, (match, SMALL_RANK_ROWS + 1)).fetchall()
+        if len(rows) > SMALL_RANK_ROWS:
+            return None
+        if not rows:
+            return []
+        sizes = sizes_of(self.s.raw(conn, table.docsize_sql, (json.dumps([int(r[0]) for r in rows]),)))
+        averages = self.s.raw(conn, table.averages_sql).fetchone()
+        if averages is None or len(sizes) != len(rows):
+            return None
+        n_rows, *column_tokens = varints(averages[0])
+        # the user's token is a phrase of the query too: one instance in each of its rows
+        phrases = [(None, n_user), *((t[0], self.doc_frequency(conn, t[0], table)) for t in stems)]
+        scored = bm25([(int(r), fts_tokens(body, stem), sizes[int(r)]) for r, body in rows], phrases, n_rows, sum(column_tokens))
+        return rank_rows(scored)
 
     def purge_deleted(self, conn: Connection) -> None:
         # FTS5 deletes only add "deleted" markers; the deleted rows' terms stay in the index's segments
