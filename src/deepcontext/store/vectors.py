@@ -99,7 +99,7 @@ class UserVectors:
         cap = self.mat.shape[0]
         if need <= cap:
             return
-        new_cap = max(need, 2 * cap, 1024)
+        new_cap = max(need, 2 * cap, 64)  # a small user stays small: most users hold a few hundred
 
         def grown(a: np.ndarray, fill: Any = 0) -> np.ndarray:
             shape = (new_cap,) + a.shape[1:] if a.ndim > 1 else (new_cap,)
