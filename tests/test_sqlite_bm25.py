@@ -13,7 +13,7 @@ import pytest
 
 from deepcontext import DeepContext
 from deepcontext.store.interface import MemoryFilters
-from deepcontext.store.sqlite_bm25 import fts_tokens, varints
+from deepcontext.store.sqlite_bm25 import bm25, fts_tokens, varints
 from deepcontext.store.sqlite_keywords import _TABLES, _porter, user_token
 from deepcontext.types import MemoryStatus
 
@@ -95,3 +95,11 @@ def test_varints_read_sqlites_encoding() -> None:
     assert varints(bytes([0x05])) == [5]
     assert varints(bytes([0x81, 0x00, 0x7F])) == [128, 127]
     assert varints(bytes([0xFF] * 8 + [0x01])) == [(1 << 64) - 255]
+
+
+def test_a_stale_count_above_the_rows_weighs_like_a_common_term() -> None:
+    # a term's row count is read a few seconds ago; deletions since may leave fewer rows than it says
+    rows = [(1, ["kayak"], 3), (2, ["kayak", "kayak"], 4)]
+    scores = bm25(rows, [(None, 2), ("kayak", 50)], n_rows=40, n_tokens=140)
+    common = bm25(rows, [(None, 2), ("kayak", 39)], n_rows=40, n_tokens=140)
+    assert scores == pytest.approx(common) and all(s < 0 for s in scores.values())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from deepcontext.extract.standing_model import model_for
@@ -100,7 +101,7 @@ async def search_stages(ctx: Any, user_id: str, queries: list[str], limit: int =
 
     for query in queries:
         embedder.clear_cache()
-        _timed(lambda q=query: embedder.embed([q]), times["query embedding"])
+        _timed(partial(embedder.embed, [query]), times["query embedding"])
         ids = await asyncio.to_thread(staged, query)
         t0 = time.perf_counter()
         response = await ctx.search(query, user_id, limit=limit)

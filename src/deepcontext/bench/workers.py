@@ -161,7 +161,7 @@ async def drive(base: str, *, users: int, seconds: float, concurrency: int, sear
 
 async def run_workers(
     *,
-    db_urls: list[str],
+    db_urls: list[str | None],
     worker_counts: list[int],
     users: int = 20,
     turns_per_user: int = 100,

@@ -37,7 +37,7 @@ def workers(
         fail("--workers must be comma-separated integers")
     if not worker_counts or any(c < 1 or c > 64 for c in worker_counts):
         fail("--workers must be integers from 1 to 64")
-    urls = [database_url(u) for u in db] if db else [None]
+    urls: list[str | None] = [database_url(u) for u in db] if db else [None]
     c = console()
     result = asyncio.run(
         run_workers(

@@ -100,7 +100,7 @@ class SearchService:
         per_memory = self.settings.max_connections_per_memory
         store, standing = self.store, self.standing_model
         # the query's embedding starts now, before the hop to the worker thread
-        qvec, hits = start_vector_leg(
+        qvec, vector_leg = start_vector_leg(
             store, self.embedder.embed_one, self._query_pool(), user_id, query, limit=limit, filters=filters,
             config=cfg, now=now, standing=standing,
         )  # fmt: skip
@@ -119,7 +119,7 @@ class SearchService:
                 now=now,
                 include_graph=include_graph,
                 links_per_memory=per_memory,
-                vector_hits=hits,
+                vector_hits=vector_leg,
                 standing=standing,
             )
             if include_superseded:

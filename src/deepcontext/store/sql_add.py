@@ -138,10 +138,10 @@ class AddWriter:
                 row = changed[ch.memory_id]
                 src = sources_of(ch.source_turn_indices, ch.source_turn_ids)
                 if ch.action is HistoryEvent.DELETE:
+                    turns: dict[str, Any] = {"turn_ids": src[:50]}
                     self.s.writer.soft_delete(
-                        conn, uid, [row], now=now, rev=rev, actor=plan.actor, reason=ch.reason,
-                        details=lambda _row, src=src: {"turn_ids": src[:50]},
-                    )  # fmt: skip
+                        conn, uid, [row], now=now, rev=rev, actor=plan.actor, reason=ch.reason, details=lambda _row: turns
+                    )
                 else:
                     added = self.s.writer.link_sources(conn, uid, row.id, src)
                     mentioned.append(row.id)

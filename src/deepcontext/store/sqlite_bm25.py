@@ -74,7 +74,9 @@ def bm25(
     avgdl = n_tokens / n_rows if n_rows else 1.0
     idf = []
     for _, hits in phrases:
-        value = math.log((n_rows - hits + 0.5) / (hits + 0.5))
+        # a count read a few seconds ago may exceed the rows now (deletions since): the floor, as for a common term
+        ratio = (n_rows - hits + 0.5) / (hits + 0.5)
+        value = math.log(ratio) if ratio > 0 else 0.0
         idf.append(value if value > 0.0 else 1e-6)
     scores: dict[int, float] = {}
     for rowid, tokens, size in rows:
