@@ -97,3 +97,21 @@ def test_workers_share_their_figures(tmp_path) -> None:  # noqa: ANN001
         }  # fmt: skip
     # whichever worker answers the scrape counts every worker's requests
     assert counts == {8.0}
+
+
+async def test_the_engines_work_is_counted(metered: Api) -> None:
+    """The embedding model's texts and seconds and the background tasks, read from the engine."""
+    async with metered.client(metered.key("t")) as c:
+        before = samples((await c.get("/metrics")).text)
+        said = [{"role": "user", "content": f"I keep bees number {i} near Porto"} for i in range(5)]
+        assert (await c.post("/v1/memories", json={"user_id": "ana", "messages": said})).status_code == 201
+        assert (await c.post("/v1/search", json={"user_id": "ana", "query": "a question never asked"})).status_code == 200
+        await metered.ctx.flush()  # the background work the add started
+        after = samples((await c.get("/metrics")).text)
+    stats = metered.ctx.embedder.stats()
+    embedded = value(after, "deepcontext_embedder_texts_total") - value(before, "deepcontext_embedder_texts_total")
+    assert embedded >= 6  # five turns and the query at least
+    assert value(after, "deepcontext_embedder_texts_total") == stats.texts_embedded
+    assert value(after, "deepcontext_embedder_seconds_total") > value(before, "deepcontext_embedder_seconds_total")
+    assert ("deepcontext_background_tasks", frozenset()) in after
+    assert value(after, "deepcontext_background_task_failures_total") == metered.ctx.background.failures == 0

@@ -37,7 +37,7 @@ class Metrics:
     """The collectors of one app."""
 
     def __init__(self) -> None:
-        from prometheus_client import CollectorRegistry, Counter, Histogram
+        from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
@@ -54,6 +54,21 @@ class Metrics:
         )
         self.added = Counter("deepcontext_memories_added", "Memories added through the API", registry=r)
         self.lifecycle = Counter("deepcontext_lifecycle_runs", "Lifecycle runs asked through the API", ["outcome"], registry=r)
+        self.background = Gauge(
+            "deepcontext_background_tasks", "Background tasks running (consolidation, summaries, the activity log's writes)",
+            multiprocess_mode="livesum", registry=r,
+        )  # fmt: skip
+        self.background_failures = Counter(
+            "deepcontext_background_task_failures", "Background tasks that failed (each is logged)", registry=r
+        )
+        self.embedded = Counter(
+            "deepcontext_embedder_texts", "Texts the embedding model embedded (cache hits not counted)", registry=r
+        )
+        self.embedding_seconds = Counter(
+            "deepcontext_embedder_seconds", "Time the embedding model ran, summed over threads", registry=r
+        )
+        #: what the engine's own counters said when last read: the counters above grow by the difference
+        self._seen: tuple[int, int, float] = (0, 0, 0.0)
         self.db_errors = Counter(
             "deepcontext_database_errors", "Requests the database failed (unavailable, read-only, disk full)", ["kind"],
             registry=r,
@@ -67,6 +82,23 @@ class Metrics:
             self.operations.labels(operation).observe(seconds)
         if (method, route) in LIFECYCLE_ROUTES:
             self.lifecycle.labels("ok" if status < 400 else "error").inc()
+
+    def sample(self, ctx: Any) -> None:
+        """Read the engine's own counters (background tasks, the embedder's work) into the metrics."""
+        if ctx is None:
+            return
+        tasks = ctx.background
+        stats = ctx.embedder.stats()
+        failures, texts, seconds = tasks.failures, stats.texts_embedded, stats.model_seconds
+        seen = self._seen
+        self.background.set(tasks.pending)
+        if failures > seen[0]:
+            self.background_failures.inc(failures - seen[0])
+        if texts > seen[1]:
+            self.embedded.inc(texts - seen[1])
+        if seconds > seen[2]:
+            self.embedding_seconds.inc(seconds - seen[2])
+        self._seen = (max(failures, seen[0]), max(texts, seen[1]), max(seconds, seen[2]))
 
     def render(self) -> Response:
         from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
@@ -108,9 +140,11 @@ def route_template(scope: Scope, root_path: str) -> str:
 class MetricsMiddleware:
     """Times every HTTP request and counts it by method, route template and status."""
 
-    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+    def __init__(self, app: ASGIApp, metrics: Metrics, state: Any = None) -> None:
         self.app = app
         self.metrics = metrics
+        #: the app's ServerState, whose engine the work metrics are read from
+        self.state = state
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -132,6 +166,7 @@ class MetricsMiddleware:
         finally:
             _current.reset(token)
             self.metrics.observe(scope["method"], route_template(scope, root_path), status, time.perf_counter() - started)
+            self.metrics.sample(getattr(self.state, "ctx", None))
 
 
 def install_metrics(app: FastAPI) -> Metrics:
@@ -139,10 +174,12 @@ def install_metrics(app: FastAPI) -> Metrics:
     from deepcontext.server.auth import authenticate
 
     metrics = Metrics()
+    state = getattr(app.state, "deepcontext", None)
 
     async def read_metrics() -> Any:
+        metrics.sample(getattr(state, "ctx", None))  # as of now, background work included
         return metrics.render()
 
     app.add_api_route("/metrics", read_metrics, methods=["GET"], dependencies=[Depends(authenticate)], include_in_schema=False)
-    app.add_middleware(MetricsMiddleware, metrics=metrics)
+    app.add_middleware(MetricsMiddleware, metrics=metrics, state=state)
     return metrics

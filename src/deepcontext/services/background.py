@@ -21,6 +21,8 @@ class BackgroundTasks:
     def __init__(self) -> None:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._failed_kinds: set[tuple[str, str]] = set()
+        #: tasks that ended with an exception, since this group was made
+        self.failures = 0
 
     def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coro`` on the running loop, owned by this group."""
@@ -54,6 +56,7 @@ class BackgroundTasks:
         if task.cancelled() or task.exception() is None:
             return
         exc = task.exception()
+        self.failures += 1
         coro = task.get_coro()
         kind = (getattr(coro, "__qualname__", "task"), type(exc).__name__)
         level = logging.DEBUG if kind in self._failed_kinds else logging.WARNING
