@@ -288,17 +288,44 @@ def _status_writes(source: str) -> int:
 
 def test_one_writer_changes_a_memorys_status() -> None:
     """A memory's status changes in one place, which writes the status, the times, the revision and
-    the history entry together: :class:`MemoryWriter` (new rows, delete, supersede, merge, decay,
-    restore)."""
+    the history entry together: :class:`MemoryWriter` (``store/sql_writes.py`` and its base in
+    ``store/sql_row_changes.py``: new rows, delete, supersede, merge, decay, restore)."""
     writers = {
         f.relative_to(PACKAGE).as_posix(): n
         for f in PACKAGE.rglob("*.py")
         if (n := _status_writes(f.read_text(encoding="utf-8")))
     }
-    assert list(writers) == ["store/sql_writes.py"], writers
+    assert sorted(writers) == ["store/sql_row_changes.py", "store/sql_writes.py"], writers
 
 
 def test_the_status_check_sees_both_spellings() -> None:
     assert _status_writes("update(t).values(status=MemoryStatus.DELETED.value)") == 1
     assert _status_writes('rows = [{"status": MemoryStatus.MERGED.value}]') == 1
     assert _status_writes("select(t).where(t.c.status == MemoryStatus.DELETED.value)") == 0
+
+
+def _memory_row_statements(source: str) -> int:
+    """``insert``, ``update`` and ``delete`` statements on the memories table (``mt`` or
+    ``....memories``), the way the store spells them."""
+    found = 0
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("insert", "update", "delete"):
+            target = ast.unparse(node.args[0]) if node.args else ""
+            found += target == "mt" or target.endswith(".memories")
+    return found
+
+
+def test_one_writer_writes_memory_rows() -> None:
+    """Every insert, update and delete of memory rows is a method of :class:`MemoryWriter`."""
+    writers = {
+        f.relative_to(PACKAGE).as_posix(): n
+        for f in PACKAGE.rglob("*.py")
+        if (n := _memory_row_statements(f.read_text(encoding="utf-8")))
+    }
+    assert sorted(writers) == ["store/sql_row_changes.py", "store/sql_writes.py"], writers
+
+
+def test_the_row_check_sees_the_store_spellings() -> None:
+    assert _memory_row_statements("conn.execute(update(mt).where(mt.c.id == 1).values(x=1))") == 1
+    assert _memory_row_statements("conn.execute(delete(store.t.memories).where(x))") == 1
+    assert _memory_row_statements("conn.execute(insert(t.memory_history), rows)") == 0

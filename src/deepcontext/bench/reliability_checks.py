@@ -120,8 +120,8 @@ def half_written(ctx: Any) -> int:
 def check_graph(ctx: Any, user_id: str, rng: Any, queries: int = 20, k: int = 10) -> list[str]:
     """Problems of a SQLite user's vector graph after a restart: it must become ready, hold exactly
     the user's live vectors, and its searches must find the top ``k`` an exact scan of the rows
-    finds (the first result as good, at most one of ``k`` worse than the scan's k-th). Empty when
-    all is well."""
+    finds (the first result as good, at most one of ``k`` worse than the scan's k-th) for all of the
+    ``queries`` but one. Empty when all is well."""
     from datetime import UTC, datetime
 
     from sqlalchemy import select
@@ -146,6 +146,7 @@ def check_graph(ctx: Any, user_id: str, rng: Any, queries: int = 20, k: int = 10
     problems = []
     if len(uv.ann) != len(ids):
         problems.append(f"{user_id}: the graph holds {len(uv.ann)} vectors, the rows {len(ids)}")
+    misses = []
     for j in rng.sample(range(len(ids)), min(queries, len(ids))):
         q = mat[j] + np.float32(0.05) * np.asarray([rng.gauss(0, 1) for _ in range(mat.shape[1])], dtype=np.float32)
         q /= np.linalg.norm(q)
@@ -154,7 +155,9 @@ def check_graph(ctx: Any, user_id: str, rng: Any, queries: int = 20, k: int = 10
         want = np.sort(mat @ q)[::-1][:k]
         scores = np.array([sc for _, sc in got])
         if len(scores) < min(k, len(ids)) or abs(scores[0] - want[0]) > 1e-4 or np.sum(scores >= want[-1] - 1e-5) < len(want) - 1:
-            problems.append(
+            misses.append(
                 f"{user_id}: a search's scores {np.round(scores[:3], 4)}..., an exact scan's {np.round(want[:3], 4)}..."
             )
-    return problems
+    # the graph is approximate: one query of them missing its best match now and then is its nature,
+    # two are a graph that is not the rows'
+    return problems + (misses if len(misses) > 1 else [])

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, or_, select, update
+from sqlalchemy import Connection, or_, select
 
 from deepcontext.dialogue.backend import NewKeyMemory
 from deepcontext.dialogue.sqltx import Conversation, WriteTx
@@ -151,7 +151,7 @@ def set_status(b: Conversation, tx: WriteTx, *, turn_id: int, from_status: str, 
         if to_status == "rejected":
             _soft_delete(b, tx, r, meta, "key memory rejected")
         else:
-            conn.execute(update(mt).where(mt.c.id == r.id).values(metadata=meta, updated_at=now, rev=tx.rev))
+            b.store.writer.write_metadata(conn, b.user_id, int(r.id), meta, now=now, rev=tx.rev)
         changed.append(int(r.id))
     return changed
 
@@ -171,5 +171,5 @@ def remove(b: Conversation, tx: WriteTx, memory_id: int) -> bool:
     if row.status == MemoryStatus.ACTIVE.value:
         _soft_delete(b, tx, row, meta, "key memory removed")
     else:
-        conn.execute(update(mt).where(mt.c.id == row.id).values(metadata=meta, updated_at=now, rev=tx.rev))
+        b.store.writer.write_metadata(conn, b.user_id, int(row.id), meta, now=now, rev=tx.rev)
     return True

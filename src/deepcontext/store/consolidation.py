@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, func, insert, literal, or_, select, update
+from sqlalchemy import Connection, func, insert, literal, or_, select
 
 from deepcontext.store.sqlparts import chunks
 from deepcontext.types import HistoryEvent, MemoryStatus, MemoryTier
@@ -235,24 +235,10 @@ def _unchanged_sources(conn: Connection, store: SQLStore, user_id: str, group: G
 def _write_group(
     conn: Connection, store: SQLStore, user_id: str, group: GroupWrite, now: datetime, rev: int, old_texts: dict[int, str]
 ) -> list[int]:
-    t = store.t
-    mt = t.memories
     fact_ids: list[int] = []
     for f in group.facts:
         if f.promote is not None:
-            conn.execute(
-                update(mt)
-                .where(mt.c.id == f.promote)
-                .values(
-                    tier=MemoryTier.LONG_TERM.value,
-                    importance=f.importance,
-                    base_importance=f.importance,
-                    reinforced_at=now,
-                    valid_to=f.valid_to,
-                    updated_at=now,
-                    rev=rev,
-                )
-            )
+            store.writer.promote(conn, user_id, f.promote, importance=f.importance, valid_to=f.valid_to, now=now, rev=rev)
             fact_ids.append(f.promote)
             continue
         fid = _insert_fact(store, conn, user_id, f, now, rev)

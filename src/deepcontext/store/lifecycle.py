@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import bindparam, delete, exists, func, or_, select, update
+from sqlalchemy import delete, exists, func, or_, select, update
 
 from deepcontext.store.consolidation import (
     ACTOR,
@@ -193,24 +193,11 @@ def apply_decay(store: SQLStore, user_id: str, changes: Sequence[DecayChange], n
     plain = [c for c in changes if not c.deactivate]
     gone = [c for c in changes if c.deactivate]
     if plain:
-        # by primary key only: a condition on (user_id, status) lets PostgreSQL's planner pick the
-        # (user_id, status, tier) index and scan all the user's rows for every row updated (with
-        # fresh statistics it does not, but right after a bulk import it did: O(n^2)). Ids are never
-        # reused on PostgreSQL; SQLite always looks rows up by rowid and may reuse the highest id of a
-        # deleted row, so there the user is checked too. A row that became inactive since it was
-        # read just gets an importance nobody reads.
-        where = [
-            mt.c.id == bindparam("b_id"),
-            mt.c.access_count == bindparam("b_ac"),
-            mt.c.mention_count == bindparam("b_mc"),
-        ]
-        if store.engine.dialect.name == "sqlite":
-            where.append(mt.c.user_id == user_id)
-        stmt = update(mt).where(*where).values(importance=bindparam("b_imp"))
         for chunk in chunks(plain, 1000):  # one short transaction per thousand rows
             with store.transaction() as conn:
-                rows = [{"b_id": c.id, "b_ac": c.access_count, "b_mc": c.mention_count, "b_imp": c.importance} for c in chunk]
-                conn.execute(stmt, rows)
+                store.writer.set_importances(
+                    conn, user_id, [(c.id, c.access_count, c.mention_count, c.importance) for c in chunk]
+                )
     if not gone:
         return []
     with store.transaction() as conn:
@@ -336,28 +323,19 @@ def purge(store: SQLStore, user_id: str, *, deleted_before: datetime, expired_be
                 before = list(cf or [])
                 after = [i for i in before if i not in doomed]
                 if after != before:
-                    conn.execute(update(mt).where(mt.c.id == sid).values(consolidated_from=after, rev=rev))
+                    store.writer.relink(conn, user_id, int(sid), consolidated_from=after, rev=rev)
         pointing: set[int] = set()
         for chunk in chunks(ids):
             pointing |= {
                 int(r[0])
                 for r in conn.execute(select(mt.c.id).where(mt.c.user_id == user_id, mt.c.superseded_by.in_(list(chunk))))
             }
-        for chunk in chunks(sorted(pointing - doomed)):  # (rows being purged are not touched)
-            conn.execute(update(mt).where(mt.c.id.in_(list(chunk))).values(superseded_by=None, rev=rev))
-        me, ms, ml, mh, et, rt = (
-            t.memory_entities, t.memory_sources, t.memory_links, t.memory_history, t.entities, t.relations,
-        )  # fmt: skip
+        store.writer.unlink_successors(conn, user_id, sorted(pointing - doomed), rev=rev)  # (rows being purged are not touched)
+        me, et, rt = t.memory_entities, t.entities, t.relations
         touched_entities: set[int] = set()
         for chunk in chunks(ids):
-            c = list(chunk)
-            touched_entities |= {int(r[0]) for r in conn.execute(select(me.c.entity_id).where(me.c.memory_id.in_(c)))}
-            store.unindex(conn, c)
-            conn.execute(delete(ml).where(or_(ml.c.memory_id.in_(c), ml.c.other_id.in_(c))))
-            conn.execute(delete(me).where(me.c.memory_id.in_(c)))
-            conn.execute(delete(ms).where(ms.c.memory_id.in_(c)))
-            conn.execute(delete(mh).where(mh.c.user_id == user_id, mh.c.memory_id.in_(c)))
-            conn.execute(delete(mt).where(store._owner(mt.c.user_id) == user_id, mt.c.id.in_(c)))
+            touched_entities |= {int(r[0]) for r in conn.execute(select(me.c.entity_id).where(me.c.memory_id.in_(list(chunk))))}
+        store.writer.purge_rows(conn, user_id, ids)
         for chunk in chunks(sorted(touched_entities)):
             res = conn.execute(
                 delete(et).where(

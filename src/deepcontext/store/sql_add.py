@@ -7,7 +7,6 @@ so an add of 50 turns costs a dozen statements, not hundreds.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, func, insert, select, update
@@ -109,7 +108,7 @@ class AddWriter:
                 )  # fmt: skip
                 if nm.event is HistoryEvent.REPLACE:
                     for old in replaced:
-                        self._outdate_turns(conn, uid, old.id, nm.valid_from or nm.said_at or now, now, rev)
+                        self.s.writer.outdate_turns(conn, uid, old.id, nm.valid_from or nm.said_at or now, now, rev)
             if source_rows:
                 conn.execute(insert(t.memory_sources), source_rows)
             if entity_rows:
@@ -151,7 +150,7 @@ class AddWriter:
                             details={"turn_ids": src[:50], "new_sources": added},
                         )
                     )  # fmt: skip
-            self._reinforce(conn, uid, mentioned, now)
+            self.s.writer.reinforce(conn, uid, mentioned, now)
             self.s.writer.history_rows(conn, history)
             relations_written = self._upsert_relations(conn, plan, entity_ids)
             return AddOutcome(
@@ -163,43 +162,6 @@ class AddWriter:
             )
 
     # ------------------------------------------------------------------------------------------
-    def _reinforce(self, conn: Connection, user_id: str, memory_ids: Sequence[int], now: datetime) -> None:
-        """A re-mention is a review: one more mention, and the forgetting curve restarts from the
-        memory's base importance now (like an access). Not stamped with ``rev``: nothing of this is
-        in a vector cache (see :func:`deepcontext.store.lifecycle.apply_decay`)."""
-        if not memory_ids:
-            return
-        mt = self.s.t.memories
-        counts: dict[int, int] = {}
-        for mid in memory_ids:
-            counts[mid] = counts.get(mid, 0) + 1
-        for times in sorted(set(counts.values())):
-            ids = sorted(mid for mid, n in counts.items() if n == times)
-            conn.execute(
-                update(mt)
-                .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value)
-                .values(mention_count=mt.c.mention_count + times, reinforced_at=now, importance=mt.c.base_importance)
-            )
-
-    def _outdate_turns(self, conn: Connection, user_id: str, old_id: int, valid_to: datetime, now: datetime, rev: int) -> None:
-        """A contradicted fact's verbatim turns stay active (they are the record of what was said) but
-        get ``valid_to``: search weighs them down unless the question is about the past."""
-        t = self.s.t
-        ms, mt = t.memory_sources, t.memories
-        turns = select(ms.c.turn_id).where(ms.c.memory_id == old_id, ms.c.user_id == user_id)
-        turn_memories = select(ms.c.memory_id).where(ms.c.user_id == user_id, ms.c.turn_id.in_(turns))
-        conn.execute(
-            update(mt)
-            .where(
-                self.s._owner(mt.c.user_id) == user_id,
-                mt.c.id.in_(turn_memories),
-                mt.c.source == "turn",
-                mt.c.status == MemoryStatus.ACTIVE.value,
-                mt.c.valid_to.is_(None),
-            )
-            .values(valid_to=valid_to, updated_at=now, rev=rev)
-        )
-
     def _existing_memories(self, conn: Connection, user_id: str, memory_ids: set[int]) -> set[int]:
         """The ids among ``memory_ids`` that are rows of the user (whatever their status)."""
         if not memory_ids:

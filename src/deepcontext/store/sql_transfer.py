@@ -182,7 +182,7 @@ class Transfer:
                 if row.get("consolidated_from"):
                     upd["consolidated_from"] = [m("memories", x) for x in row["consolidated_from"] if m("memories", x)]
                 if upd:
-                    conn.execute(update(t.memories).where(t.memories.c.id == maps["memories"][int(row["id"])]).values(**upd))
+                    self.s.writer.relink(conn, user_id, maps["memories"][int(row["id"])], **upd)
             for name, cols in (
                 ("memory_sources", (("memory_id", "memories"), ("turn_id", "turns"))),
                 ("memory_entities", (("memory_id", "memories"), ("entity_id", "entities"))),

@@ -3,15 +3,16 @@ go with it (keyword index, history, provenance, links, revision stamps)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from sqlalchemy import Connection, bindparam, delete, func, insert, literal, select, update
+from sqlalchemy import Connection, delete, func, insert, select, update
 
 from deepcontext.errors import MemoryNotFoundError, ValidationError
 from deepcontext.store.interface import MemoryEdit, MemoryFilters, MemoryRewrite
+from deepcontext.store.sql_row_changes import MemoryRowChanges, history_row
 from deepcontext.store.sqlparts import chunks
 from deepcontext.types import HistoryEvent, Memory, MemoryStatus
 
@@ -38,33 +39,7 @@ def _new_memory(now: datetime) -> dict[str, Any]:
     }
 
 
-def history_row(
-    user_id: str,
-    memory_id: int,
-    event: HistoryEvent,
-    now: datetime,
-    *,
-    old_text: str | None = None,
-    new_text: str | None = None,
-    actor: str = "system",
-    reason: str | None = None,
-    details: dict[str, Any] | None = None,
-) -> dict[str, Any]:
-    """A ``memory_history`` row."""
-    return {
-        "user_id": user_id,
-        "memory_id": memory_id,
-        "event": event.value,
-        "old_text": old_text,
-        "new_text": new_text,
-        "actor": actor,
-        "reason": reason,
-        "created_at": now,
-        "details": details or {},
-    }
-
-
-class MemoryWriter:
+class MemoryWriter(MemoryRowChanges):
     """Writes to a store's memories."""
 
     def __init__(self, store: SQLStore) -> None:
@@ -133,23 +108,6 @@ class MemoryWriter:
             )
             out.update((int(m), int(t)) for m, t in rows)
         return out
-
-    def history(
-        self,
-        conn: Connection,
-        user_id: str,
-        memory_id: int,
-        event: HistoryEvent,
-        now: datetime,
-        **entry: Any,
-    ) -> None:
-        """One history entry (``old_text``, ``new_text``, ``actor``, ``reason``, ``details``)."""
-        self.history_rows(conn, [history_row(user_id, memory_id, event, now, **entry)])
-
-    def history_rows(self, conn: Connection, rows: Sequence[dict[str, Any]]) -> None:
-        """History entries made by :func:`history_row`, in one statement."""
-        if rows:
-            conn.execute(insert(self.s.t.memory_history), list(rows))
 
     def link_sources(self, conn: Connection, user_id: str, memory_id: int, turn_ids: Sequence[int]) -> int:
         if not turn_ids:
@@ -249,176 +207,6 @@ class MemoryWriter:
                 f"memory {memory_id} is {row.status}: only deleted or decayed memories can be restored", field="memory_id"
             )
         return row
-
-    def soft_delete(
-        self,
-        conn: Connection,
-        user_id: str,
-        rows: Sequence[Any],
-        *,
-        now: datetime,
-        rev: int,
-        actor: str,
-        reason: str | None | Callable[[Any], str | None],
-        details: Callable[[Any], dict[str, Any] | None] | None = None,
-        keep_valid_to: bool = False,
-        metadata: Callable[[Any], dict[str, Any]] | None = None,
-    ) -> None:
-        """Mark the memories of ``rows`` (each with ``id`` and ``text``) deleted, each with its
-        history entry; the only place a memory is soft-deleted (the keyword index follows the status
-        by trigger or by the backend's own rule). ``reason``, ``details``, ``metadata``: per row when
-        callables. ``keep_valid_to``: a memory that already stopped being true keeps that time."""
-        if not rows:
-            return
-        mt = self.s.t.memories
-        ends = func.coalesce(mt.c.valid_to, literal(now, type_=mt.c.valid_to.type)) if keep_valid_to else now
-        values: dict[str, Any] = {
-            "status": MemoryStatus.DELETED.value,
-            "deleted_at": now,
-            "valid_to": ends,
-            "updated_at": now,
-            "rev": rev,
-        }
-        if metadata is None:
-            ids = [int(r.id) for r in rows]
-            for chunk in chunks(ids):
-                conn.execute(update(mt).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk))).values(**values))
-        else:
-            stmt = (
-                update(mt)
-                .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == bindparam("b_id"))
-                .values(**values, metadata=bindparam("b_meta"))
-            )
-            conn.execute(stmt, [{"b_id": int(r.id), "b_meta": metadata(r)} for r in rows])
-        self.history_rows(
-            conn,
-            [
-                history_row(
-                    user_id,
-                    int(r.id),
-                    HistoryEvent.DELETE,
-                    now,
-                    old_text=r.text,
-                    actor=actor,
-                    reason=reason(r) if callable(reason) else reason,
-                    details=details(r) if details else None,
-                )  # fmt: skip
-                for r in rows
-            ],
-        )
-
-    def supersede(
-        self,
-        conn: Connection,
-        user_id: str,
-        rows: Sequence[Any],
-        *,
-        by: int,
-        new_text: str,
-        valid_to: datetime,
-        now: datetime,
-        rev: int,
-        actor: str,
-        event: HistoryEvent,
-        reason: str | None,
-    ) -> None:
-        """Mark the memories of ``rows`` (``id``, ``text``) superseded by memory ``by``: true until
-        ``valid_to`` (when the new version became true: said time, not write time), each with its
-        history entry."""
-        mt = self.s.t.memories
-        for row in rows:
-            conn.execute(
-                update(mt)
-                .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == row.id)
-                .values(status=MemoryStatus.SUPERSEDED.value, valid_to=valid_to, superseded_by=by, updated_at=now, rev=rev)
-            )
-        self.history_rows(
-            conn,
-            [
-                history_row(
-                    user_id,
-                    int(row.id),
-                    event,
-                    now,
-                    old_text=row.text,
-                    new_text=new_text,
-                    actor=actor,
-                    reason=reason or f"superseded by memory {by}",
-                    details={"superseded_by": by},
-                )  # fmt: skip
-                for row in rows
-            ],
-        )
-
-    def merge(
-        self,
-        conn: Connection,
-        user_id: str,
-        merged_into: dict[int, int],
-        *,
-        old_texts: dict[int, str],
-        new_texts: dict[int, str],
-        now: datetime,
-        rev: int,
-        actor: str,
-        method: str,
-    ) -> None:
-        """Mark each memory of ``merged_into`` (source id -> the long-term memory it became part
-        of) merged, each with its history entry."""
-        if not merged_into:
-            return
-        mt = self.s.t.memories
-        conn.execute(
-            update(mt)
-            .where(mt.c.id == bindparam("b_id"))
-            .values(status=MemoryStatus.MERGED.value, superseded_by=bindparam("b_into"), updated_at=now, rev=rev),
-            [{"b_id": sid, "b_into": fid} for sid, fid in merged_into.items()],
-        )
-        self.history_rows(
-            conn,
-            [
-                history_row(
-                    user_id,
-                    sid,
-                    HistoryEvent.MERGE,
-                    now,
-                    old_text=old_texts[sid],
-                    new_text=new_texts[fid],
-                    actor=actor,
-                    reason=f"merged into long-term memory {fid}",
-                    details={"merged_into": fid, "method": method},
-                )  # fmt: skip
-                for sid, fid in merged_into.items()
-            ],
-        )
-
-    def decay(
-        self,
-        conn: Connection,
-        user_id: str,
-        memory_id: int,
-        *,
-        importance: float,
-        seen: tuple[int, int],
-        now: datetime,
-        rev: int,
-        actor: str,
-        reason: str | None,
-        details: dict[str, Any] | None,
-    ) -> bool:
-        """Deactivate a faded memory (status ``decayed``, its new importance, a history entry) unless
-        it was accessed or mentioned again since ``seen`` = (access count, mention count) was read;
-        whether it was."""
-        mt = self.s.t.memories
-        res = conn.execute(
-            update(mt)
-            .where(mt.c.id == memory_id, mt.c.access_count == seen[0], mt.c.mention_count == seen[1])
-            .values(status=MemoryStatus.DECAYED.value, importance=importance, updated_at=now, rev=rev)
-        )
-        if not res.rowcount:
-            return False
-        self.history(conn, user_id, memory_id, HistoryEvent.DECAY, now, actor=actor, reason=reason, details=details)
-        return True
 
     def delete_memory(self, user_id: str, memory_id: int, *, now: datetime, actor: str, reason: str | None) -> Memory:
         with self.s.transaction() as conn:
