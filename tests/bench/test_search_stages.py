@@ -15,6 +15,7 @@ async def test_the_stages_rank_what_the_search_returns(db_url: str) -> None:
         for _ in range(4):
             msgs = [{"role": role, "content": text} for role, _, text in (next(turns) for _ in range(50))]
             await ctx.add(msgs, "u")
+        await ctx.flush()  # the consolidation the adds started: it would change memories between the runs
         queries = SyntheticChat(seed=5).questions(30)
         out = await search_stages(ctx, "u", queries)
         assert out["same_results"] == 1.0
