@@ -8,6 +8,7 @@ functions; ``from pkg import submodule`` is an edge to the submodule; imports un
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -286,16 +287,21 @@ def _status_writes(source: str) -> int:
     return found
 
 
+#: the memory writer's modules: :class:`MemoryWriter` and its base of row changes
+WRITER_MODULES = ["store/sql_row_changes.py", "store/sql_writes.py"]
+
+
+def _modules_with(count: Callable[[str], int]) -> dict[str, int]:
+    """The package's modules (paths under it) where ``count`` finds something, with its count."""
+    return {f.relative_to(PACKAGE).as_posix(): n for f in PACKAGE.rglob("*.py") if (n := count(f.read_text(encoding="utf-8")))}
+
+
 def test_one_writer_changes_a_memorys_status() -> None:
     """A memory's status changes in one place, which writes the status, the times, the revision and
     the history entry together: :class:`MemoryWriter` (``store/sql_writes.py`` and its base in
     ``store/sql_row_changes.py``: new rows, delete, supersede, merge, decay, restore)."""
-    writers = {
-        f.relative_to(PACKAGE).as_posix(): n
-        for f in PACKAGE.rglob("*.py")
-        if (n := _status_writes(f.read_text(encoding="utf-8")))
-    }
-    assert sorted(writers) == ["store/sql_row_changes.py", "store/sql_writes.py"], writers
+    writers = _modules_with(_status_writes)
+    assert sorted(writers) == WRITER_MODULES, writers
 
 
 def test_the_status_check_sees_both_spellings() -> None:
@@ -317,12 +323,8 @@ def _memory_row_statements(source: str) -> int:
 
 def test_one_writer_writes_memory_rows() -> None:
     """Every insert, update and delete of memory rows is a method of :class:`MemoryWriter`."""
-    writers = {
-        f.relative_to(PACKAGE).as_posix(): n
-        for f in PACKAGE.rglob("*.py")
-        if (n := _memory_row_statements(f.read_text(encoding="utf-8")))
-    }
-    assert sorted(writers) == ["store/sql_row_changes.py", "store/sql_writes.py"], writers
+    writers = _modules_with(_memory_row_statements)
+    assert sorted(writers) == WRITER_MODULES, writers
 
 
 def test_the_row_check_sees_the_store_spellings() -> None:

@@ -67,7 +67,7 @@ def assert_like_exact(store: Store, path: Path, queries: np.ndarray) -> None:
         got, want = top(store, queries), top(exact, queries)
         assert np.mean([len(set(a) & set(b)) / len(b) for a, b in zip(got, want, strict=True)]) >= 0.95
         # an HNSW graph is approximate: a reloaded one may miss one query's best match now and then
-        # (about one run in ten under load); two misses mean the graph is not the rows'
+        # (under load); two misses mean the graph is not the rows'
         assert sum(g[0] != w[0] for g, w in zip(got, want, strict=True)) <= 1
     finally:
         exact.close()

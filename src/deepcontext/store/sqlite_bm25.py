@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["bm25", "fts_tokens", "varints"]
+__all__ = ["bm25", "fts_tokens", "rank_rows", "sizes_of", "varints"]
 
 #: FTS5's bm25 parameters
 K1 = 1.2
