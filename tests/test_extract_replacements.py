@@ -6,7 +6,7 @@ import pytest
 
 from deepcontext.extract.compound import split_compound
 from deepcontext.extract.possessives import tidy_possessives
-from deepcontext.extract.replacements import ended_things, ends
+from deepcontext.extract.replacements import ended_things, ends, taken_up, with_new_thing
 
 
 @pytest.mark.parametrize(
@@ -57,6 +57,26 @@ def test_ended_things_end_the_standing_statement(new: str, old: str, ended: bool
 
 
 @pytest.mark.parametrize(
+    ("new", "old", "now"),
+    [
+        ("User left Starling and joined Wise.", "User works at Starling.", "User works at Wise."),
+        ("User gave up volleyball and took up basketball.", "User plays volleyball every Tuesday.", "User plays basketball."),
+        ("User traded the Corsa in for a Renault Zoe.", "User drives a Vauxhall Corsa.", "User drives a Renault Zoe."),
+        ("User switched from Deezer to Qobuz.", "User subscribes to Deezer.", "User subscribes to Qobuz."),
+        ("User swapped the cat for a dog.", "User has a cat.", "User has a dog."),
+        ("User left Leon and joined Wagamama.", "User works as a chef at Leon.", "User works as a chef at Wagamama."),
+        ("User sold the piano last spring.", "User owns a Yamaha piano.", None),  # nothing took its place
+        ("User resigned from Leon and opened a café.", "User works as a chef at Leon.", None),  # not the same role
+    ],
+)
+def test_what_took_an_ended_things_place(new: str, old: str, now: str | None) -> None:
+    ended = [e for e in ended_things(new) if ends(e, old)]
+    assert ended
+    thing = taken_up(new)
+    assert (with_new_thing(ended[0], old, thing) if thing else None) == now
+
+
+@pytest.mark.parametrize(
     ("text", "tidy"),
     [
         ("User broke User's wrist skateboarding.", "User broke their wrist skateboarding."),
@@ -66,6 +86,9 @@ def test_ended_things_end_the_standing_statement(new: str, old: str, ended: bool
         ("Sam's team is migrating Sam's team's database.", "Sam's team is migrating their database."),
         ("Priya's team's servers went down on Friday.", "The servers of Priya's team went down on Friday."),
         ("User's friend's dog's vet bill was huge.", "The vet bill of the dog of User's friend was huge."),
+        ("User's colleague's wife's bakery won an award.", "The bakery of the wife of User's colleague won an award."),
+        ("User's mum's garden looks lovely.", "The garden of User's mum looks lovely."),
+        ("User's boss's kids sing in a choir.", "User's boss's kids sing in a choir."),  # "kids sing" is no head
         # a new clause, or two people in the subject: "their" would be anyone's
         ("User loves films, they get User's mind going.", "User loves films, they get User's mind going."),
         ("User and Sam gave User's bike away.", "User and Sam gave User's bike away."),

@@ -38,6 +38,16 @@ def one(text: str, speaker: str = "User") -> tuple[str, str, str, bool]:
             ("user's daughter", "school", "greenfield primary", False),
         ),
         ("User started a new job at Hillside School.", ("user", "employer", "hillside school", False)),
+        # whose fact it is: a relative's, however the relative is named
+        ("User's parents moved to Lübeck.", ("user's parents", "residence", "lübeck", False)),
+        ("User's best friend moved to Leeds.", ("user's friend", "residence", "leeds", False)),
+        ("User's grandparents live in Cork.", ("user's grandparents", "residence", "cork", False)),
+        ("User moved from Leeds to York.", ("user", "residence", "york", False)),
+        ("User stopped drinking coffee.", ("user", "drink", "coffee", True)),  # what ended is no current value
+        # a child moved to a school: the child's school
+        ("User and others moved Noor to Elm Park Primary.", ("noor", "school", "elm park primary", False)),
+        ("User moved User's son to Crossfield Secondary.", ("user's son", "school", "crossfield secondary", False)),
+        ("User's daughter moved up to Birchfield Secondary.", ("user's daughter", "school", "birchfield secondary", False)),
     ],
 )
 def test_single_valued_facts_are_read(text: str, expected: tuple[str, str, str, bool]) -> None:
@@ -243,3 +253,8 @@ def test_a_question_finds_the_slot_whatever_the_subject_length() -> None:
     assert asked is not None and asked.matches(keys("Mary Jones works at Globex as a nurse."))
     asked = asked_slot("Where does Sister live?")
     assert asked is not None and not asked.matches(keys("User's sister lives in Berlin."))  # another subject
+
+
+def test_a_move_out_of_one_home_and_into_another_ends_one_and_states_the_other() -> None:
+    slots = find_slots("User and others moved out of the Bristol flat and into a house in Bath.")
+    assert [(x.attribute, x.value, x.ended) for x in slots] == [("residence", "bristol flat", True), ("residence", "bath", False)]

@@ -5,9 +5,11 @@ Kia", "left the chess club") supersede the standing statement they end."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from deepcontext import DeepContext
 from deepcontext.types import MemoryStatus
-from tests.engine.test_knowledge_updates import facts, first, say
+from tests.engine.test_knowledge_updates import T0, facts, first, say
 
 
 def _one(by_text: dict[str, object], needle: str) -> object:
@@ -79,3 +81,72 @@ async def test_an_event_about_something_else_supersedes_nothing(ctx: DeepContext
     by_text = await facts(ctx)
     assert _one(by_text, "cat called Miso").status is MemoryStatus.ACTIVE
     assert _one(by_text, "plays tennis").status is MemoryStatus.ACTIVE
+
+
+async def test_what_took_the_ended_things_place_is_the_standing_fact_now(ctx: DeepContext) -> None:
+    await say(ctx, "I work at Starling.", 0, user="job")
+    await say(ctx, "I left Starling and joined Wise.", 30, user="job")
+    job = await facts(ctx, "job")
+    old, new = _one(job, "works at Starling"), _one(job, "works at Wise")
+    assert old.status is MemoryStatus.SUPERSEDED and old.superseded_by == new.id
+    assert new.status is MemoryStatus.ACTIVE and new.memory_type.value == "semantic"
+    assert new.metadata["slot:user|employer"] == {"value": "wise"}
+    res = await ctx.search("Where do I work these days?", user_id="job", limit=5)
+    assert first(res.results, "Wise") == 0
+    # the change's own words stay in its turn
+    turns = await ctx.search("left Starling", user_id="job", limit=10)
+    assert first(turns.results, "left Starling and joined Wise") is not None
+    await say(ctx, "I play volleyball every Tuesday.", 0, user="sport")
+    await say(ctx, "I gave up volleyball and took up basketball.", 30, user="sport")
+    sport = await facts(ctx, "sport")
+    assert _one(sport, "volleyball every Tuesday").status is MemoryStatus.SUPERSEDED
+    assert _one(sport, "plays basketball").status is MemoryStatus.ACTIVE
+    assert not any("basketball every Tuesday" in t for t in sport)  # what described the old thing stays with it
+
+
+async def test_a_relatives_move_leaves_the_users_home(ctx: DeepContext) -> None:
+    await say(ctx, "I live in Bremen.", 0)
+    await say(ctx, "My parents moved to Lübeck.", 30)
+    by_text = await facts(ctx)
+    assert _one(by_text, "lives in Bremen").status is MemoryStatus.ACTIVE
+    assert _one(by_text, "parents moved to Lübeck").metadata.get("slots") == "user's parents|residence"
+
+
+async def test_a_child_moved_to_another_school_supersedes_the_old_one(ctx: DeepContext) -> None:
+    await say(ctx, "My daughter Noor goes to Brightwater Primary.", 0)
+    await say(ctx, "We moved Noor to Elm Park Primary after the summer.", 30)
+    by_text = await facts(ctx)
+    assert _one(by_text, "Brightwater").status is MemoryStatus.SUPERSEDED
+    res = await ctx.search("Which school does Noor go to?", user_id="ana", limit=5)
+    assert first(res.results, "Elm Park") == 0
+
+
+async def alone(ctx: DeepContext, text: str, days: int) -> None:
+    """One message in a conversation of its own: nothing said before names anyone."""
+    when = T0 + timedelta(days=days)
+    await ctx.add([{"role": "user", "content": text}], user_id="ana", conversation_id=f"a{days}", timestamp=when)
+
+
+async def test_a_she_with_no_one_named_before_is_the_one_relative_with_such_a_fact(ctx: DeepContext) -> None:
+    await alone(ctx, "My daughter goes to Maple Leaf Montessori and my son goes to Northgate High.", 0)
+    await alone(ctx, "She moved to Brightwater Primary this term.", 30)
+    await alone(ctx, "We moved him to Crossfield Secondary.", 60)
+    by_text = await facts(ctx)
+    assert _one(by_text, "Maple Leaf").status is MemoryStatus.SUPERSEDED
+    assert _one(by_text, "User's daughter moved to Brightwater Primary").status is MemoryStatus.ACTIVE
+    assert _one(by_text, "Northgate").status is MemoryStatus.SUPERSEDED
+    assert _one(by_text, "moved User's son to Crossfield Secondary").status is MemoryStatus.ACTIVE
+    res = await ctx.search("Which school does my daughter go to?", user_id="ana", limit=5)
+    assert first(res.results, "Brightwater") == 0
+
+
+async def test_a_she_or_he_that_could_be_several_people_stays_unresolved(ctx: DeepContext) -> None:
+    # two girls with a school: "she" could be either; no son's job is stored: "he" is no one known
+    await alone(ctx, "My daughter goes to Maple Leaf Montessori and my niece goes to Northgate High.", 0)
+    await alone(ctx, "She moved to Brightwater Primary this term.", 30)
+    await alone(ctx, "He works at Tesco on Saturdays.", 60)
+    by_text = await facts(ctx)
+    assert _one(by_text, "Maple Leaf").status is MemoryStatus.ACTIVE
+    assert _one(by_text, "Northgate").status is MemoryStatus.ACTIVE
+    assert not [t for t in by_text if "Brightwater" in t and not t.startswith("User:")]
+    assert not [t for t in by_text if "Tesco" in t and not t.startswith("User:")]

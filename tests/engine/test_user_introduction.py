@@ -24,6 +24,8 @@ from deepcontext.extract.introductions import introduced_name
         ("I am Zdenek, nice to meet you", "Zdenek"),
         ("Nice to meet you. I'm Fred.", "Fred"),
         ("I'm Ahmed and I drive a taxi", "Ahmed"),
+        ("Hi, this is Radek. I study law in Brno.", "Radek"),
+        ("Hello there, it's Marta, I work at the bakery", "Marta"),
     ],
 )
 def test_an_introduction_gives_the_name(said: str, name: str) -> None:
@@ -50,6 +52,9 @@ def test_an_introduction_gives_the_name(said: str, name: str) -> None:
         "I'm Nervous",
         "I'm Tomas's sister",
         "I'm Italian and I cook every day.",
+        "This is Paris.",
+        "Hi, this is great.",
+        "Hi, this is Lisbon, what a city!",
     ],
 )
 def test_other_i_am_sentences_name_no_one(said: str) -> None:

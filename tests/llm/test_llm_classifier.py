@@ -166,3 +166,16 @@ def test_offline_rule() -> None:
     assert offline_decision([mem(1, "x", 0.94)]).action == "ADD"
     d = offline_decision([mem(1, "x", 0.5), mem(2, "y", 0.97)])
     assert (d.action, d.memory_id) == ("NOOP", 2)
+
+
+async def test_a_change_said_as_an_event_replaces_with_what_holds_now(fake_openai: FakeOpenAI, make_router: MakeRouter) -> None:
+    fake_openai.script(
+        Reply.json({"decisions": [{"candidate": 0, "action": "REPLACE", "memory_id": 51, "text": "Ana works at Wise"}]})
+    )
+    candidates = [fact("Ana left Starling and joined Wise")]
+    decisions = await LLMClassifier(make_router()).classify(candidates, [[mem(51, "Ana works at Starling", 0.7)]], CTX)
+    assert [(d.action, d.memory_id, d.text) for d in decisions] == [("REPLACE", 51, "Ana works at Wise")]
+    # the system prompt asks for the standing fact in the old memory's words, as the offline rule writes it
+    [req] = fake_openai.chat_requests
+    system = req.messages[0]["content"]
+    assert "what holds now in the memory's own words" in system

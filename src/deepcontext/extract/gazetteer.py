@@ -438,11 +438,17 @@ KIN: dict[str, str] = {
     "boss": "manager_of",
     "manager": "manager_of",
     "mentor": "mentor_of",
+    "parent": "parent_of",
+    "folks": "parent_of",
+    "grandparent": "grandparent_of",
     "grandma": "grandparent_of",
     "grandmother": "grandparent_of",
     "grandpa": "grandparent_of",
     "grandfather": "grandparent_of",
     "granny": "grandparent_of",
+    "children": "child_of",
+    "grandchild": "grandchild_of",
+    "grandchildren": "grandchild_of",
     "grandson": "grandchild_of",
     "granddaughter": "grandchild_of",
     "cousin": "cousin_of",
@@ -454,8 +460,26 @@ KIN: dict[str, str] = {
     "stepdad": "father_of",
     "stepson": "child_of",
     "stepdaughter": "child_of",
+    "stepbrother": "sibling_of",
+    "stepsister": "sibling_of",
+    "in-law": "in_law_of",
     "twin": "sibling_of",
     "sibling": "sibling_of",
+}
+
+#: relatives a "she" or a "he" can stand for (None: either, as a child of unknown sex)
+KIN_GENDER: dict[str, str | None] = {
+    **dict.fromkeys(
+        """daughter mum mom mother mama mommy sister sis wife girlfriend fiancee fiancée grandma grandmother granny
+        granddaughter aunt niece stepmom stepdaughter stepsister""".split(),
+        "f",
+    ),
+    **dict.fromkeys(
+        """son dad father daddy papa brother bro husband boyfriend fiance fiancé grandpa grandfather grandson uncle
+        nephew stepdad stepson stepbrother""".split(),
+        "m",
+    ),
+    **dict.fromkeys("kid child baby twin".split()),
 }
 
 PET_NOUNS = words(

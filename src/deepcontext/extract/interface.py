@@ -58,6 +58,9 @@ class ExtractionContext:
     summary: str | None = None  # the conversation's running summary, if any
     known_entities: list[str] = field(default_factory=list)
     user_name: str | None = None  # the user's display name: what memories call an unnamed user
+    #: the one relative whose single-valued fact a "she" / "he" with no one named before can be about:
+    #: "f|school" -> "daughter" when the user's daughter is the only girl or child whose school is stored
+    kin_referents: dict[str, str] = field(default_factory=dict)
 
 
 class ExtractedFact(BaseModel):

@@ -26,6 +26,8 @@ _INTRO_RES = [
     re.compile(rf"(?i:\bmy\s+name(?:'s|\s+is)\s+){_NAME}"),
     re.compile(rf"(?i:\bcall\s+me\s+){_NAME}"),
     re.compile(rf"^\s*(?i:(?:(?:hi|hey|hello)[\s,!]+)?(?:it's\s+|this\s+is\s+)?){_NAME}(?i:\s+here\b)"),
+    # after a greeting, "this is X" / "it's X" opens a message as a phone call does
+    re.compile(rf"^\s*(?i:(?:hi|hey|hello|hiya)(?:\s+there)?[\s,!]+(?:this\s+is|it's|it\s+is)\s+){_NAME}{_AFTER}"),
 ]
 # endings of adjectives ("Hopeful", "Nervous"); participles are told by their verb
 _ADJECTIVE_RE = re.compile(r"(?:ful|ous|ive|able|ible|less|ish)$")
@@ -76,7 +78,7 @@ def _name_at(text: str, m: re.Match[str], also: EntityType | None) -> str | None
 
 
 _LEAD_RE = re.compile(
-    rf"^\s*(?i:(?:(?:hi|hey|hello|hiya)\b[\s,!]*)?(?:(?:i'm|i\s+am|im|my\s+name(?:'s|\s+is)|(?:just\s+)?call\s+me)\s+)?)"
+    rf"^\s*(?i:(?:(?:hi|hey|hello|hiya)\b(?:\s+there\b)?[\s,!]*)?(?:(?:i'm|i\s+am|im|my\s+name(?:'s|\s+is)|(?:just\s+)?call\s+me|this\s+is|it's|it\s+is)\s+)?)"
     rf"{_NAME}(?i:\s+here)?(?:\s*(?:[,.;!:—–-]+\s*|\s+(?i:and)\s+|$))"
 )
 

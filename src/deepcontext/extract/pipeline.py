@@ -183,7 +183,7 @@ class RulePipeline:
             if m.name:
                 base_known[m.name.lower()] = EntityType.PERSON
         names = [m.name for m in [*context.recent_messages, *messages] if m.name] + [context.user_name or ""]
-        refs = Referents(participants=frozenset(n.lower() for n in names if n))
+        refs = Referents(participants=frozenset(n.lower() for n in names if n), kin=dict(context.kin_referents))
         if context.recent_messages and messages and _LEADING_PRONOUN_RE.match(messages[0].content.lstrip()):
             self._learn_refs(context.recent_messages[-3:], base_known, refs)
         for pos, msg in enumerate(messages):
@@ -278,9 +278,11 @@ class RulePipeline:
                     s = name_pronoun(s, p, reporter)
             if starts_with_third_pronoun(s):
                 p = PRONOUN_START_RE.match(s)
-                if refs.person is None or p is None:
+                kin = refs.relative(s, p.group("p")) if p is not None and p.group("p") else None
+                referent = refs.person or (f"my {kin}" if kin else None)
+                if referent is None or p is None:
                     return
-                s = name_pronoun(s, p, refs.person)
+                s = name_pronoun(s, p, referent)
             elif (t := _IT_START_RE.match(s)) is not None:  # "It runs on Kafka": the thing named before
                 thing_before = refs.thing(said_before)[0]
                 if thing_before is None:
@@ -294,6 +296,7 @@ class RulePipeline:
                 s, _ = rewrite_first_person(s, quoted_by, past=past)
                 s = rewrite_second_person(s, speaker)[0] if SECOND_PERSON_RE.search(s) else s
             text, changes = rewrite_first_person(s, speaker, past=past)
+            text = refs.name_object(text, speaker)
             if not changes and quoted_by is None and not procedural and _opens_with_past_verb(text):
                 text, changes = f"{speaker} {text[0].lower()}{text[1:]}", 1  # "Spent Saturday painting" said by Tess
             about_speaker = changes > 0 or quoted_by is not None

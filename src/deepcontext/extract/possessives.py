@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from deepcontext.extract.replacements import subject_of
+from deepcontext.extract.verbs import lemmas_of
 
 __all__ = ["tidy_possessives"]
 
@@ -14,10 +15,8 @@ _VERBISH = (
     r"(?:is|was|are|were|has|have|had|will|would|can|could|got|went|came|broke|died|and|but|in|on|at|for|with|"
     r"to|from|of|[a-z]+ed)"
 )
-_AFTER_HEAD = rf"(?=\s+{_VERBISH}\b|\s*[.,;!?]|$)"
-_CHAIN_RE = re.compile(
-    rf"\b(?P<owner>[A-Z][\w-]*)'s (?P<mids>(?:[a-z][\w-]*'s )+)(?P<head>[\w-]+(?: (?!{_VERBISH}\b)[a-z][\w-]*)?){_AFTER_HEAD}"
-)
+_VERBISH_RE = re.compile(rf"{_VERBISH}$")
+_CHAIN_RE = re.compile(r"\b(?P<owner>[A-Z][\w-]*)'s (?P<mids>(?:[a-z][\w-]*'s )+)(?P<words>[\w-]+(?: [a-z][\w-]*){0,2})")
 
 
 def tidy_possessives(text: str, speaker: str) -> str:
@@ -47,12 +46,38 @@ def _their(text: str, subject: str) -> str:
     return lead + own.sub("their ", text[len(lead) : end]) + text[end:]
 
 
+def _verbish(word: str) -> bool:
+    """A word that can follow a noun phrase's head: an auxiliary, a preposition, an inflected verb."""
+    if _VERBISH_RE.match(word):
+        return True
+    verbs = lemmas_of(word).get("VERB", ())
+    return bool(verbs) and word not in verbs  # an inflected verb: "won", "looks", "flooded"
+
+
+def _head(words: list[str], rest: str) -> int:
+    """How many of ``words`` (after a chain's last possessive) name its head: one or two, followed by a
+    verb, a preposition or the end; 0 when neither is."""
+    for n in (1, 2):
+        if n > len(words) or (n == 2 and (_verbish(words[1]) or "NOUN" not in lemmas_of(words[1]))):
+            break
+        after = words[n] if n < len(words) else None
+        if after is None and (not rest or rest[0] in ".,;!?") or after is not None and _verbish(after):
+            return n
+    return 0
+
+
 def _unchain(text: str) -> str:
     def turn(m: re.Match[str]) -> str:
         # "A's b's c's d" -> "the d of the c of A's b"
+        words = m.group("words").split(" ")
+        n = _head(words, text[m.end() :].lstrip())
+        if n == 0:
+            return m.group(0)
         mids = [w.removesuffix("'s") for w in m.group("mids").split()]
         inner = "".join(f"the {w} of " for w in reversed(mids[1:]))
-        out = f"the {m.group('head')} of {inner}{m.group('owner')}'s {mids[0]}"
-        return out[0].upper() + out[1:] if m.start() == 0 else out
+        out = f"the {' '.join(words[:n])} of {inner}{m.group('owner')}'s {mids[0]}"
+        tail = " ".join(words[n:])
+        out = out[0].upper() + out[1:] if m.start() == 0 else out
+        return f"{out} {tail}" if tail else out
 
     return _CHAIN_RE.sub(turn, text)

@@ -53,6 +53,29 @@ class Referents:
     participants: frozenset[str] = frozenset()
     #: (sentence, speaker, the one named thing it mentions), newest last
     said: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    #: the relatives a pronoun with no antecedent can be, by "gender|attribute" (see ExtractionContext)
+    kin: dict[str, str] = field(default_factory=dict)
+
+    def relative(self, sentence: str, pronoun: str) -> str | None:
+        """Whom a "She ..." / "He ..." (or a moved "him" / "her") that no earlier sentence names stands
+        for: the one relative of that sex whose fact of the same kind is stored ("daughter" for "She
+        moved to Brightwater Primary" when her school is known), else None."""
+        from deepcontext.extract.slots import pronoun_attributes
+
+        if self.person is not None or not self.kin:
+            return None
+        gender = "f" if pronoun.lower() in ("she", "her") else "m"
+        found = {k for a in pronoun_attributes(sentence) if (k := self.kin.get(f"{gender}|{a}"))}
+        return found.pop() if len(found) == 1 else None
+
+    def name_object(self, text: str, speaker: str) -> str:
+        """``text`` with a moved "him" / "her" named as the relative it stands for ("User moved him to Oak
+        Lane Primary" -> "User moved User's son to Elm Park Primary"), when :meth:`relative` knows."""
+        from deepcontext.extract.slots import OBJECT_PRONOUN_RE
+
+        m = OBJECT_PRONOUN_RE.search(text)
+        kin = self.relative(text, m.group("p")) if m is not None else None
+        return text if m is None or kin is None else f"{text[: m.start('p')]}{speaker}'s {kin}{text[m.end('p') :]}"
 
     def thing(self, before: int) -> tuple[str | None, bool]:
         """The last thing talked about in the sentences before ``before``, and whether "it" surely

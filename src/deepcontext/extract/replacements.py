@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from deepcontext.extract.gazetteer import KIN
 
-__all__ = ["EndedThing", "ended_things", "ends"]
+__all__ = ["EndedThing", "ended_things", "ends", "taken_up", "with_new_thing"]
 
 _DET = r"(?:(?:my|our|his|her|their|the|a|an|its|this|that|\w+'s|old|former|beloved|little|trusty)\s+)*"
 _THING = r"(?P<t>[\w'&.+-]+(?:\s+[\w'&.+-]+){0,4}?)"
@@ -33,9 +33,17 @@ _ENDED_RE = re.compile(rf"\b(?:{_VERBS})\s+{_DET}{_THING}{_STOP}", re.IGNORECASE
 _STANDING_RE = re.compile(
     r"^\s*(?:\S+(?:\s+\S+){0,3}?)\s+(?:has|have|owns?|drives?|rides?|plays?|attends?|goes\s+to|belongs?\s+to|"
     r"is\s+(?:a\s+member\s+of|in|part\s+of|with|dating|seeing|married\s+to|enrolled\s+(?:at|in))|are\s+|"
-    r"works?\s+(?:at|for)|does|practi[cs]es|keeps?|volunteers?\s+(?:at|with)|subscribes?\s+to|"
+    r"works?\s+(?:as\s+(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+)?(?:at|for)|does|practi[cs]es|keeps?|volunteers?\s+(?:at|with)|subscribes?\s+to|"
     r"takes?|studies|smokes|vapes|drinks|eats|uses|wears|rents|leases|runs|swims|cycles|jogs|climbs|surfs|skis|dances|sings|"
     r"knits|paints|(?:is|are)\s+(?:a|an)\s+)",
+    re.IGNORECASE,
+)
+# what took the ended thing's place, said in the same fact: "left X and joined Y", "traded X in for Y"
+_TAKEN_UP_RE = re.compile(
+    rf"(?:\b(?:and|then)\s+(?:(?:has\s+)?joined|took\s+up|takes\s+up|switched\s+to|moved\s+(?:in)?to|"
+    rf"went\s+over\s+to|signed\s+up\s+(?:for|with)|enrolled\s+(?:at|in)|bought|got|adopted)|"
+    rf"\b(?:traded|swapped|exchanged)\s+(?:\S+\s+){{1,5}}?(?:in\s+)?for|\breplaced\s+(?:\S+\s+){{1,5}}?with|"
+    rf"\bswitched\s+from\s+(?:\S+\s+){{1,5}}?to)\s+(?P<new>(?:(?:a|an|the|their|some)\s+)?{_THING}){_STOP}",
     re.IGNORECASE,
 )
 _NOT_STANDING_RE = re.compile(
@@ -106,3 +114,26 @@ def ends(ended: EndedThing, stored_text: str) -> bool:
     words = {_stem(w) for w in _WORD_RE.findall(stored_text[len(ended.subject) :])}
     heads = _heads(ended.thing)
     return bool(heads) and all(forms & words for forms in heads)
+
+
+def taken_up(text: str) -> str | None:
+    """What the fact says took the ended thing's place ("User left Starling and joined Wise": "Wise";
+    "User traded the Corsa in for a Zoe": "a Zoe"), or None."""
+    m = _TAKEN_UP_RE.search(text)
+    new = m.group("new").strip().rstrip(".,;!") if m else ""
+    return new if new and _heads(new) else None
+
+
+def with_new_thing(ended: EndedThing, stored_text: str, new: str) -> str | None:
+    """The standing statement ``stored_text`` (which ``ended`` ends) said of ``new`` instead: "User
+    works at Starling." -> "User works at Wise.", "User plays tennis every Tuesday." -> "User plays
+    padel." (what followed the old thing described it, not the new one). None when the
+    statement's verb cannot be told from its thing."""
+    m = _STANDING_RE.match(stored_text)
+    if m is None:
+        return None
+    verb = stored_text[: m.end()].rstrip()
+    said = {_stem(w) for w in _WORD_RE.findall(verb[len(ended.subject) :])}
+    if any(forms & said for forms in _heads(ended.thing)):  # the old thing is inside the verb phrase
+        return None
+    return f"{verb} {new}."

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from deepcontext.extract.gazetteer import JOB_NOUNS as _GAZ_JOBS
 from deepcontext.extract.gazetteer import KIN
 
-__all__ = ["Slot", "find_slots", "same_value"]
+__all__ = ["OBJECT_PRONOUN_RE", "Slot", "find_slots", "pronoun_attributes", "same_value"]
 
 
 _NOT_IN_PATHS = str.maketrans("", "", '"\\')
@@ -70,10 +70,11 @@ _DIETS = {
     "carnivore": "carnivore",
     "omnivore": "omnivore",
 }
+_KIN_RE = "|".join(sorted((re.escape(k) + "s?" for k in KIN), key=len, reverse=True))
 _DIET_RE = "|".join(sorted(_DIETS, key=len, reverse=True))
 _SCHOOL_NOUNS = frozenset(
     """school academy elementary primary kindergarten preschool pre-school montessori nursery daycare
-    high college university gymnasium lyceum""".split()
+    high secondary grammar college university gymnasium lyceum""".split()
 )
 _VEHICLES = frozenset("car suv van truck pickup hatchback sedan minivan convertible wagon jeep".split())
 _REL_STATUS = {
@@ -137,6 +138,8 @@ _SUBJECT_SKIP = frozenset(
     fully completely strictly since lately nowadays today this year month week morning mornings every each
     days these usually always often mostly said even only newly""".split()
 )
+#: a possessed noun phrase closing the words before a predicate: its owner and head noun
+_OWNED_RE = re.compile(r"(?P<owner>\b[\w-]+'s)\s+(?:[a-z][\w-]*\s+){0,2}(?P<head>[a-z][\w-]*),?$")
 _PRONOUNS = frozenset("he she they it him her them his their its you one someone everyone".split())
 
 
@@ -240,6 +243,10 @@ def _subject(before: str, speaker: str) -> str | None:
                 break
             continue
         break
+    if not picked or not any(p.lower().endswith("'s") for p in picked):
+        owned = _OWNED_RE.search(" ".join(tokens))  # "User's best friend", "User's parents": not the owner
+        if owned is not None:
+            return f"{owned.group('owner').lower()} {owned.group('head').lower()}"
     if not picked:
         return ""
     picked.reverse()
@@ -269,6 +276,7 @@ class _Pattern:
     event: bool = False  # a change that happened ("moved to", "switched to"): the past tense is fine
     value: str | None = None  # a fixed value (the relationship status, "retired") instead of the capture
     check: str | None = None  # the value's head must belong to this vocabulary
+    of_object: bool = False  # the slot is the verb's object's ("moved Noor to Elm Park"), named in group "o"
 
 
 def _rx(p: str) -> re.Pattern[str]:
@@ -288,14 +296,14 @@ _PATTERNS: tuple[_Pattern, ...] = (
         "residence",
         _rx(
             rf"\b(?:moved|moves|moving|relocated|relocates|relocating|emigrated)\s+"
-            rf"(?:(?:back|over|house|permanently|for\s+good)\s+)?to\s+{_VAL}"
+            rf"(?:(?:back|over|house|permanently|for\s+good)\s+)?(?:from\s+[\w'&.-]+(?:\s+[\w'&.-]+){{0,3}}?\s+)?to\s+{_VAL}"
         ),
         event=True,
     ),
     _Pattern(
         "residence",
         _rx(
-            rf"\b(?:rents?|renting|owns?|bought|shares?|sharing|found|got|moved\s+into)\s+{_ART}"
+            rf"\b(?:rents?|renting|owns?|bought|shares?|sharing|found|got|moved\s+into|^\s*into)\s+{_ART}"
             rf"(?:[\w-]+\s+){{0,3}}?(?:apartment|flat|house|home|place|condo|studio|loft|cottage)\s+"
             rf"(?:in|near|outside(?:\s+of)?)\s+{_VAL}"
         ),
@@ -485,8 +493,18 @@ _PATTERNS: tuple[_Pattern, ...] = (
     _Pattern(
         "school",
         _rx(
+            rf"\b(?:moved|switched|transferred|sent|enrolled|put)\s+(?P<o>(?-i:[A-Z][\w'-]+)|(?:\w+'s\s+)?(?:{_KIN_RE}))\s+"
+            rf"(?:(?:over|up)\s+)?(?:to|at|in|into)\s+{_VAL}"
+        ),
+        event=True,
+        check="school",
+        of_object=True,
+    ),
+    _Pattern(
+        "school",
+        _rx(
             rf"\b(?:goes|go|going|attends|attending|started|starts|enrolled|transferred|switched|moved|"
-            rf"changed\s+schools|studies|studying|is\s+a\s+student|is|are)\s+(?:(?:now|schools)\s+)?"
+            rf"changed\s+schools|studies|studying|is\s+a\s+student|is|are)\s+(?:(?:now|schools|up|over)\s+)?"
             rf"(?:to|at|in)?\s*(?:a\s+new\s+school\s*,?\s*)?{_VAL}"
         ),
         event=True,
@@ -554,13 +572,14 @@ def find_slots(text: str, speaker: str = "User") -> list[Slot]:
                 out.append(Slot(owner.removesuffix("'s"), f"favourite:{fav.group('cat').lower()}", value))
             continue
         done: set[str] = set()
+        ended: dict[str, str] = {}  # attribute -> the value the clause says stopped
         for p in _PATTERNS:
-            if p.attribute in done:
+            if p.attribute in done and not (p.attribute in ended and not p.ended):
                 continue
             m = p.regex.search(clause)
             if m is None:
                 continue
-            subj = _subject(clause[: m.start()], speaker)
+            subj = _subject(m.group("o") + " ", speaker) if p.of_object else _subject(clause[: m.start()], speaker)
             if subj is None:  # "he", "she": whoever the fact is about, if an earlier clause named them
                 if main is None:
                     break
@@ -586,6 +605,10 @@ def find_slots(text: str, speaker: str = "User") -> list[Slot]:
                 value = _REL_STATUS.get(value, value)
             if not _value_ok(p, value):
                 continue
+            if p.attribute in ended and same_value(ended[p.attribute], value):
+                continue  # "stopped drinking coffee": the value that ended, not a current one
+            if p.ended:  # "moved out of the flat in Bristol and into a house in Bath": the new one may follow
+                ended[p.attribute] = value
             qualifier = None
             if p.attribute == "drink":
                 q = _MOMENT_RE.search(clause) or fact_moment
@@ -603,3 +626,24 @@ def find_slots(text: str, speaker: str = "User") -> list[Slot]:
             seen.add(k)
             uniq.append(s)
     return uniq
+
+
+_HE_SHE_RE = re.compile(r"^(?:He|She)\s+(?=[a-z])")
+#: "moved him to Elm Park Primary": a pronoun as the object whose slot the sentence states
+OBJECT_PRONOUN_RE = re.compile(
+    r"\b(?:moved|switched|transferred|sent|enrolled|put)\s+(?P<p>him|her)(?=\s+(?:over\s+|up\s+)?(?:to|at|in|into)\s)"
+)
+
+
+def pronoun_attributes(sentence: str, speaker: str = "User") -> list[str]:
+    """The single-valued facts a sentence opening with "He" or "She", or moving "him" or "her"
+    somewhere, states of that person ("She moved to Brightwater Primary", "User moved him to Elm Park
+    Primary": school), ended ones left out."""
+    if (m := _HE_SHE_RE.match(sentence)) is not None:
+        named = "Pat " + sentence[m.end() :]  # any name stands for the pronoun
+    elif (o := OBJECT_PRONOUN_RE.search(sentence)) is not None:
+        named = sentence[: o.start("p")] + "Pat" + sentence[o.end("p") :]
+    else:
+        return []
+    slots = find_slots(named, speaker)
+    return list(dict.fromkeys(x.attribute for x in slots if x.subject == "pat" and not x.ended))

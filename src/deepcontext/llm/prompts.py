@@ -117,7 +117,10 @@ per candidate:
 - UPDATE: the candidate refines or adds detail to one memory shown and both stay true together ("likes pizza" + \
 "especially margherita"). Give that memory_id and, in text, the combined new version keeping every detail of both.
 - REPLACE: the candidate contradicts one memory shown, which is no longer true ("lives in Paris" then "moved to \
-Berlin"). Give that memory_id; text is the candidate's text (reworded only if needed to stand alone).
+Berlin"). Give that memory_id; text is the candidate's text (reworded only if needed to stand alone). When the \
+candidate is a change said as an event that names what took the memory's place ("Ana left Starling and joined \
+Wise" against "Ana works at Starling"), text says what holds now in the memory's own words ("Ana works at \
+Wise"): the event's wording stays in the conversation.
 - DELETE: the candidate says that one memory shown is no longer true, without a new value ("no longer has a \
 car"). Give that memory_id.
 - NOOP: the candidate says the same as one memory shown. Give that memory_id.

@@ -62,9 +62,18 @@ class AskedSlot:
         """Whether a memory's slot keys ("maya|employer maya|job") hold one of the asked facts. A
         question in the first person asks about the user, never about "user's brother" or a friend."""
         for subject, attribute in _KEY_RE.findall(keys):
-            if attribute in self.attributes and (subject in self.me if self.subject is None else subject == self.subject):
+            if attribute in self.attributes and (subject in self.me if self.subject is None else self._theirs(subject)):
                 return True
         return False
+
+    def _theirs(self, subject: str) -> bool:
+        """Whether a slot's subject is the one asked about ("my son" asks about "user's son", keyed by the
+        user's name once it is known)."""
+        asked = self.subject or ""
+        if asked.startswith("user's "):
+            who = asked.removeprefix("user's ")
+            return any(subject == f"{me}'s {who}" for me in self.me)
+        return subject == asked
 
 
 def asked_slot(query: str, user_name: str | None = None) -> AskedSlot | None:
@@ -74,9 +83,11 @@ def asked_slot(query: str, user_name: str | None = None) -> AskedSlot | None:
         m = rx.search(query)
         if m:
             s = " ".join(m.group("s").lower().split())
-            if s not in _USER_WORDS:
-                return AskedSlot(s, attrs)
             me = frozenset({"user", " ".join(user_name.lower().split())}) if user_name else frozenset({"user"})
+            if s not in _USER_WORDS:
+                # "my son", "our kid": the user's relative (read as a two-word name by the pattern)
+                owner, _, rest = s.partition(" ")
+                return AskedSlot(f"user's {rest}" if owner in ("my", "our") and rest else s, attrs, me)
             return AskedSlot(None, attrs, me)
     return None
 

@@ -28,6 +28,7 @@ from deepcontext.extract.standing_model import model_for
 from deepcontext.services import ingest_steps as steps
 from deepcontext.services.ingest_classify import classify
 from deepcontext.services.ingest_steps import Candidate, Counts, turn_importance, turn_memory_text
+from deepcontext.services.kin_referents import kin_referents
 from deepcontext.services.naming import rename_user
 from deepcontext.settings import DeepContextSettings
 from deepcontext.store import TTLCache
@@ -124,6 +125,7 @@ class IngestService:
                 await self._load_context(context)
             elif msgs and extractor.wants_context(msgs):
                 await self._load_context(context, _REFERENT_TURNS)
+            context.kin_referents = await kin_referents(self.store, user_id, context.user_name, msgs, now)
             extractor, classifier, result = await self._extract(msgs, context, "add")
 
         def new_plan() -> AddPlan:
@@ -173,6 +175,7 @@ class IngestService:
         if self.context_turns > 0:  # earlier turns only: the ones derived here are stored already
             await self._load_context(context)
             context.recent_messages = [m for m in context.recent_messages if m.turn_id is not None and m.turn_id < min(ids)]
+        context.kin_referents = await kin_referents(self.store, user_id, context.user_name, msgs, now)
         extractor, classifier, result = await self._extract(msgs, context, "derive")
         response = await self._run(
             "derive", msgs, result, context,

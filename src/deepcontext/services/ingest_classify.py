@@ -19,9 +19,9 @@ from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import LLMError
 from deepcontext.extract.interface import Classifier, Decision, ExistingMemory, ExtractedFact, ExtractionContext
 from deepcontext.extract.llm_classifier import offline_decision
-from deepcontext.extract.replacements import ended_things, ends
+from deepcontext.extract.replacements import ended_things, ends, taken_up, with_new_thing
 from deepcontext.services.ingest_steps import MUTATIONS, Candidate
-from deepcontext.services.updates import SLOT_PREFIX, SLOTS_KEY, conflicts, slots_of
+from deepcontext.services.updates import SLOT_PREFIX, SLOTS_KEY, conflicts, fact_keys, slots_of, without_fact_keys
 from deepcontext.store.interface import AddPlan, Store
 from deepcontext.types import MemoryType, ToolAction
 
@@ -91,7 +91,7 @@ def _supersede(kept: list[Candidate], decisions: list[Decision]) -> list[Decisio
         free = [x for x in c.conflicts if x.memory.id not in claimed]
         if d.action == "ADD" and not free and (ended := _ended_by(c, claimed)) is not None:
             claimed.add(ended[0])
-            out.append(Decision(action="REPLACE", memory_id=ended[0], reason=ended[1]))
+            out.append(Decision(action="REPLACE", memory_id=ended[0], reason=ended[1], text=ended[2]))
             c.conflicts = []
             continue
         if d.action != "ADD" or not free:
@@ -104,9 +104,11 @@ def _supersede(kept: list[Candidate], decisions: list[Decision]) -> list[Decisio
     return out
 
 
-def _ended_by(c: Candidate, claimed: set[int]) -> tuple[int, str] | None:
+def _ended_by(c: Candidate, claimed: set[int]) -> tuple[int, str, str | None] | None:
     """The nearest stored standing fact that ``c`` says has ended ("User sold the old Golf" ends
-    "User drives a VW Golf"), with the reason; None when it ends none."""
+    "User drives a VW Golf"), with the reason and, when ``c`` names what took its place, the standing
+    fact that now holds ("User traded the Golf in for a Kia": "User drives a Kia."); None when it
+    ends none."""
     if c.is_turn or not c.neighbours:
         return None
     things = ended_things(c.text)
@@ -119,9 +121,23 @@ def _ended_by(c: Candidate, claimed: set[int]) -> tuple[int, str] | None:
             continue
         for e in things:
             if ends(e, n.text):
+                why = f"a later statement says {e.subject} no longer has {e.thing!r}"
+                new = taken_up(c.text)
+                now_holds = with_new_thing(e, n.text, new) if new else None
+                if now_holds is not None:
+                    _now_holds(c, now_holds)
+                    return n.id, f"{why} but {new!r}", now_holds
                 _hold_slots_of(c, n.text)
-                return n.id, f"a later statement says {e.subject} no longer has {e.thing!r}"
+                return n.id, why, None
     return None
+
+
+def _now_holds(c: Candidate, text: str) -> None:
+    """``c`` becomes the standing fact ``text`` (the change's own words stay in its turn): a
+    semantic memory with the slots and standing kind that text states."""
+    speaker = str(c.metadata.get("speaker") or "User")
+    c.memory_type = MemoryType.SEMANTIC
+    c.metadata = {**without_fact_keys(c.metadata), **fact_keys(text, speaker)}
 
 
 def _hold_slots_of(c: Candidate, ended_text: str) -> None:
