@@ -470,11 +470,17 @@ class DeepContext:
         *,
         part_size: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        defer_vector_index: bool = False,
     ) -> dict[str, int]:
         """Restore an export (into ``user_id``, default: the exported user). One transaction; with
         ``part_size``, one per that many records, resumable: run again after an interruption, it
-        continues after the last committed part. ``progress(done, total)`` counts records."""
-        return await self._wired().memories.import_records(records, user_id, part_size=part_size, progress=progress)
+        continues after the last committed part. ``progress(done, total)`` counts records.
+        ``defer_vector_index``: on PostgreSQL, drop the HNSW index for the import and build it once
+        after it (several times faster for a large import; other processes' searches scan exactly
+        meanwhile and their writes wait while it builds); nothing changes on SQLite."""
+        return await self._wired().memories.import_records(
+            records, user_id, part_size=part_size, progress=progress, defer_vector_index=defer_vector_index
+        )
 
     async def import_v01(self, path: str | Path) -> dict[str, dict[str, int]]:
         """Import a DeepContext 0.1 SQLite file (read-only), one transaction per user."""

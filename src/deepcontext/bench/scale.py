@@ -1,7 +1,8 @@
 """Scale: one user with up to a million memories, or thousands of users in one database.
 
 The data goes in through the public import path (``DeepContext.import_records`` of generated
-export records, one transaction per batch); embedding a million texts one by one with the local
+export records, one transaction per batch; on PostgreSQL inside the store's bulk-import scope, which
+builds the HNSW index once after the rows, as ``deepcontext import --defer-index`` does); embedding a million texts one by one with the local
 model would take hours on a small machine, so a pool of distinct synthetic sentences is embedded
 with the real embedder and each record's text joins two or three pool sentences, its vector the
 normalised sum of their vectors. Queries and the measured adds are embedded by the model as usual.
@@ -34,6 +35,7 @@ import numpy as np
 
 from deepcontext.bench.speed import _db_size_mb, _pct, _rss_mb
 from deepcontext.bench.synthetic import SyntheticChat
+from deepcontext.services.memories import deferred_vector_index
 
 __all__ = ["ScaleRecords", "cold_start", "run_scale"]
 
@@ -299,8 +301,10 @@ async def run_scale(
                 progress("phase", 1)
                 progress("total", missing)
             t0 = time.perf_counter()
-            for u in names if build else []:
-                await _import(ctx, records, u, held[u], size, batch if users == 1 else size, progress)
+            if build and missing:
+                async with deferred_vector_index(ctx.store):  # PostgreSQL: the HNSW index built once, after the rows
+                    for u in names:
+                        await _import(ctx, records, u, held[u], size, batch if users == 1 else size, progress)
             build_s = time.perf_counter() - t0
             total = sum(max(size, n) if build else n for n in held.values())
             stage: dict[str, Any] = {

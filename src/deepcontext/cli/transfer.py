@@ -49,6 +49,12 @@ def import_cmd(
     batch: int = typer.Option(
         IMPORT_PART, "--batch", min=1, help="Records per transaction; a larger file is imported in parts, resumable"
     ),
+    defer_index: bool = typer.Option(
+        False,
+        "--defer-index",
+        help="PostgreSQL: drop the HNSW index for the import and build it once after (faster for large "
+        "imports; other processes' searches scan exactly meanwhile)",
+    ),
 ) -> None:
     """Restore an export (fresh ids, same memories, provenance and history). A file of more than
     --batch records goes in parts, one transaction each, with a progress bar: run again after an
@@ -81,7 +87,10 @@ def import_cmd(
                 return
             progress.update(task, completed=done - resumed)
 
-        counts = run(lambda ctx: ctx.import_records(records, user, part_size=batch, progress=moved), create=True)
+        counts = run(
+            lambda ctx: ctx.import_records(records, user, part_size=batch, progress=moved, defer_vector_index=defer_index),
+            create=True,
+        )
     seconds = time.perf_counter() - t0
     shown = {k: v for k, v in counts.items() if v and k not in ("resumed_parts", "already_imported")}
     # a resumed run may have only memories left to write: the rate counts this run's records too

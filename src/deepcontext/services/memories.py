@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import builtins
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from contextlib import asynccontextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from deepcontext.settings import DeepContextSettings
     from deepcontext.store.interface import Store
 
-__all__ = ["MemoryService", "check_memory_id"]
+__all__ = ["MemoryService", "check_memory_id", "deferred_vector_index"]
 
 T = TypeVar("T")
 
@@ -315,18 +316,24 @@ class MemoryService:
         *,
         part_size: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        defer_vector_index: bool = False,
     ) -> dict[str, int]:
         """Restore an export (into ``user_id``, default: the exported user). One transaction, or one
-        per ``part_size`` records, resumable (see :func:`deepcontext.services.transfer.import_records`)."""
+        per ``part_size`` records, resumable (see :func:`deepcontext.services.transfer.import_records`).
+        ``defer_vector_index``: see :meth:`deepcontext.store.interface.Store.deferred_vector_index`."""
         from deepcontext.services.transfer import import_records
 
         if user_id is not None:
             user_id = check_id(user_id, "user_id")
         if part_size is not None and (isinstance(part_size, bool) or not isinstance(part_size, int) or part_size < 1):
             raise ValidationError("part_size must be a positive integer", field="part_size")
-        return await import_records(
-            self.store, self.embedder, list(records), user_id, self.clock.now(), part_size=part_size, progress=progress
-        )
+        if not isinstance(defer_vector_index, bool):
+            raise ValidationError("defer_vector_index must be true or false", field="defer_vector_index")
+        rows = list(records)
+        async with deferred_vector_index(self.store) if defer_vector_index else nullcontext():
+            return await import_records(
+                self.store, self.embedder, rows, user_id, self.clock.now(), part_size=part_size, progress=progress
+            )
 
     async def import_v01(self, path: str | Path) -> dict[str, dict[str, int]]:
         """Import a DeepContext 0.1 SQLite file (read-only): every user's memories, entities,
@@ -335,3 +342,18 @@ class MemoryService:
         from deepcontext.services.legacy import import_v01
 
         return await import_v01(self, path)
+
+
+@asynccontextmanager
+async def deferred_vector_index(store: Store) -> AsyncIterator[None]:
+    """:meth:`Store.deferred_vector_index <deepcontext.store.interface.Store.deferred_vector_index>`
+    entered and left off the event loop (letting the index go waits for running queries; the exit
+    builds it)."""
+    scope = store.deferred_vector_index()
+    await asyncio.to_thread(scope.__enter__)
+    try:
+        yield
+    except BaseException as exc:
+        await asyncio.to_thread(scope.__exit__, type(exc), exc, exc.__traceback__)
+        raise
+    await asyncio.to_thread(scope.__exit__, None, None, None)

@@ -232,6 +232,13 @@ class Store(ABC):
         return found[:limit]
 
     @contextmanager
+    def deferred_vector_index(self) -> Iterator[None]:
+        """A scope for a bulk import: where the vector index is maintained on every insert, it is
+        dropped for the scope and built once when the scope closes (searches stay exact meanwhile).
+        Default: nothing changes."""
+        yield
+
+    @contextmanager
     def reading(self) -> Iterator[None]:
         """A scope in which this thread's reads may share one connection / snapshot. Default: none."""
         yield

@@ -42,6 +42,7 @@ from deepcontext.store.migration_steps import (
 from deepcontext.types import MemoryStatus
 
 __all__ = [
+    "hnsw_index_sql",
     "MIGRATIONS",
     "NAMED_USER_TURN",
     "PG_TS_CONFIG",
@@ -347,17 +348,21 @@ def _v1_pg_extension(dim: int) -> list[str]:
     return ["CREATE EXTENSION IF NOT EXISTS vector"]
 
 
-def _v1_pg_search(dim: int) -> list[str]:
+def hnsw_index_sql(dim: int, *, concurrently: bool = False) -> str:
+    """The statement creating the HNSW index of ``memories`` for vectors of size ``dim`` ("" when
+    they are too large for one)."""
     mode = pg_vector_mode(dim)
     with_ = f"WITH (m = {PG_HNSW_M}, ef_construction = {PG_HNSW_EF_CONSTRUCTION})"
-    stmts: list[str] = []
+    how = "CREATE INDEX CONCURRENTLY IF NOT EXISTS" if concurrently else "CREATE INDEX IF NOT EXISTS"
     if mode == "vector":
-        stmts.append(f"CREATE INDEX ix_memories_embedding_hnsw ON memories USING hnsw (embedding vector_cosine_ops) {with_}")
-    elif mode == "halfvec":
-        stmts.append(
-            "CREATE INDEX ix_memories_embedding_hnsw ON memories "
-            f"USING hnsw ((embedding::halfvec({dim})) halfvec_cosine_ops) {with_}"
-        )
+        return f"{how} ix_memories_embedding_hnsw ON memories USING hnsw (embedding vector_cosine_ops) {with_}"
+    if mode == "halfvec":
+        return f"{how} ix_memories_embedding_hnsw ON memories USING hnsw ((embedding::halfvec({dim})) halfvec_cosine_ops) {with_}"
+    return ""
+
+
+def _v1_pg_search(dim: int) -> list[str]:
+    stmts: list[str] = [sql] if (sql := hnsw_index_sql(dim)) else []
     # keyword index: like SQLite's memory_fts, a side table (not a column of memories: updating a
     # memories row rewrites it in every index, the HNSW one included); the store fills it with
     # to_tsvector(PG_TS_CONFIG, search_text(text) with Latin diacritics folded) in the same transaction.

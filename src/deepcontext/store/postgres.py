@@ -46,6 +46,7 @@ from deepcontext.settings import KEYWORD_CONTEXT_TURNS
 from deepcontext.store.interface import AddOutcome, AddPlan
 from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.migrations import pg_vector_mode
+from deepcontext.store.postgres_index_build import PostgresVectorBuild
 from deepcontext.store.postgres_keywords import PostgresKeywordIndex
 from deepcontext.store.postgres_reads import PostgresGraphReads, PostgresMemoryReads, PostgresProvenanceReads
 from deepcontext.store.postgres_vectors import MAX_EF_SEARCH, PostgresVectorIndex
@@ -165,6 +166,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         self._pgvector_version: tuple[int, ...] | None = None
         self.keyword_index = PostgresKeywordIndex(self)
         self.vector_index = PostgresVectorIndex(self)
+        self.vector_build = PostgresVectorBuild(self)
         #: rows this process has written since it last looked at the planner's statistics
         self._written_since_check = 0
         self._stats_lock = threading.Lock()
@@ -293,6 +295,7 @@ class PostgresStore(UserLockMixin, SQLStore):
             return []
 
     def close(self) -> None:
+        self.vector_build.join(timeout=1)  # an index build left running ends with its connection
         thread = self._stats_thread
         if thread is not None:
             thread.join(timeout=30)  # an ANALYZE under way finishes before the pool goes
@@ -305,7 +308,14 @@ class PostgresStore(UserLockMixin, SQLStore):
     # --- schema ----------------------------------------------------------------------------------
     def migrate(self) -> int:
         self._check_pgvector()
-        return super().migrate()
+        version = super().migrate()
+        self.vector_build.repair_in_background()  # a bulk import killed before it built the index
+        return version
+
+    @contextmanager
+    def deferred_vector_index(self) -> Iterator[None]:
+        with self.vector_build.deferred():
+            yield
 
     def _check_pgvector(self) -> None:
         """A clear error when the server lacks the vector extension (before any DDL runs)."""
