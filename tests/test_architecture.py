@@ -331,3 +331,31 @@ def test_the_row_check_sees_the_store_spellings() -> None:
     assert _memory_row_statements("conn.execute(update(mt).where(mt.c.id == 1).values(x=1))") == 1
     assert _memory_row_statements("conn.execute(delete(store.t.memories).where(x))") == 1
     assert _memory_row_statements("conn.execute(insert(t.memory_history), rows)") == 0
+
+
+#: a SQL store and the backends built on it; every other module of store/ named sql_*, sqlite_* or
+#: postgres_* is one of their repositories
+OWNING_STORES = {"deepcontext.store.sql", "deepcontext.store.sqlite", "deepcontext.store.postgres"}
+REPOSITORIES = sorted(
+    m for m in MODULES if m.startswith(("deepcontext.store.sql_", "deepcontext.store.sqlite_", "deepcontext.store.postgres_"))
+)
+
+
+def _every_import(module: str) -> set[str]:
+    """The package modules ``module`` names in any import, for type checking only too."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(MODULES[module].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+    return found
+
+
+def test_no_repository_imports_the_store_that_owns_it() -> None:
+    assert len(REPOSITORIES) >= 15  # the check sees them
+    found = {m: sorted(_every_import(m) & OWNING_STORES) for m in REPOSITORIES}
+    assert not {m: s for m, s in found.items() if s}, (
+        "a repository takes its store as a narrow protocol (deepcontext.store.repository), never the store class"
+    )
+    assert _every_import("deepcontext.store.sqlite") & OWNING_STORES == {"deepcontext.store.sql"}  # the walker sees imports

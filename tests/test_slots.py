@@ -253,6 +253,11 @@ def test_a_question_finds_the_slot_whatever_the_subject_length() -> None:
     assert asked is not None and asked.matches(keys("Mary Jones works at Globex as a nurse."))
     asked = asked_slot("Where does Sister live?")
     assert asked is not None and not asked.matches(keys("User's sister lives in Berlin."))  # another subject
+    # "my son" is the user's son, keyed by the user's name once it is known
+    asked = asked_slot("Which school does my son go to?", "Tomas")
+    assert asked is not None and asked.matches(keys("User's son goes to Northgate High."))
+    assert asked.matches(str(slot_metadata(find_slots("Tomas's son goes to Northgate High.", "Tomas"))[SLOTS_KEY]))
+    assert not asked.matches(keys("User's daughter goes to Northgate High."))
 
 
 def test_a_move_out_of_one_home_and_into_another_ends_one_and_states_the_other() -> None:

@@ -142,6 +142,16 @@ class DeepContextSettings(BaseSettings):
         ge=1,
         description="PostgreSQL connections per pool; a process has two pools (the second for searches' vector legs)",
     )
+    db_index_build_memory_mb: int = Field(
+        default=1024,
+        ge=64,
+        le=1_048_576,
+        description=(
+            "PostgreSQL: maintenance_work_mem (MB) for building the HNSW index after a bulk import or a repair; "
+            "pgvector builds in memory up to this and on disk beyond it, many times slower (384-dimension "
+            "vectors need about 2 KB per memory)"
+        ),
+    )
 
     # --- LLM (seed-compatible names) -----------------------------------------------------------
     llm_provider: LLMProvider = LLMProvider.OPENAI

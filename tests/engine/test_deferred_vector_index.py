@@ -12,6 +12,7 @@ import textwrap
 import time
 from typing import Any
 
+import numpy as np
 import pytest
 
 from deepcontext import DeepContext
@@ -101,3 +102,19 @@ async def test_a_bulk_import_killed_inside_the_scope_leaves_the_index_to_be_buil
             time.sleep(0.1)
         assert _state(ctx) == "valid"
         assert await _answers(ctx, "src") == before
+
+
+async def test_an_import_refreshes_the_planners_statistics_as_adds_do(pg_url: str) -> None:
+    # without statistics the planner ANDs the keyword index of every user with the user's rows: ten
+    # times slower at 10,000 users (docs/benchmarks.md)
+    from deepcontext.bench.scale import ScaleRecords, _template
+
+    async with DeepContext(database_url=pg_url, embedder=HashEmbedder(256)) as ctx:
+        texts = [f"note {i} about the garden, the bikes and week {i % 7}" for i in range(50)]
+        vectors = np.asarray(ctx.embedder.embed(texts), dtype=np.float32)
+        records = ScaleRecords(texts, vectors, await _template(ctx), ctx.embedder.model_id, ctx.embedder.dimensions)
+        await ctx.import_records(records.batch("many", 0, 2500), user_id="many")
+        ctx.store._stats_thread.join(timeout=60)  # type: ignore[attr-defined]
+        with ctx.store.connection() as conn:  # type: ignore[attr-defined]
+            seen = conn.exec_driver_sql("SELECT reltuples FROM pg_class WHERE relname = 'memory_fts'").scalar()
+        assert seen >= 2000

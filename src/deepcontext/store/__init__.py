@@ -151,7 +151,12 @@ def open_store(settings: DeepContextSettings, dim: int, *, tracer: Any = None) -
         from deepcontext.store.postgres import PostgresStore
 
         return PostgresStore(
-            url, dim, pool_size=settings.db_pool_size, tracer=tracer, keyword_context_turns=settings.keyword_context_turns
+            url,
+            dim,
+            pool_size=settings.db_pool_size,
+            tracer=tracer,
+            keyword_context_turns=settings.keyword_context_turns,
+            index_build_memory_mb=settings.db_index_build_memory_mb,
         )
     from deepcontext.store.sqlite import SQLiteStore
 

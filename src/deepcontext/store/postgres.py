@@ -135,6 +135,7 @@ class PostgresStore(UserLockMixin, SQLStore):
         ef_search: int = 100,
         tracer: Any = None,
         keyword_context_turns: int = KEYWORD_CONTEXT_TURNS,
+        index_build_memory_mb: int = 1024,
     ) -> None:
         if dim <= 0:
             raise ConfigurationError(f"vector dimension must be positive, got {dim}")
@@ -151,6 +152,8 @@ class PostgresStore(UserLockMixin, SQLStore):
             ) from exc
         super().__init__(normalize_url(url), dim, tracer=tracer, keyword_context_turns=keyword_context_turns)
         self.ef_search = ef_search
+        #: maintenance_work_mem of an HNSW index build (see PostgresVectorBuild)
+        self.index_build_memory_mb = index_build_memory_mb
         self.vector_mode = pg_vector_mode(dim)
         self._engine_args: dict[str, Any] = {
             "pool_size": pool_size,
@@ -316,6 +319,23 @@ class PostgresStore(UserLockMixin, SQLStore):
     def deferred_vector_index(self) -> Iterator[None]:
         with self.vector_build.deferred():
             yield
+        self.refresh_statistics()  # after a bulk load, before its first searches are planned
+
+    def import_rows(
+        self,
+        user_id: str,
+        rows: Sequence[tuple[str, dict[str, Any]]],
+        now: datetime,
+        *,
+        fingerprint: str | None = None,
+        maps: dict[str, dict[int, int]] | None = None,
+        fixups: Sequence[tuple[str, dict[str, Any]]] = (),
+        part: str | None = None,
+    ) -> dict[str, int]:
+        counts = super().import_rows(user_id, rows, now, fingerprint=fingerprint, maps=maps, fixups=fixups, part=part)
+        if not counts.get("already_imported"):
+            self._note_writes(sum(counts.values()))  # imports grow tables as adds do
+        return counts
 
     def _check_pgvector(self) -> None:
         """A clear error when the server lacks the vector extension (before any DDL runs)."""
@@ -414,7 +434,7 @@ class PostgresStore(UserLockMixin, SQLStore):
                 lk.c.others,
             )  # fmt: skip
             .select_from(mt.outerjoin(ents, true()).outerjoin(srcs, true()).outerjoin(lk, true()))
-            .where(self._owner(mt.c.user_id) == uid, mt.c.id == func.any(bindparam("ids", type_=ARRAY(BigInteger))))
+            .where(self.owner_clause(mt.c.user_id) == uid, mt.c.id == func.any(bindparam("ids", type_=ARRAY(BigInteger))))
         )
         return stmt
 
@@ -452,8 +472,8 @@ class PostgresStore(UserLockMixin, SQLStore):
 
     # --- vector leg ----------------------------------------------------------------------------------
 
-    def _owner(self, col: Any) -> Any:
-        # `user_id || ''`: the same value, no index on it (see SQLStore._owner)
+    def owner_clause(self, col: Any) -> Any:
+        # `user_id || ''`: the same value, no index on it (see SQLStore.owner_clause)
         return col.op("||")(literal(""))
 
     def forget_user_caches(self, user_id: str) -> None:

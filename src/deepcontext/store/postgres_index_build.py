@@ -18,16 +18,14 @@ import logging
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, Engine, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from deepcontext.errors import StorageError
 from deepcontext.store.migrations import hnsw_index_sql
-
-if TYPE_CHECKING:
-    from deepcontext.store.postgres import PostgresStore
+from deepcontext.store.repository import Reads
 
 __all__ = ["INDEX_NAME", "PostgresVectorBuild"]
 
@@ -36,14 +34,31 @@ log = logging.getLogger("deepcontext.store")
 INDEX_NAME = "ix_memories_embedding_hnsw"
 #: key of the session-level advisory lock a bulk import holds while the index is away
 _BULK_LOCK_KEY = 0x64635F62756C6B  # "dc_bulk"
-#: memory for an index build (pgvector builds the graph in memory up to this, then on disk, slower)
-BUILD_MEMORY = "1GB"
+
+
+class _Context(Reads, Protocol):
+    """What the index build uses of its store: the engine, the vector size and index mode, the
+    build's memory."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def vector_mode(self) -> str: ...
+
+    @property
+    def index_build_memory_mb(self) -> int:
+        """maintenance_work_mem of a build: pgvector builds the graph in memory up to this, then on
+        disk, many times slower."""
 
 
 class PostgresVectorBuild:
     """Dropping and building a PostgreSQL store's HNSW index."""
 
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: _Context) -> None:
         self.s = store
         self._repair: threading.Thread | None = None
 
@@ -117,7 +132,7 @@ class PostgresVectorBuild:
             return
         if state == "invalid":
             conn.execute(text(f"DROP INDEX IF EXISTS {INDEX_NAME}"))
-        conn.execute(text(f"SET maintenance_work_mem = '{BUILD_MEMORY}'"))
+        conn.execute(text(f"SET maintenance_work_mem = '{int(self.s.index_build_memory_mb)}MB'"))
         conn.execute(text(hnsw_index_sql(self.s.dim, concurrently=concurrently)))
         conn.execute(text("RESET maintenance_work_mem"))
 

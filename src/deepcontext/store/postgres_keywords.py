@@ -8,7 +8,7 @@ import math
 import unicodedata
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection, bindparam, case, cast, column, delete, literal, select, table, text
 from sqlalchemy.dialects.postgresql import TSQUERY
@@ -17,12 +17,10 @@ from deepcontext.store.indexes import KeywordIndex
 from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
 from deepcontext.store.keyword_policy import COMMON_TERM_SHARE, DF_TTL_S, RANK_CAP, dominant_terms, fetch_sizes, informative_terms
 from deepcontext.store.migrations import PG_TS_CONFIG
+from deepcontext.store.repository import Lookups, Raw
 from deepcontext.store.sqlparts import chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.text import search_text
-
-if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
 
 __all__ = ["DF_CAP", "INDEX_CHUNK", "PostgresKeywordIndex", "fold_diacritics"]
 
@@ -81,11 +79,15 @@ def _quote_lexeme(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+class _Context(Lookups, Raw, Protocol):
+    """What the keyword index uses of its store."""
+
+
 class PostgresKeywordIndex(KeywordIndex):
     """``memory_fts`` (memory id, user id, tsvector) with a GIN index, ranked BM25-style: the summed
     idf of the query's lexemes a memory holds (``ts_rank_cd`` has no idf)."""
 
-    def __init__(self, store: SQLStore) -> None:
+    def __init__(self, store: _Context) -> None:
         self.s = store
         #: the lexemes per query text (the same for every user), reused for DF_TTL_S seconds
         self._lexemes: TTLCache[list[str]] = TTLCache(DF_TTL_S)
@@ -224,7 +226,7 @@ class PostgresKeywordIndex(KeywordIndex):
             stmt = (
                 select(mt.c.id, best.c.score)
                 .select_from(best.join(mt, mt.c.id == best.c.memory_id))
-                .where(self.s._owner(mt.c.user_id) == user_id, *self.s.filter_clause(filters, now))
+                .where(self.s.owner_clause(mt.c.user_id) == user_id, *self.s.filter_clause(filters, now))
                 .order_by(best.c.score.desc(), mt.c.id.desc())
                 .limit(k)
             )
@@ -274,7 +276,7 @@ class PostgresKeywordIndex(KeywordIndex):
             .where(
                 _FTS.c.user_id == user_id,
                 _FTS.c.tsv.op("@@")(cast(bindparam("tsq", _quote_lexeme(lx), literal_execute=True), TSQUERY)),
-                self.s._owner(mt.c.user_id) == user_id,
+                self.s.owner_clause(mt.c.user_id) == user_id,
                 *self.s.filter_clause(DEFAULT_FILTERS, now),
             )
             .order_by(_FTS.c.memory_id.desc())

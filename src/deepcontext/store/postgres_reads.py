@@ -6,28 +6,32 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlalchemy import BigInteger, Connection, Integer, bindparam, func, select, true
 from sqlalchemy.dialects.postgresql import ARRAY
 
 from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters, RankFields
 from deepcontext.store.sql_graph import GraphReads
-from deepcontext.store.sql_memories import MemoryReads, rank_rows
+from deepcontext.store.sql_memories import MemoryReads, MemoryReadsContext, rank_rows
 from deepcontext.store.sql_provenance import ProvenanceReads
 from deepcontext.store.sqlparts import entity_limits
 from deepcontext.types import Provenance
 
-if TYPE_CHECKING:
-    from deepcontext.store.postgres import PostgresStore
-
 __all__ = ["PostgresGraphReads", "PostgresMemoryReads", "PostgresProvenanceReads"]
+
+
+class PostgresReadsContext(MemoryReadsContext, Protocol):
+    """What the PostgreSQL reads use of their store beyond the common reads' lookups."""
+
+    def default_conditions(self) -> list[Any]:
+        """The search filters' default conditions, built once."""
 
 
 class PostgresMemoryReads(MemoryReads):
     """rank_fields (and rank_fields_citing) as statements built once, the ids as an array."""
 
-    s: PostgresStore
+    s: PostgresReadsContext
 
     @functools.cached_property
     def rank_fields_stmt(self) -> Any:
@@ -62,7 +66,7 @@ class PostgresMemoryReads(MemoryReads):
 class PostgresGraphReads(GraphReads):
     """The graph leg's statements with array parameters, built once."""
 
-    s: PostgresStore
+    s: PostgresReadsContext
 
     @functools.cached_property
     def entity_memories_stmt(self) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 from sqlalchemy import Connection, Float, bindparam, cast, select
@@ -12,10 +12,8 @@ from sqlalchemy import Connection, Float, bindparam, cast, select
 from deepcontext.errors import ConfigurationError, ValidationError
 from deepcontext.store.indexes import VectorIndex
 from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
+from deepcontext.store.repository import Lookups
 from deepcontext.store.schema import VectorType
-
-if TYPE_CHECKING:
-    from deepcontext.store.postgres import PostgresStore
 
 __all__ = ["MAX_EF_SEARCH", "PostgresVectorIndex"]
 
@@ -23,10 +21,28 @@ __all__ = ["MAX_EF_SEARCH", "PostgresVectorIndex"]
 MAX_EF_SEARCH = 1000
 
 
+class _Context(Lookups, Protocol):
+    """What the vector index uses of its store: lookups, the vector size and index mode, the HNSW
+    search width and the installed pgvector."""
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def vector_mode(self) -> str: ...
+
+    @property
+    def ef_search(self) -> int: ...
+
+    def pgvector_version(self) -> tuple[int, ...]: ...
+
+    def default_conditions(self) -> list[Any]: ...
+
+
 class PostgresVectorIndex(VectorIndex):
     """pgvector cosine distance over an HNSW index, with an exact scan when the index scan stops short."""
 
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: _Context) -> None:
         self.s = store
 
     def distance(self) -> Any:

@@ -214,13 +214,13 @@ class SQLStore(Store):
         of them beyond the rows."""
         self.keyword_index.purge_deleted(conn)
 
-    def _ids_in(self, col: Any, ids: Sequence[int]) -> ColumnElement[bool]:
+    def ids_in(self, col: Any, ids: Sequence[int]) -> ColumnElement[bool]:
         """``col IN (ids)`` for the hot paths of search (a hundred candidate ids); backends pass the
         list as one parameter where they can (rendering and binding one placeholder per id costs more
         than the lookups)."""
         return col.in_([int(i) for i in ids])
 
-    def _owner(self, col: Any) -> Any:
+    def owner_clause(self, col: Any) -> Any:
         """The user_id column as used in lookups by primary key: both backends hide it from the
         planner so the primary key is used, never a user_id index (a user's rows are many; with
         statistics older than a bulk insert, a planner may take the user index for a 1-row estimate
@@ -375,7 +375,9 @@ class SQLStore(Store):
         if not ids:
             return
         tt = self.t.turns
-        found = {r[0] for r in conn.execute(select(tt.c.id).where(self._owner(tt.c.user_id) == user_id, tt.c.id.in_(ids))).all()}
+        found = {
+            r[0] for r in conn.execute(select(tt.c.id).where(self.owner_clause(tt.c.user_id) == user_id, tt.c.id.in_(ids))).all()
+        }
         missing = [i for i in ids if i not in found]
         if missing:
             raise TurnNotFoundError(missing[0], user_id)

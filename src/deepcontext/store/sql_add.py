@@ -7,25 +7,39 @@ so an add of 50 turns costs a dozen statements, not hundreds.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import Connection, func, insert, select, update
 
 from deepcontext.errors import MemoryNotFoundError
 from deepcontext.store.interface import AddOutcome, AddPlan
-from deepcontext.store.sql_writes import history_row
+from deepcontext.store.repository import Lookups, Writes
+from deepcontext.store.sql_writes import MemoryWriter, history_row
 from deepcontext.types import EntityType, HistoryEvent, MemoryStatus
 
 if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
+    from deepcontext.store.sql_memories import MemoryReads
 
 __all__ = ["AddWriter"]
+
+
+class AddContext(Lookups, Writes, Protocol):
+    """What :class:`AddWriter` uses of its store: write transactions, the turn check, the memories
+    it reads and the writer of their rows."""
+
+    @property
+    def memories(self) -> MemoryReads: ...
+
+    @property
+    def writer(self) -> MemoryWriter: ...
+
+    def check_turns(self, conn: Connection, user_id: str, turn_ids: Sequence[int]) -> None: ...
 
 
 class AddWriter:
     """A store's ``apply_add`` and its bulk helpers."""
 
-    def __init__(self, store: SQLStore) -> None:
+    def __init__(self, store: AddContext) -> None:
         self.s = store
 
     def apply_add(self, plan: AddPlan) -> AddOutcome:
@@ -167,7 +181,7 @@ class AddWriter:
         if not memory_ids:
             return set()
         mt = self.s.t.memories
-        q = select(mt.c.id).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(sorted(memory_ids)))
+        q = select(mt.c.id).where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id.in_(sorted(memory_ids)))
         return {int(r[0]) for r in conn.execute(q)}
 
     def _active_rows(self, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, Any]:
@@ -180,7 +194,7 @@ class AddWriter:
             int(r.id): r
             for r in conn.execute(
                 select(mt.c.id, mt.c.text).where(
-                    self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value
+                    self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value
                 )
             )
         }

@@ -5,15 +5,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, func, literal, select, union_all
 
 from deepcontext.store.interface import MemoryFilters
+from deepcontext.store.repository import Lookups
 from deepcontext.store.sqlparts import NO_LIMIT, chunks, entity_limits
-
-if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
 
 __all__ = ["GraphReads"]
 
@@ -21,7 +19,7 @@ __all__ = ["GraphReads"]
 class GraphReads:
     """Reads of a store's entity graph."""
 
-    def __init__(self, store: SQLStore) -> None:
+    def __init__(self, store: Lookups) -> None:
         self.s = store
 
     @functools.cached_property
@@ -211,7 +209,7 @@ class GraphReads:
             for mid, name in conn.execute(
                 select(me.c.memory_id, et.c.name)
                 .join(et, et.c.id == me.c.entity_id)
-                .where(me.c.user_id == user_id, self.s._ids_in(me.c.memory_id, chunk))
+                .where(me.c.user_id == user_id, self.s.ids_in(me.c.memory_id, chunk))
                 .order_by(me.c.memory_id, et.c.name)
             ):
                 out.setdefault(mid, []).append(name)

@@ -4,25 +4,33 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy import delete, select, text, update
 
 from deepcontext.store.interface import MemoryRewrite
 from deepcontext.store.migrations import NAMED_USER_TURN
+from deepcontext.store.repository import Writes
 
 if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
+    from deepcontext.store.sql_writes import MemoryWriter
 
 __all__ = ["KeyValues"]
 
 _USER_NS, _PROFILE = "user", "profile"  # the kv row of the user's display name
 
 
+class KeyValuesContext(Writes, Protocol):
+    """What :class:`KeyValues` uses of its store: write transactions and the memory writer."""
+
+    @property
+    def writer(self) -> MemoryWriter: ...
+
+
 class KeyValues:
     """A store's key-value rows."""
 
-    def __init__(self, store: SQLStore) -> None:
+    def __init__(self, store: KeyValuesContext) -> None:
         self.s = store
 
     def user_name(self, user_id: str) -> str | None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
-from sqlalchemy import Connection, and_, bindparam, func, or_, select
+from sqlalchemy import Connection, Engine, and_, bindparam, func, or_, select
 from sqlalchemy.sql import column as sql_column
 from sqlalchemy.sql import table as sql_table
 
@@ -16,19 +16,35 @@ from deepcontext.errors import MemoryNotFoundError
 from deepcontext.ids import SEPARATOR
 from deepcontext.store.interface import MemoryFilters, RankFields
 from deepcontext.store.migrations import SLOT_KEY_PREFIX
+from deepcontext.store.repository import Lookups
 from deepcontext.store.sqlparts import chunks, decode_cursor, encode_cursor
 from deepcontext.types import HistoryEntry, HistoryEvent, Memory, MemoryStatus, MemoryTier, MemoryType
 
 if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
+    from deepcontext.store.sql_graph import GraphReads
+    from deepcontext.store.sql_provenance import ProvenanceReads
 
 __all__ = ["MemoryReads", "rank_rows"]
+
+
+class MemoryReadsContext(Lookups, Protocol):
+    """What :class:`MemoryReads` uses of its store: lookups, the engine (for its dialect) and the
+    graph and provenance reads whose rows it joins."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    @property
+    def graph(self) -> GraphReads: ...
+
+    @property
+    def provenance(self) -> ProvenanceReads: ...
 
 
 class MemoryReads:
     """Reads of a store's memories."""
 
-    def __init__(self, store: SQLStore) -> None:
+    def __init__(self, store: MemoryReadsContext) -> None:
         self.s = store
         #: per user: ((user, incarnation, version), active memories) - see active_memory_count
         self._count_cache: dict[str, tuple[tuple[str, str, int], int]] = {}
@@ -93,7 +109,7 @@ class MemoryReads:
         by_id: dict[int, Memory] = {}
         for chunk in chunks(ids):
             for r in conn.execute(
-                select(*self.memory_columns()).where(self.s._owner(mt.c.user_id) == user_id, self.s._ids_in(mt.c.id, chunk))
+                select(*self.memory_columns()).where(self.s.owner_clause(mt.c.user_id) == user_id, self.s.ids_in(mt.c.id, chunk))
             ):
                 by_id[r.id] = self.memory_from_row(r)
         return by_id
@@ -186,7 +202,10 @@ class MemoryReads:
         h = self.s.t.memory_history
         mt = self.s.t.memories
         with self.s.connection() as conn:
-            if conn.execute(select(mt.c.id).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == memory_id)).first() is None:
+            if (
+                conn.execute(select(mt.c.id).where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id == memory_id)).first()
+                is None
+            ):
                 raise MemoryNotFoundError(memory_id, user_id)
             rows = conn.execute(select(h).where(h.c.user_id == user_id, h.c.memory_id == memory_id).order_by(h.c.id)).all()
         return [
@@ -279,7 +298,7 @@ class MemoryReads:
         with self.s.connection() as conn:
             for chunk in chunks(list(memory_ids)):
                 for mid, emb in conn.execute(
-                    select(mt.c.id, mt.c.embedding).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk)))
+                    select(mt.c.id, mt.c.embedding).where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk)))
                 ):
                     if emb is not None:
                         out[int(mid)] = emb
@@ -306,7 +325,7 @@ class MemoryReads:
         ids = sorted({int(t) for t in turn_ids})
         if not ids:
             return {}
-        citing = select(ms.c.memory_id).where(ms.c.user_id == user_id, self.s._ids_in(ms.c.turn_id, ids))
+        citing = select(ms.c.memory_id).where(ms.c.user_id == user_id, self.s.ids_in(ms.c.turn_id, ids))
         stmt = self.rank_fields_base().where(mt.c.id.in_(citing), *self.s.filter_clause(filters, now))
         with self.s.connection() as conn:
             return rank_rows(conn.execute(stmt, {"uid": user_id}))
@@ -314,7 +333,7 @@ class MemoryReads:
     def rank_fields_select(self, user_id: str, ids: Sequence[int]) -> Any:
         """rank_fields' statement for ``ids`` of the user bound as ``uid`` (PostgreSQL builds one
         statement once, for any ids bound as the ``ids`` array parameter)."""
-        return self.rank_fields_base().where(self.s._ids_in(self.s.t.memories.c.id, ids))
+        return self.rank_fields_base().where(self.s.ids_in(self.s.t.memories.c.id, ids))
 
     def rank_fields_base(self) -> Any:
         mt, ms = self.s.t.memories, self.s.t.memory_sources
@@ -329,7 +348,7 @@ class MemoryReads:
             mt.c.id, mt.c.importance, mt.c.confidence, mt.c.said_at, mt.c.created_at, mt.c.access_count,
             mt.c.status, mt.c.pinned, mt.c.valid_to, mt.c.metadata["standing"].as_string().label("standing"),
             mt.c.metadata["slots"].as_string().label("slots"), mt.c.conversation_id, mt.c.occurred_at, first,
-        ).where(self.s._owner(mt.c.user_id) == uid)  # fmt: skip
+        ).where(self.s.owner_clause(mt.c.user_id) == uid)  # fmt: skip
 
     def active_hashes(
         self,

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Connection, bindparam, select
 
+from deepcontext.store.repository import Reads
 from deepcontext.store.sqlparts import chunks
 from deepcontext.types import MemoryStatus, Provenance
-
-if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
 
 __all__ = ["ProvenanceReads"]
 
@@ -19,7 +17,7 @@ __all__ = ["ProvenanceReads"]
 class ProvenanceReads:
     """Reads of a store's provenance and memory links."""
 
-    def __init__(self, store: SQLStore) -> None:
+    def __init__(self, store: Reads) -> None:
         self.s = store
 
     def sources_of(

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, literal, or_, select, update
+from sqlalchemy import Connection, Engine, bindparam, delete, func, insert, literal, or_, select, update
 
+from deepcontext.store.repository import Lookups, Writes
 from deepcontext.store.sqlparts import chunks
 from deepcontext.types import HistoryEvent, MemoryStatus, MemoryTier
-
-if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
 
 __all__ = ["MemoryRowChanges", "history_row"]
 
@@ -45,10 +43,20 @@ def history_row(
     }
 
 
+class RowChangesContext(Lookups, Writes, Protocol):
+    """What the writer's row changes use of the store: lookups, write transactions, the engine (for
+    its dialect) and the keyword index's removal of rows."""
+
+    @property
+    def engine(self) -> Engine: ...
+
+    def unindex(self, conn: Connection, memory_ids: Sequence[int]) -> None: ...
+
+
 class MemoryRowChanges:
     """The row changes of :class:`~deepcontext.store.sql_writes.MemoryWriter` (its base)."""
 
-    s: SQLStore
+    s: RowChangesContext
 
     def history(
         self,
@@ -81,7 +89,7 @@ class MemoryRowChanges:
             ids = sorted(mid for mid, n in counts.items() if n == times)
             conn.execute(
                 update(mt)
-                .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value)
+                .where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id.in_(ids), mt.c.status == MemoryStatus.ACTIVE.value)
                 .values(mention_count=mt.c.mention_count + times, reinforced_at=now, importance=mt.c.base_importance)
             )
 
@@ -95,7 +103,7 @@ class MemoryRowChanges:
         conn.execute(
             update(mt)
             .where(
-                self.s._owner(mt.c.user_id) == user_id,
+                self.s.owner_clause(mt.c.user_id) == user_id,
                 mt.c.id.in_(turn_memories),
                 mt.c.source == "turn",
                 mt.c.status == MemoryStatus.ACTIVE.value,
@@ -120,7 +128,7 @@ class MemoryRowChanges:
         mt = self.s.t.memories
         conn.execute(
             update(mt)
-            .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == memory_id)
+            .where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id == memory_id)
             .values(
                 tier=MemoryTier.LONG_TERM.value,
                 importance=importance,
@@ -140,7 +148,7 @@ class MemoryRowChanges:
         mt = self.s.t.memories
         conn.execute(
             update(mt)
-            .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == memory_id)
+            .where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id == memory_id)
             .values(metadata=metadata, updated_at=now, rev=rev)
         )
 
@@ -152,7 +160,7 @@ class MemoryRowChanges:
         if not links or set(links) - allowed:
             raise ValueError(f"relink sets {sorted(allowed)}, got {sorted(links)}")
         mt = self.s.t.memories
-        conn.execute(update(mt).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == memory_id).values(**links))
+        conn.execute(update(mt).where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id == memory_id).values(**links))
 
     def unlink_successors(self, conn: Connection, user_id: str, memory_ids: Sequence[int], *, rev: int) -> None:
         """Clear ``superseded_by`` of these memories (what replaced them is being purged)."""
@@ -160,7 +168,7 @@ class MemoryRowChanges:
         for chunk in chunks(list(memory_ids)):
             conn.execute(
                 update(mt)
-                .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk)))
+                .where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk)))
                 .values(superseded_by=None, rev=rev)
             )
 
@@ -193,7 +201,7 @@ class MemoryRowChanges:
             conn.execute(delete(me).where(me.c.memory_id.in_(c)))
             conn.execute(delete(ms).where(ms.c.memory_id.in_(c)))
             conn.execute(delete(mh).where(mh.c.user_id == user_id, mh.c.memory_id.in_(c)))
-            conn.execute(delete(mt).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(c)))
+            conn.execute(delete(mt).where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id.in_(c)))
 
     def soft_delete(
         self,
@@ -227,11 +235,13 @@ class MemoryRowChanges:
         if metadata is None:
             ids = [int(r.id) for r in rows]
             for chunk in chunks(ids):
-                conn.execute(update(mt).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk))).values(**values))
+                conn.execute(
+                    update(mt).where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id.in_(list(chunk))).values(**values)
+                )
         else:
             stmt = (
                 update(mt)
-                .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == bindparam("b_id"))
+                .where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id == bindparam("b_id"))
                 .values(**values, metadata=bindparam("b_meta"))
             )
             conn.execute(stmt, [{"b_id": int(r.id), "b_meta": metadata(r)} for r in rows])
@@ -274,7 +284,7 @@ class MemoryRowChanges:
         for row in rows:
             conn.execute(
                 update(mt)
-                .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == row.id)
+                .where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id == row.id)
                 .values(status=MemoryStatus.SUPERSEDED.value, valid_to=valid_to, superseded_by=by, updated_at=now, rev=rev)
             )
         self.history_rows(

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import MetaData, insert, select, update
 
 from deepcontext.errors import ValidationError
+from deepcontext.store.repository import Writes
 from deepcontext.store.sql_writes import history_row
 from deepcontext.types import HistoryEvent
 
 if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
+    from deepcontext.store.sql_writes import MemoryWriter
 
 __all__ = ["IMPORTS_NAMESPACE", "Transfer"]
 
@@ -21,10 +22,20 @@ __all__ = ["IMPORTS_NAMESPACE", "Transfer"]
 IMPORTS_NAMESPACE = "deepcontext.imports"
 
 
+class TransferContext(Writes, Protocol):
+    """What :class:`Transfer` uses of its store: write transactions, every table, the memory writer."""
+
+    @property
+    def metadata(self) -> MetaData: ...
+
+    @property
+    def writer(self) -> MemoryWriter: ...
+
+
 class Transfer:
     """A store's export and import."""
 
-    def __init__(self, store: SQLStore) -> None:
+    def __init__(self, store: TransferContext) -> None:
         self.s = store
 
     EXPORT_ORDER = (

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Connection, select
 
+from deepcontext.store.repository import Lookups
 from deepcontext.store.sqlparts import chunks
 from deepcontext.types import Turn
-
-if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
 
 __all__ = ["CONTEXT_CHARS", "TurnReads"]
 
@@ -23,7 +21,7 @@ CONTEXT_CHARS = 1000
 class TurnReads:
     """Reads of a store's turns."""
 
-    def __init__(self, store: SQLStore) -> None:
+    def __init__(self, store: Lookups) -> None:
         self.s = store
 
     def turn_from_row(self, r: Any, parents: list[int]) -> Turn:
@@ -67,7 +65,7 @@ class TurnReads:
         if not ids:
             return []
         with self.s.connection() as conn:
-            found = {t.id: t for t in self.turns_where(conn, self.s._owner(tt.c.user_id) == user_id, tt.c.id.in_(ids))}
+            found = {t.id: t for t in self.turns_where(conn, self.s.owner_clause(tt.c.user_id) == user_id, tt.c.id.in_(ids))}
         return [found[i] for i in ids if i in found]
 
     def recent_turns(self, user_id: str, conversation_id: str, limit: int, *, before: int | None = None) -> list[Turn]:
@@ -117,7 +115,7 @@ class TurnReads:
         for chunk in chunks(wanted):
             rows = conn.execute(
                 select(tt.c.id, tt.c.content).where(
-                    self.s._owner(tt.c.user_id) == user_id, tt.c.id.in_(list(chunk)), tt.c.role.in_(["user", "assistant"])
+                    self.s.owner_clause(tt.c.user_id) == user_id, tt.c.id.in_(list(chunk)), tt.c.role.in_(["user", "assistant"])
                 )
             )
             content.update((int(i), str(c)[:CONTEXT_CHARS]) for i, c in rows)

@@ -5,19 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 from sqlalchemy import Connection, delete, func, insert, select, update
 
 from deepcontext.errors import MemoryNotFoundError, ValidationError
 from deepcontext.store.interface import MemoryEdit, MemoryFilters, MemoryRewrite
-from deepcontext.store.sql_row_changes import MemoryRowChanges, history_row
+from deepcontext.store.sql_row_changes import MemoryRowChanges, RowChangesContext, history_row
 from deepcontext.store.sqlparts import chunks
 from deepcontext.types import HistoryEvent, Memory, MemoryStatus
 
 if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
+    from deepcontext.store.sql_memories import MemoryReads
+    from deepcontext.store.sql_turns import TurnReads
 
 __all__ = ["MemoryWriter", "history_row"]
 
@@ -39,15 +40,35 @@ def _new_memory(now: datetime) -> dict[str, Any]:
     }
 
 
+class WriterContext(RowChangesContext, Protocol):
+    """What :class:`MemoryWriter` uses of its store beyond its row changes: the keyword index and
+    the memories and turns it reads back."""
+
+    @property
+    def keyword_context_turns(self) -> int: ...
+
+    @property
+    def memories(self) -> MemoryReads: ...
+
+    @property
+    def turns(self) -> TurnReads: ...
+
+    def index_texts(self, conn: Connection, rows: list[tuple[int, str]]) -> None: ...
+
+    def purge_deleted(self, conn: Connection) -> None: ...
+
+
 class MemoryWriter(MemoryRowChanges):
     """Writes to a store's memories."""
 
-    def __init__(self, store: SQLStore) -> None:
+    s: WriterContext
+
+    def __init__(self, store: WriterContext) -> None:
         self.s = store
 
     def active_memory(self, conn: Connection, user_id: str, memory_id: int) -> Any:
         mt = self.s.t.memories
-        row = conn.execute(select(mt).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == memory_id)).first()
+        row = conn.execute(select(mt).where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id == memory_id)).first()
         if row is None:
             raise MemoryNotFoundError(memory_id, user_id)
         if row.status != MemoryStatus.ACTIVE.value:
@@ -199,7 +220,7 @@ class MemoryWriter(MemoryRowChanges):
 
     def _restorable(self, conn: Connection, user_id: str, memory_id: int) -> Any:
         mt = self.s.t.memories
-        row = conn.execute(select(mt).where(self.s._owner(mt.c.user_id) == user_id, mt.c.id == memory_id)).first()
+        row = conn.execute(select(mt).where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id == memory_id)).first()
         if row is None:
             raise MemoryNotFoundError(memory_id, user_id)
         if row.status not in (MemoryStatus.DELETED.value, MemoryStatus.DECAYED.value):
@@ -254,7 +275,7 @@ class MemoryWriter(MemoryRowChanges):
         with self.s.transaction() as conn:
             conn.execute(
                 update(mt)
-                .where(self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(sorted(set(memory_ids))))
+                .where(self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id.in_(sorted(set(memory_ids))))
                 .values(access_count=mt.c.access_count + 1, last_accessed_at=now)
             )
 
@@ -265,7 +286,7 @@ class MemoryWriter(MemoryRowChanges):
         for ids in chunks([r.memory_id for r in rewrites]):
             rows = conn.execute(
                 select(mt.c.id, mt.c.text).where(
-                    self.s._owner(mt.c.user_id) == user_id, mt.c.id.in_(list(ids)), mt.c.status == MemoryStatus.ACTIVE.value
+                    self.s.owner_clause(mt.c.user_id) == user_id, mt.c.id.in_(list(ids)), mt.c.status == MemoryStatus.ACTIVE.value
                 )
             ).all()
             current.update((int(mid), str(text)) for mid, text in rows)

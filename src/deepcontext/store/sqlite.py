@@ -205,10 +205,10 @@ class SQLiteStore(SQLStore):
         return sqlite_insert(table)
 
     # --- statements ---------------------------------------------------------------------------
-    def _owner(self, col: Any) -> Any:
+    def owner_clause(self, col: Any) -> Any:
         return unindexed(col)
 
-    def _ids_in(self, col: Any, ids: Sequence[int]) -> Any:
+    def ids_in(self, col: Any, ids: Sequence[int]) -> Any:
         # the ids as one JSON array read by json_each: one bound parameter, and one statement shape
         # whatever the count (SQLAlchemy renders an IN list per count)
         listed: Any = select(column("value")).select_from(func.json_each(bindparam(None, json.dumps([int(i) for i in ids]))))

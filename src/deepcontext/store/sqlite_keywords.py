@@ -8,7 +8,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection, select, text
 from sqlalchemy.sql import operators
@@ -18,14 +18,12 @@ from deepcontext.clock import to_epoch
 from deepcontext.store.indexes import KeywordIndex
 from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
 from deepcontext.store.keyword_policy import DF_TTL_S, RANK_CAP, informative_terms
+from deepcontext.store.repository import Lookups, Raw
 from deepcontext.store.sqlite_bm25 import bm25, fts_tokens, rank_rows, sizes_of, varints
 from deepcontext.store.sqlparts import chunks
 from deepcontext.store.ttlcache import TTLCache
 from deepcontext.text import search_text
 from deepcontext.types import MemoryStatus
-
-if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
 
 __all__ = ["SQLiteKeywordIndex", "unindexed", "user_token"]
 
@@ -62,6 +60,10 @@ _ALLOWED_SQL = (
     "SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?1)) AND +user_id = ?2 "
     "AND status = 'active' AND (expires_at IS NULL OR expires_at > ?3)"
 )
+
+
+class _Context(Lookups, Raw, Protocol):
+    """What the keyword index uses of its store."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +118,7 @@ class SQLiteKeywordIndex(KeywordIndex):
     """FTS5 with bm25; the user's token ANDed to the query when the user owns a small share of the
     index. Active memories in one table, superseded ones in another (see :data:`_TABLES`)."""
 
-    def __init__(self, store: SQLStore) -> None:
+    def __init__(self, store: _Context) -> None:
         self.s = store
         #: document frequencies of index terms by (vocabulary table, term), kept DF_TTL_S seconds
         #: (fts5vocab counts them by reading the term's whole posting list)
@@ -220,7 +222,7 @@ class SQLiteKeywordIndex(KeywordIndex):
                 int(r[0])
                 for r in conn.execute(
                     select(mt.c.id).where(
-                        self.s._ids_in(mt.c.id, ids), unindexed(mt.c.user_id) == user_id, *self.s.filter_clause(filters, now)
+                        self.s.ids_in(mt.c.id, ids), unindexed(mt.c.user_id) == user_id, *self.s.filter_clause(filters, now)
                     )
                 )
             }

@@ -9,22 +9,20 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection
 
 from deepcontext.clock import to_epoch
 from deepcontext.store.columns import stored_time
 from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters, RankFields
+from deepcontext.store.repository import Raw
 from deepcontext.store.sql_graph import GraphReads
-from deepcontext.store.sql_memories import MemoryReads
+from deepcontext.store.sql_memories import MemoryReads, MemoryReadsContext
 from deepcontext.store.sql_provenance import ProvenanceReads
 from deepcontext.store.sql_turns import TurnReads
 from deepcontext.store.sqlparts import chunks, entity_limits
 from deepcontext.types import Memory, MemoryStatus, Provenance
-
-if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
 
 __all__ = ["SQLiteGraphReads", "SQLiteMemoryReads", "SQLiteProvenanceReads", "SQLiteTurnReads"]
 
@@ -124,8 +122,18 @@ def _links_sql(n: int) -> str:
     return " UNION ALL ".join([one] * n)
 
 
+class SQLiteReadsContext(MemoryReadsContext, Raw, Protocol):
+    """What the SQLite reads use of their store: the reads' lookups, SQL text on the driver, and the
+    memory reads whose columns they select."""
+
+    @property
+    def memories(self) -> MemoryReads: ...
+
+
 class SQLiteMemoryReads(MemoryReads):
     """The hot reads of memories as prepared statements on the sqlite3 driver."""
+
+    s: SQLiteReadsContext
 
     @functools.cached_property
     def memory_reader(self) -> tuple[str, list[str], list[Callable[[Any], Any] | None]]:
@@ -202,6 +210,8 @@ class SQLiteMemoryReads(MemoryReads):
 class SQLiteGraphReads(GraphReads):
     """The graph leg's reads as prepared statements on the sqlite3 driver."""
 
+    s: SQLiteReadsContext
+
     def entities_of(self, conn: Connection, user_id: str, memory_ids: Sequence[int]) -> dict[int, list[str]]:
         out: dict[int, list[str]] = {}
         for mid, name in self.s.raw(conn, _MEMORY_ENTITIES_SQL, (json.dumps([int(m) for m in memory_ids]), user_id)):
@@ -252,6 +262,8 @@ class SQLiteGraphReads(GraphReads):
 class SQLiteProvenanceReads(ProvenanceReads):
     """Provenance and links of search results, one statement for all of them."""
 
+    s: SQLiteReadsContext
+
     # A search reads the provenance and links of its results: one statement for all of them (a
     # UNION ALL of per-memory index range scans, each bounded by its LIMIT) sent straight to the
     # driver on the same connection and snapshot; SQLite caches the prepared statement by its text.
@@ -295,7 +307,9 @@ class SQLiteProvenanceReads(ProvenanceReads):
 class SQLiteTurnReads(TurnReads):
     """Speakers' names kept per user and read on from the highest turn seen."""
 
-    def __init__(self, store: SQLStore) -> None:
+    s: SQLiteReadsContext
+
+    def __init__(self, store: SQLiteReadsContext) -> None:
         super().__init__(store)
         #: per user: (incarnation, highest turn id read, that turn's created_at, speakers' names)
         self._speakers: dict[str, tuple[str | None, int, Any, frozenset[str]]] = {}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 from sqlalchemy import Connection, select
@@ -11,10 +11,11 @@ from sqlalchemy import Connection, select
 from deepcontext.errors import ConfigurationError
 from deepcontext.store.indexes import VectorIndex
 from deepcontext.store.interface import MemoryFilters
+from deepcontext.store.repository import Lookups, Raw
 from deepcontext.store.vectors import VectorCache, VectorRow
 
 if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
+    from deepcontext.store.sql_memories import MemoryReads
 
 __all__ = ["SQLiteVectorIndex"]
 
@@ -25,10 +26,17 @@ _VECTOR_ROWS_SQL = (
 )
 
 
+class _Context(Lookups, Raw, Protocol):
+    """What the vector index uses of its store: lookups, SQL text, the memory reads."""
+
+    @property
+    def memories(self) -> MemoryReads: ...
+
+
 class SQLiteVectorIndex(VectorIndex):
     """A per-user numpy matrix kept in RAM, refreshed from the rows changed since it was read."""
 
-    def __init__(self, store: SQLStore, cache: VectorCache) -> None:
+    def __init__(self, store: _Context, cache: VectorCache) -> None:
         self.s = store
         self.cache = cache
         if cache.files is not None:
