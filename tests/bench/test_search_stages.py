@@ -22,9 +22,10 @@ async def test_the_stages_rank_what_the_search_returns(db_url: str) -> None:
         assert list(out["stages"]) == list(STAGES)
         for name, t in out["stages"].items():
             assert 0 < t["p50"] <= t["p95"], name
-        # the legs are parts of the stage that reads them
-        legs = sum(out["stages"][leg]["mean"] for leg in ("vector leg", "keyword leg", "graph leg"))
-        assert legs < out["stages"]["legs and candidates' fields"]["mean"] * 1.5
+        # the legs are parts of the stage that reads them (medians: one slow query on a busy machine
+        # moves a mean, not this)
+        legs = sum(out["stages"][leg]["p50"] for leg in ("vector leg", "keyword leg", "graph leg"))
+        assert legs < out["stages"]["legs and candidates' fields"]["p50"] * 1.5
         # the user's memories were found at all (an empty user would rank nothing the same way)
         found = await ctx.search(queries[0], "u")
         assert found.results
