@@ -11,6 +11,7 @@ from deepcontext.extract.entities import EntitySpan
 from deepcontext.extract.facts import content_word_count
 from deepcontext.extract.gazetteer import IRREGULAR_PAST
 from deepcontext.extract.resolve import thing_phrase
+from deepcontext.extract.slots import OBJECT_PRONOUN_RE, pronoun_attributes
 from deepcontext.types import EntityType
 
 __all__ = ["IT_STATE_RE", "PRONOUN_START_RE", "Referents", "it_is_thing", "name_pronoun", "single_person", "single_thing"]
@@ -60,8 +61,6 @@ class Referents:
         """Whom a "She ..." / "He ..." (or a moved "him" / "her") that no earlier sentence names stands
         for: the one relative of that sex whose fact of the same kind is stored ("daughter" for "She
         moved to Brightwater Primary" when her school is known), else None."""
-        from deepcontext.extract.slots import pronoun_attributes
-
         if self.person is not None or not self.kin:
             return None
         gender = "f" if pronoun.lower() in ("she", "her") else "m"
@@ -69,10 +68,8 @@ class Referents:
         return found.pop() if len(found) == 1 else None
 
     def name_object(self, text: str, speaker: str) -> str:
-        """``text`` with a moved "him" / "her" named as the relative it stands for ("User moved him to Oak
-        Lane Primary" -> "User moved User's son to Elm Park Primary"), when :meth:`relative` knows."""
-        from deepcontext.extract.slots import OBJECT_PRONOUN_RE
-
+        """``text`` with a moved "him" / "her" named as the relative it stands for ("User moved him to Elm
+        Park Primary" -> "User moved User's son to Elm Park Primary"), when :meth:`relative` knows."""
         m = OBJECT_PRONOUN_RE.search(text)
         kin = self.relative(text, m.group("p")) if m is not None else None
         return text if m is None or kin is None else f"{text[: m.start('p')]}{speaker}'s {kin}{text[m.end('p') :]}"

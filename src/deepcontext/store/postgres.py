@@ -253,10 +253,10 @@ class PostgresStore(UserLockMixin, SQLStore):
     # --- planner statistics ------------------------------------------------------------------------
     def apply_add(self, plan: AddPlan) -> AddOutcome:
         outcome = super().apply_add(plan)
-        self._note_writes(len(outcome.turn_ids) + sum(outcome.inserted))
+        self.note_writes(len(outcome.turn_ids) + sum(outcome.inserted))
         return outcome
 
-    def _note_writes(self, rows: int) -> None:
+    def note_writes(self, rows: int) -> None:
         """Every :data:`_STATS_CHECK_ROWS` rows written by this process, compare the tables' sizes
         with the planner's statistics and ANALYZE them in the background when they have more than
         doubled since: plans chosen for a small table read far too many rows once it has grown
@@ -320,22 +320,6 @@ class PostgresStore(UserLockMixin, SQLStore):
         with self.vector_build.deferred():
             yield
         self.refresh_statistics()  # after a bulk load, before its first searches are planned
-
-    def import_rows(
-        self,
-        user_id: str,
-        rows: Sequence[tuple[str, dict[str, Any]]],
-        now: datetime,
-        *,
-        fingerprint: str | None = None,
-        maps: dict[str, dict[int, int]] | None = None,
-        fixups: Sequence[tuple[str, dict[str, Any]]] = (),
-        part: str | None = None,
-    ) -> dict[str, int]:
-        counts = super().import_rows(user_id, rows, now, fingerprint=fingerprint, maps=maps, fixups=fixups, part=part)
-        if not counts.get("already_imported"):
-            self._note_writes(sum(counts.values()))  # imports grow tables as adds do
-        return counts
 
     def _check_pgvector(self) -> None:
         """A clear error when the server lacks the vector extension (before any DDL runs)."""

@@ -604,4 +604,10 @@ class SQLStore(Store):
         fixups: Sequence[tuple[str, dict[str, Any]]] = (),
         part: str | None = None,
     ) -> dict[str, int]:
-        return self.transfer.import_rows(user_id, rows, now, fingerprint=fingerprint, maps=maps, fixups=fixups, part=part)
+        counts = self.transfer.import_rows(user_id, rows, now, fingerprint=fingerprint, maps=maps, fixups=fixups, part=part)
+        if not counts.get("already_imported"):
+            self.note_writes(sum(counts.values()))  # imports grow tables as adds do
+        return counts
+
+    def note_writes(self, rows: int) -> None:
+        """``rows`` were written (a backend keeping the planner's statistics current counts them)."""
