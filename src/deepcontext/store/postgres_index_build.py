@@ -1,8 +1,7 @@
 """PostgreSQL's HNSW index built once after a bulk import instead of row by row.
 
-pgvector maintains the HNSW graph on every insert: an import through the public path writes about
-360 memories a second on two cores, 46 minutes for a million. Inside :meth:`PostgresVectorBuild.deferred`
-the index is dropped, the rows go in at the table's own pace, and the index is built once at the
+pgvector maintains the HNSW graph on every insert, most of a large import's time. Inside
+:meth:`PostgresVectorBuild.deferred` the index is dropped, the rows go in at the table's own pace, and the index is built once at the
 end (pgvector builds in memory up to ``maintenance_work_mem`` and in parallel workers). Meanwhile
 searches stay correct: without the index the vector leg scans the user's rows exactly.
 
