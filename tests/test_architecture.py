@@ -73,8 +73,8 @@ def _owner(name: str) -> str | None:
     return name or None
 
 
-def imports_of(module: str) -> set[str]:
-    """The package's modules that ``module`` imports at run time."""
+def imports_of(module: str, source: str | None = None) -> set[str]:
+    """The package's modules that ``module`` (or ``source`` read as that module) imports at run time."""
     path = MODULES[module]
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: set[str] = set()
@@ -107,7 +107,7 @@ def imports_of(module: str) -> set[str]:
             if owner:
                 found.add(owner)
 
-    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)))
+    visit(ast.parse(path.read_text(encoding="utf-8") if source is None else source, filename=str(path)))
     found.discard(module)
     return found
 
@@ -224,9 +224,6 @@ STORE_DOOR_EXCEPTIONS: dict[str, str] = {
     "deepcontext.server.inspector.data": "inspector queries",
     # import / export and the 0.1 reader
     "deepcontext.services.transfer": "import and export",
-    # the lifecycle's store-level steps (SQLStore internals)
-    "deepcontext.lifecycle.cleanup": "lifecycle internals",
-    "deepcontext.lifecycle.runner": "lifecycle internals",
     # the benchmark harness measures the database itself
     "deepcontext.bench.speed": "benchmark harness",
     "deepcontext.bench.reliability_checks": "benchmark harness",
@@ -236,8 +233,8 @@ STORE_DOOR_EXCEPTIONS: dict[str, str] = {
 }
 
 
-def _imports_sqlalchemy(module: str) -> bool:
-    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+def _imports_sqlalchemy(source: str) -> bool:
+    tree = ast.parse(source)
     for node in ast.walk(tree):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
         if isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -247,10 +244,13 @@ def _imports_sqlalchemy(module: str) -> bool:
     return False
 
 
-def _through_other_doors(module: str) -> list[str]:
-    """What ``module`` (outside store/) imports of the store besides its door, and SQLAlchemy."""
-    found = sorted(t for t in GRAPH[module] if t.startswith("deepcontext.store") and t not in STORE_DOOR)
-    return found + (["sqlalchemy"] if _imports_sqlalchemy(module) else [])
+def _through_other_doors(module: str, source: str | None = None) -> list[str]:
+    """What ``module`` (outside store/; or ``source`` read as it) imports of the store besides its
+    door, and SQLAlchemy."""
+    targets = GRAPH[module] if source is None else imports_of(module, source)
+    found = sorted(t for t in targets if t.startswith("deepcontext.store") and t not in STORE_DOOR)
+    text = MODULES[module].read_text(encoding="utf-8") if source is None else source
+    return found + (["sqlalchemy"] if _imports_sqlalchemy(text) else [])
 
 
 OUTSIDE_STORE = [m for m in MODULES if not (m == "deepcontext.store" or m.startswith("deepcontext.store."))]
@@ -267,9 +267,13 @@ def test_only_the_store_speaks_sql() -> None:
 
 
 def test_the_door_check_sees_sql_and_store_internals() -> None:
-    assert "sqlalchemy" in _through_other_doors("deepcontext.dialogue.sqltx")
-    assert "deepcontext.store.sql" in _through_other_doors("deepcontext.lifecycle.runner")
-    assert _through_other_doors("deepcontext.services.updates") == []  # through deepcontext.store
+    module = "deepcontext.services.updates"
+    assert _through_other_doors(module) == []  # it imports through deepcontext.store
+    assert _through_other_doors(module, "from sqlalchemy.sql import select\n") == ["sqlalchemy"]
+    assert _through_other_doors(module, "def f():\n    from deepcontext.store.sql import SQLStore\n") == ["deepcontext.store.sql"]
+    assert _through_other_doors(module, "from deepcontext.store import lifecycle\n") == ["deepcontext.store.lifecycle"]
+    assert _through_other_doors(module, "import deepcontext.store.schema\n") == ["deepcontext.store.schema"]
+    assert _through_other_doors(module, "from deepcontext.store import Store, open_store\n") == []
 
 
 def _status_writes(source: str) -> int:

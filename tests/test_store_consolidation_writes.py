@@ -6,8 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from deepcontext.store import Store
-from deepcontext.store import lifecycle as sql
+from deepcontext.store import FactWrite, GroupWrite, Store
 from deepcontext.text import content_hash
 from deepcontext.types import MemoryStatus, MemoryTier
 from tests.store_helpers import axis, later, memory, open_test_store, plan
@@ -20,14 +19,14 @@ def store(db_url: str) -> Iterator[Store]:
     s.close()
 
 
-def _group(store: Store, ids: list[int], text: str) -> sql.GroupWrite:
+def _group(store: Store, ids: list[int], text: str) -> GroupWrite:
     mems = store.get_memories("u", ids, details=False)
-    fact = sql.FactWrite(
+    fact = FactWrite(
         text=text, content_hash=content_hash(text), memory_type=mems[0].memory_type.value, source_ids=ids,
         importance=0.7, confidence=0.8, access_count=0, said_at=None, occurred_at=None, valid_from=later(0),
         valid_to=None, conversation_id="c1", metadata={}, embedding=axis(3),
     )  # fmt: skip
-    return sql.GroupWrite(sources={m.id: m.updated_at for m in mems}, facts=[fact], method="extractive", reason="test")
+    return GroupWrite(sources={m.id: m.updated_at for m in mems}, facts=[fact], method="extractive", reason="test")
 
 
 def test_a_changed_group_is_skipped_and_the_others_written(store: Store) -> None:
@@ -45,7 +44,7 @@ def test_a_changed_group_is_skipped_and_the_others_written(store: Store) -> None
         reason=None,
     )
     version = store.count_rows("u")
-    written = sql.write_consolidations(store, "u", [first, second], later(2))  # type: ignore[arg-type]
+    written = store.write_consolidations("u", [first, second], later(2))
     assert written[1] is None and written[0] is not None and len(written[0]) == 1
     fact = store.get_memories("u", written[0])[0]
     assert (fact.text, fact.tier, fact.status) == ("fact 0 and fact 1", MemoryTier.LONG_TERM, MemoryStatus.ACTIVE)
@@ -59,4 +58,4 @@ def test_a_changed_group_is_skipped_and_the_others_written(store: Store) -> None
     assert by_id[a].superseded_by == fact.id and by_id[c].tier is MemoryTier.SHORT_TERM
     assert [h.event.value for h in store.history("u", a)][-1] == "MERGE"
     assert store.count_rows("u")["memories"] == version["memories"] + 1
-    assert sql.write_consolidations(store, "u", [], later(3)) == []  # type: ignore[arg-type]
+    assert store.write_consolidations("u", [], later(3)) == []

@@ -9,7 +9,6 @@ from typing import Any
 
 from deepcontext import ManualClock, MemoryStatus, MemoryTier, SyncDeepContext
 from deepcontext.embed import HashEmbedder
-from deepcontext.store import lifecycle as sql
 from deepcontext.store.locks import user_lock
 from tests.lifecycle.helpers import ScriptedExtractor, say
 
@@ -37,7 +36,7 @@ async def test_auto_consolidation_after_add(make_ctx: Callable[..., Any], clock:
     long_term = {m.id: m for m in (await check.list("u", tier="long_term", limit=10)).memories}
     assert {i for m in long_term.values() for i in m.consolidated_from} == {m.id for m in merged}
     assert all(m.superseded_by in long_term for m in merged)
-    assert sql.consolidation_flag(check.store, "u") is False
+    assert check.store.consolidation_flag("u") is False
 
 
 async def test_no_auto_consolidation_when_off(make_ctx: Callable[..., Any]) -> None:
@@ -60,12 +59,12 @@ async def test_busy_lock_flags_the_user_for_the_next_run(make_ctx: Callable[...,
         await ctx.close()  # the background task found the lock busy: it flagged the user and left
     finally:
         await asyncio.to_thread(lock.__exit__, None, None, None)
-    assert sql.consolidation_flag(holder.store, "u") is True
+    assert holder.store.consolidation_flag("u") is True
     assert {m.tier for m in holder.store.get_memories("u", ids)} == {MemoryTier.SHORT_TERM}
-    assert sql.users_due(holder.store) == ["u"]
+    assert holder.store.users_due() == ["u"]
     r = await holder.run_lifecycle("u")  # threshold 20 here: it runs because of the flag
     assert r["consolidation_ran"] and r["memories_consolidated"] == 3
-    assert sql.consolidation_flag(holder.store, "u") is False
+    assert holder.store.consolidation_flag("u") is False
 
 
 def test_sync_shell_runs_the_lifecycle(db_url: str) -> None:

@@ -17,8 +17,7 @@ from deepcontext.lifecycle.decay import (
     retention,
 )
 from deepcontext.settings import DeepContextSettings
-from deepcontext.store.lifecycle import DecayChange, apply_decay
-from deepcontext.store.lifecycle import decay_rows as sql_decay_rows
+from deepcontext.store import DecayChange
 from deepcontext.types import HistoryEvent
 from tests.lifecycle.conftest import T0
 from tests.lifecycle.helpers import expected_importance, say
@@ -115,7 +114,7 @@ async def test_saying_it_again_reinforces(ctx: DeepContext, clock: ManualClock) 
     await ctx.run_lifecycle("u", consolidate=False)
     faded = ctx.store.get_memories("u", [twice])[0].importance
     assert faded == pytest.approx(expected_importance(0.6, 10, 28.0), rel=1e-9)
-    stale = sql_decay_rows(ctx.store, "u", clock.now())  # what a concurrent lifecycle run read
+    stale = ctx.store.decay_rows("u", clock.now())  # what a concurrent lifecycle run read
     clock.set(T0 + timedelta(days=14))
     r = await ctx.add([{"role": "user", "name": "Maya", "content": "Maya owns a blue canoe"}], "u", "c")
     assert twice not in r.memory_ids  # no new version: the same memory, said again
@@ -129,7 +128,7 @@ async def test_saying_it_again_reinforces(ctx: DeepContext, clock: ManualClock) 
         for row in stale
         if row.id in (once, twice)
     ]
-    apply_decay(ctx.store, "u", stale_changes, clock.now())
+    ctx.store.apply_decay("u", stale_changes, clock.now())
     o, t = ctx.store.get_memories("u", [once, twice])
     assert (o.importance, t.importance) == (pytest.approx(0.01), pytest.approx(0.6))
     # 21 days later the re-mentioned memory is 21 days into a fresh curve, the other 35 days in

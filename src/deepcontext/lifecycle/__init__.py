@@ -7,7 +7,8 @@ expiry. Safe to run at any time from any process (see :mod:`deepcontext.lifecycl
 - :mod:`~deepcontext.lifecycle.runner`: one user's run under the store lock (:class:`LifecycleRunner`);
 - :mod:`~deepcontext.lifecycle.service`: ``DeepContext.run_lifecycle`` / ``consolidate`` and auto-consolidation.
 
-The SQL lives in :mod:`deepcontext.store.lifecycle`.
+Its reads and writes are steps of the store (:class:`deepcontext.store.Store`); their SQL lives in
+:mod:`deepcontext.store.lifecycle`.
 """
 
 from __future__ import annotations

@@ -13,12 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING
 
-from deepcontext.store import lifecycle as sql
-
-if TYPE_CHECKING:
-    from deepcontext.store.sql import SQLStore
+from deepcontext.store import PurgeResult, Store
 
 __all__ = ["EXPIRY_GRACE", "CleanupResult", "cleanup"]
 
@@ -29,14 +25,13 @@ EXPIRY_GRACE = timedelta(minutes=10)
 @dataclass(slots=True)
 class CleanupResult:
     cleaned: list[int]  # soft-deleted now (faded)
-    purge: sql.PurgeResult
+    purge: PurgeResult
 
 
-def cleanup(store: SQLStore, user_id: str, *, now: datetime, min_importance: float, retention_days: float) -> CleanupResult:
+def cleanup(store: Store, user_id: str, *, now: datetime, min_importance: float, retention_days: float) -> CleanupResult:
     """Run the three cleanup steps for one user (blocking; two short transactions at most)."""
-    cleaned = sql.soft_delete_faded(store, user_id, min_importance, now)
-    purged = sql.purge(
-        store,
+    cleaned = store.soft_delete_faded(user_id, min_importance, now)
+    purged = store.purge(
         user_id,
         deleted_before=now - timedelta(days=retention_days),
         expired_before=now - EXPIRY_GRACE,

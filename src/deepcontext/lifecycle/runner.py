@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
-from deepcontext.errors import ConfigurationError, LLMError
+from deepcontext.errors import LLMError
 from deepcontext.lifecycle.cleanup import cleanup
 from deepcontext.lifecycle.consolidate import (
     MAX_FACT_CHARS,
@@ -35,7 +35,7 @@ from deepcontext.lifecycle.consolidate import (
 )
 from deepcontext.lifecycle.decay import SECONDS_PER_DAY, DecayPolicy
 from deepcontext.services.updates import fact_keys, without_fact_keys
-from deepcontext.store import lifecycle as sql
+from deepcontext.store import CandidateRow, DecayChange, FactWrite, GroupWrite
 from deepcontext.text import content_hash, normalize_for_hash
 
 if TYPE_CHECKING:
@@ -45,7 +45,6 @@ if TYPE_CHECKING:
     from deepcontext.settings import DeepContextSettings
     from deepcontext.store import HeldLock
     from deepcontext.store.interface import Store
-    from deepcontext.store.sql import SQLStore
 
 __all__ = ["CONSOLIDATION_STATE", "LOCK_NAME", "LifecycleReport", "LifecycleRunner", "consolidation_due", "left_over"]
 
@@ -133,11 +132,7 @@ class LifecycleRunner:
         clock: Clock,
         llm: LLM | None = None,
     ) -> None:
-        from deepcontext.store.sql import SQLStore
-
-        if not isinstance(store, SQLStore):
-            raise ConfigurationError("the memory lifecycle needs a SQL store (SQLite or PostgreSQL)")
-        self.store: SQLStore = store
+        self.store = store
         self.embedder = embedder
         self.settings = settings
         self.clock = clock
@@ -153,10 +148,8 @@ class LifecycleRunner:
     @asynccontextmanager
     async def locked(self, user_id: str, timeout: float) -> AsyncIterator[HeldLock]:
         """Hold the user's ``lifecycle`` store lock (waiting up to ``timeout`` s; LockTimeoutError)."""
-        from deepcontext.store import user_lock
-
         abandon = threading.Event()
-        cm = user_lock(self.store, user_id, LOCK_NAME, timeout=timeout, abandon=abandon)
+        cm = self.store.user_lock(user_id, LOCK_NAME, timeout=timeout, abandon=abandon)
         taking = asyncio.ensure_future(asyncio.to_thread(cm.__enter__))
         try:
             held = await asyncio.shield(taking)
@@ -214,7 +207,7 @@ class LifecycleRunner:
 
         if not await self._due(user_id, self.clock.now()):
             return None
-        await self._db(sql.set_consolidation_due, self.store, user_id, True)
+        await self._db(self.store.set_consolidation_due, user_id, True)
         started = time.perf_counter()
         report = LifecycleReport(user_id=user_id)
         try:
@@ -227,8 +220,8 @@ class LifecycleRunner:
         return report
 
     async def _due(self, user_id: str, now: datetime) -> bool:
-        count = await self._db(sql.count_short_term, self.store, user_id, now)
-        if await self._db(sql.consolidation_flag, self.store, user_id):
+        count = await self._db(self.store.count_short_term, user_id, now)
+        if await self._db(self.store.consolidation_flag, user_id):
             return True
         state = await self._db(self.store.kv_get, user_id, _KV_NAMESPACE, _KV_KEY) or {}
         left = left_over(state)
@@ -244,9 +237,9 @@ class LifecycleRunner:
     async def decay(self, user_id: str, now: datetime, report: LifecycleReport) -> None:
         """Recompute every active memory's importance from the forgetting curve; deactivate the ones
         under the threshold."""
-        rows = await self._db(sql.decay_rows, self.store, user_id, now)
+        rows = await self._db(self.store.decay_rows, user_id, now)
         policy = self.policy
-        changes: list[sql.DecayChange] = []
+        changes: list[DecayChange] = []
         lowered = 0
         for r in rows:
             half = policy.half_life(r.memory_type, r.tier)
@@ -263,7 +256,7 @@ class LifecycleRunner:
                 ref = max(r.reinforced_at, r.last_accessed_at or r.reinforced_at)
                 days = (now - ref).total_seconds() / SECONDS_PER_DAY
                 changes.append(
-                    sql.DecayChange(
+                    DecayChange(
                         id=r.id,
                         importance=imp,
                         access_count=r.access_count,
@@ -280,14 +273,12 @@ class LifecycleRunner:
                     )
                 )
             elif abs(imp - r.importance) > max(1e-9, REL_TOLERANCE * r.importance):
-                changes.append(
-                    sql.DecayChange(id=r.id, importance=imp, access_count=r.access_count, mention_count=r.mention_count)
-                )
+                changes.append(DecayChange(id=r.id, importance=imp, access_count=r.access_count, mention_count=r.mention_count))
             else:
                 continue
             if imp < r.importance:
                 lowered += 1
-        deactivated = await self._db(sql.apply_decay, self.store, user_id, changes, now)
+        deactivated = await self._db(self.store.apply_decay, user_id, changes, now)
         report.memories_decayed += lowered
         report.memories_deactivated += len(deactivated)
 
@@ -299,8 +290,8 @@ class LifecycleRunner:
         report.consolidation_ran = True
         report.method = "llm" if self.llm is not None else "extractive"
         # clear the flag before reading: an add after this read flags the user again
-        await self._db(sql.set_consolidation_due, self.store, user_id, False)
-        cands = await self._db(sql.consolidation_candidates, self.store, user_id, now, MAX_CANDIDATES)
+        await self._db(self.store.set_consolidation_due, user_id, False)
+        cands = await self._db(self.store.consolidation_candidates, user_id, now, MAX_CANDIDATES)
         items = [
             GroupItem(
                 memory_type=c.memory_type,
@@ -311,7 +302,7 @@ class LifecycleRunner:
             )
             for c in cands
         ]
-        hubs = set(await self._db(sql.speaker_entity_ids, self.store, user_id)) if cands else set()
+        hubs = set(await self._db(self.store.speaker_entity_ids, user_id)) if cands else set()
         # grouping, offline merging and planning the writes are CPU work: off the event loop.
         # Episodes join by what they share (a person, a place, a project), not by reading alike:
         # "went to Madrid" and "went to Porto" are two trips; only near-duplicates join without an entity
@@ -331,7 +322,7 @@ class LifecycleRunner:
         else:
             merged = list(await asyncio.gather(*(self._merge(members, report, hubs) for members in multi)))
 
-        def plan() -> list[sql.GroupWrite]:
+        def plan() -> list[GroupWrite]:
             writes = [self._group_write(members, facts, method) for members, (facts, method) in zip(multi, merged, strict=True)]
             for c in alone:
                 if c.base_importance >= self.settings.consolidation_promote_importance or c.access_count >= PROMOTE_ACCESSES:
@@ -345,7 +336,7 @@ class LifecycleRunner:
             log.warning("lifecycle lock of %r was lost (a stall longer than its lease); stopping", user_id)
             written: list[list[int] | None] = [None] * len(writes)
         else:  # all groups in one transaction (each checked on its own)
-            written = await self._db(sql.write_consolidations, self.store, user_id, writes, now)
+            written = await self._db(self.store.write_consolidations, user_id, writes, now)
         for gw, ids in zip(writes, written, strict=True):
             if ids is None:
                 report.groups_skipped += 1
@@ -369,7 +360,7 @@ class LifecycleRunner:
         )
 
     async def _merge(
-        self, members: Sequence[sql.CandidateRow], report: LifecycleReport, hubs: Collection[int] = ()
+        self, members: Sequence[CandidateRow], report: LifecycleReport, hubs: Collection[int] = ()
     ) -> tuple[list[Fact], str]:
         """Facts for one group: the LLM's merge when configured (falling back to the offline merger
         when it fails), else the extractive merge."""
@@ -393,7 +384,7 @@ class LifecycleRunner:
                 report.llm_fallbacks += 1
         return await asyncio.to_thread(self._extractive, members, hubs), "extractive"
 
-    def _extractive(self, members: Sequence[sql.CandidateRow], hubs: Collection[int] = ()) -> list[Fact]:
+    def _extractive(self, members: Sequence[CandidateRow], hubs: Collection[int] = ()) -> list[Fact]:
         statements = [
             Statement(text=m.text, when=m.when, importance=m.base_importance, vector=m.embedding, names=m.entity_names)
             for m in members
@@ -401,8 +392,8 @@ class LifecycleRunner:
         hub_names = {n for m in members for e, n in zip(m.entity_ids, m.entity_names, strict=False) if e in hubs}
         return extractive_merge(statements, dedup_threshold=self.settings.dedup_threshold, hub_names=hub_names)
 
-    def _group_write(self, members: Sequence[sql.CandidateRow], facts: list[Fact], method: str) -> sql.GroupWrite:
-        writes: list[sql.FactWrite] = []
+    def _group_write(self, members: Sequence[CandidateRow], facts: list[Fact], method: str) -> GroupWrite:
+        writes: list[FactWrite] = []
         for f in facts:
             srcs = [members[i] for i in f.sources]
             promote = srcs[0].id if len(srcs) == 1 and normalize_for_hash(f.text) == normalize_for_hash(srcs[0].text) else None
@@ -415,7 +406,7 @@ class LifecycleRunner:
                 common_meta = {k: v for k, v in common_meta.items() if s.metadata.get(k) == v}
             common_meta = {**without_fact_keys(common_meta), **fact_keys(f.text, str(common_meta.get("speaker") or "User"))}
             writes.append(
-                sql.FactWrite(
+                FactWrite(
                     text=f.text,
                     content_hash=content_hash(f.text),
                     memory_type=members[0].memory_type,
@@ -453,9 +444,9 @@ class LifecycleRunner:
             if n > 1
             else "consolidated into long-term memory (important or rehearsed, related to no other memory)"
         )
-        return sql.GroupWrite(sources={m.id: m.updated_at for m in members}, facts=writes, method=method, reason=reason)
+        return GroupWrite(sources={m.id: m.updated_at for m in members}, facts=writes, method=method, reason=reason)
 
-    async def _embed(self, writes: list[sql.GroupWrite]) -> None:
+    async def _embed(self, writes: list[GroupWrite]) -> None:
         todo = [f for gw in writes for f in gw.facts if f.promote is None and f.embedding is None]
         if not todo:
             return

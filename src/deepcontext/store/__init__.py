@@ -13,11 +13,18 @@ from typing import TYPE_CHECKING, Any
 from deepcontext.store.interface import (
     AddOutcome,
     AddPlan,
+    CandidateRow,
+    DecayChange,
+    DecayRow,
     EntityUpsert,
+    FactWrite,
+    GroupWrite,
+    HeldLock,
     MemoryChange,
     MemoryFilters,
     NewMemory,
     NewTurn,
+    PurgeResult,
     RelationUpsert,
     Store,
 )
@@ -43,7 +50,7 @@ if TYPE_CHECKING:
         session_key,
         verify_key,
     )
-    from deepcontext.store.locks import HeldLock, user_lock
+    from deepcontext.store.locks import user_lock
     from deepcontext.store.metafilter import parse_metadata_filter
     from deepcontext.store.migrations import SLOT_KEY_PREFIX, latest_version
     from deepcontext.store.sqlparts import decode_cursor, encode_cursor
@@ -70,7 +77,7 @@ _LAZY: dict[str, str] = {
         ("ApiKey", "create_key", "create_session", "end_session", "list_keys", "revoke_key", "session_key", "verify_key"),
         "apikeys",
     ),
-    **dict.fromkeys(("HeldLock", "user_lock"), "locks"),
+    "user_lock": "locks",
     "parse_metadata_filter": "metafilter",
     **dict.fromkeys(("SLOT_KEY_PREFIX", "latest_version"), "migrations"),
     **dict.fromkeys(("decode_cursor", "encode_cursor"), "sqlparts"),
@@ -132,12 +139,18 @@ __all__ = [
     "AddOutcome",
     "AddPlan",
     "ApiKey",
+    "CandidateRow",
+    "DecayChange",
+    "DecayRow",
     "EntityUpsert",
+    "FactWrite",
+    "GroupWrite",
     "HeldLock",
     "MemoryChange",
     "MemoryFilters",
     "NewMemory",
     "NewTurn",
+    "PurgeResult",
     "RelationUpsert",
     "Store",
     "TTLCache",

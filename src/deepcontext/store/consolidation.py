@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlalchemy import Connection, func, insert, literal, or_, select
 
+from deepcontext.store.records import CandidateRow, FactWrite, GroupWrite
 from deepcontext.store.sqlparts import chunks
 from deepcontext.types import HistoryEvent, MemoryStatus, MemoryTier
 
@@ -50,37 +49,6 @@ def rows_by_id(conn: Connection, store: SQLStore, user_id: str, ids: Sequence[in
 
 
 # --- consolidation -----------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class CandidateRow:
-    """A short-term memory that may be consolidated, with what grouping and merging need."""
-
-    id: int
-    text: str
-    memory_type: str
-    importance: float
-    base_importance: float
-    confidence: float
-    access_count: int
-    said_at: datetime | None
-    occurred_at: datetime | None
-    valid_from: datetime | None
-    valid_to: datetime | None
-    created_at: datetime
-    updated_at: datetime
-    conversation_id: str | None
-    metadata: dict[str, Any]
-    embedding: np.ndarray | None
-    entity_ids: list[int] = field(default_factory=list)
-    entity_names: list[str] = field(default_factory=list)
-    agent_id: str | None = None
-    run_id: str | None = None
-
-    @property
-    def when(self) -> datetime:
-        """When it became true: valid_from, else said_at, else created_at."""
-        return self.valid_from or self.said_at or self.created_at
 
 
 def consolidation_candidates(store: SQLStore, user_id: str, now: datetime, limit: int) -> list[CandidateRow]:
@@ -152,44 +120,6 @@ def consolidation_candidates(store: SQLStore, user_id: str, now: datetime, limit
                 out[int(mid)].entity_ids.append(int(eid))
                 out[int(mid)].entity_names.append(name)
     return list(out.values())
-
-
-@dataclass(slots=True)
-class FactWrite:
-    """One long-term memory a consolidation writes: new (sources marked merged into it), or one
-    source promoted in place (``promote``: its id; its text is unchanged)."""
-
-    text: str
-    content_hash: str
-    memory_type: str
-    source_ids: list[int]
-    importance: float
-    confidence: float
-    access_count: int
-    said_at: datetime | None
-    occurred_at: datetime | None
-    valid_from: datetime | None
-    valid_to: datetime | None
-    conversation_id: str | None
-    metadata: dict[str, Any]
-    embedding: np.ndarray | None = None
-    promote: int | None = None
-    #: positions (in GroupWrite.facts) of the facts this one contradicts
-    contradicts: list[int] = field(default_factory=list)
-    #: the scope of its sources (a group never mixes scopes)
-    agent_id: str | None = None
-    run_id: str | None = None
-
-
-@dataclass(slots=True)
-class GroupWrite:
-    """Everything one group's consolidation writes, decided before the transaction."""
-
-    #: source id -> its updated_at when read (the write happens only if none changed)
-    sources: dict[int, datetime]
-    facts: list[FactWrite]
-    method: str  # "llm" | "extractive"
-    reason: str
 
 
 def write_consolidation(store: SQLStore, user_id: str, group: GroupWrite, now: datetime) -> list[int] | None:

@@ -7,25 +7,34 @@ the vocabulary between engine and store (``store/records.py``, re-exported here)
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
 
 import numpy as np
 
+from deepcontext.clock import Clock
 from deepcontext.store.records import (
     DEFAULT_FILTERS,
     AddOutcome,
     AddPlan,
+    CandidateRow,
+    DecayChange,
+    DecayRow,
     EntityUpsert,
+    FactWrite,
+    GroupWrite,
+    HeldLock,
     MemoryChange,
     MemoryEdit,
     MemoryFilters,
     MemoryRewrite,
     NewMemory,
     NewTurn,
+    PurgeResult,
     RankFields,
     RelationUpsert,
 )
@@ -41,13 +50,20 @@ __all__ = [
     "DEFAULT_FILTERS",
     "AddOutcome",
     "AddPlan",
+    "CandidateRow",
+    "DecayChange",
+    "DecayRow",
     "EntityUpsert",
+    "FactWrite",
+    "GroupWrite",
+    "HeldLock",
     "MemoryChange",
     "MemoryEdit",
     "MemoryFilters",
     "MemoryRewrite",
     "NewMemory",
     "NewTurn",
+    "PurgeResult",
     "RankFields",
     "RelationUpsert",
     "Store",
@@ -373,3 +389,65 @@ class Store(ABC):
     @abstractmethod
     def iter_memories(self, user_id: str, *, batch: int = 500) -> Iterator[Memory]:
         """Every memory of the user (any status), by id, with details."""
+
+    # --- per-user locks ----------------------------------------------------------------------------
+    @abstractmethod
+    def user_lock(
+        self,
+        user_id: str,
+        name: str,
+        *,
+        timeout: float = 30.0,
+        ttl: float = 600.0,
+        clock: Clock | None = None,
+        abandon: threading.Event | None = None,
+    ) -> AbstractContextManager[HeldLock]:
+        """Hold the user's lock ``name`` for the body of a ``with``, across processes and machines
+        (LockTimeoutError after ``timeout`` s; see :func:`deepcontext.store.user_lock`)."""
+
+    # --- the memory lifecycle's steps (decay, consolidation, cleanup) --------------------------
+    # Each is one short transaction or one read; a write re-checks inside it what it read before
+    # (still active, not accessed meanwhile), so work planned earlier never overwrites another writer.
+    @abstractmethod
+    def count_short_term(self, user_id: str, now: datetime) -> int:
+        """The user's active, unexpired short-term memories."""
+
+    @abstractmethod
+    def set_consolidation_due(self, user_id: str, due: bool) -> None:
+        """Flag (or clear) the user for consolidation."""
+
+    @abstractmethod
+    def consolidation_flag(self, user_id: str) -> bool: ...
+
+    @abstractmethod
+    def users_due(self) -> list[str]:
+        """Users flagged for consolidation."""
+
+    @abstractmethod
+    def speaker_entity_ids(self, user_id: str) -> list[int]:
+        """Entities naming the speakers of the user's conversations (never a consolidation's theme)."""
+
+    @abstractmethod
+    def decay_rows(self, user_id: str, now: datetime) -> list[DecayRow]:
+        """The user's active, unpinned, unexpired memories with what the forgetting curve needs."""
+
+    @abstractmethod
+    def apply_decay(self, user_id: str, changes: Sequence[DecayChange], now: datetime) -> list[int]:
+        """Write new importances and deactivate the changes marked so; the ids deactivated."""
+
+    @abstractmethod
+    def soft_delete_faded(self, user_id: str, threshold: float, now: datetime) -> list[int]:
+        """Soft-delete the unpinned working and short-term memories under ``threshold``; their ids."""
+
+    @abstractmethod
+    def purge(self, user_id: str, *, deleted_before: datetime, expired_before: datetime, now: datetime) -> PurgeResult:
+        """Remove for good what was deleted or expired before these times, with its merged history."""
+
+    @abstractmethod
+    def consolidation_candidates(self, user_id: str, now: datetime, limit: int) -> list[CandidateRow]:
+        """Active short-term memories a consolidation may merge, oldest first."""
+
+    @abstractmethod
+    def write_consolidations(self, user_id: str, groups: Sequence[GroupWrite], now: datetime) -> list[list[int] | None]:
+        """Write each group in its own transaction: the ids of its long-term memories, or None for a
+        group whose sources changed since they were read (nothing written for it)."""

@@ -12,9 +12,8 @@ what another writer did meanwhile. No function waits on an LLM or an embedder.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, exists, func, or_, select, update
 
@@ -29,6 +28,7 @@ from deepcontext.store.consolidation import (
     write_consolidation,
     write_consolidations,
 )
+from deepcontext.store.records import DecayChange, DecayRow, PurgeResult
 from deepcontext.store.sqlparts import chunks
 from deepcontext.types import MemoryStatus, MemoryTier
 
@@ -115,30 +115,6 @@ def speaker_entity_ids(store: SQLStore, user_id: str) -> list[int]:
 
 
 # --- decay -----------------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class DecayRow:
-    id: int
-    memory_type: str
-    tier: str
-    importance: float
-    base_importance: float
-    reinforced_at: datetime
-    last_accessed_at: datetime | None
-    access_count: int
-    mention_count: int
-
-
-@dataclass(slots=True)
-class DecayChange:
-    id: int
-    importance: float
-    access_count: int  # as read: the write is skipped if an access happened meanwhile
-    mention_count: int  # as read: the write is skipped if the memory was said again meanwhile
-    deactivate: bool = False
-    reason: str | None = None
-    details: dict[str, Any] = field(default_factory=dict)
 
 
 def decay_rows(store: SQLStore, user_id: str, now: datetime) -> list[DecayRow]:
@@ -247,20 +223,6 @@ def soft_delete_faded(store: SQLStore, user_id: str, threshold: float, now: date
         )  # fmt: skip
         ids = [int(r.id) for r in rows]
     return ids
-
-
-@dataclass(slots=True)
-class PurgeResult:
-    """What a purge removed."""
-
-    deleted: list[int] = field(default_factory=list)  # soft-deleted past the retention period
-    expired: list[int] = field(default_factory=list)  # expires_at passed
-    predecessors: list[int] = field(default_factory=list)  # merged / superseded into a purged memory
-    entities: int = 0  # entities left without any memory or relation
-
-    @property
-    def memory_ids(self) -> list[int]:
-        return self.deleted + self.expired + self.predecessors
 
 
 def purge(store: SQLStore, user_id: str, *, deleted_before: datetime, expired_before: datetime, now: datetime) -> PurgeResult:

@@ -19,17 +19,17 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextlib import AbstractContextManager, contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import delete, func, insert, select, text, update
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from deepcontext.clock import Clock, SystemClock
 from deepcontext.errors import LockTimeoutError, StorageError, ValidationError
+from deepcontext.store.records import HeldLock
 
 if TYPE_CHECKING:
     from deepcontext.store.sql import SQLStore
@@ -38,19 +38,6 @@ __all__ = ["HeldLock", "UserLockMixin", "advisory_key", "holder_is_dead", "user_
 
 #: the ``locks.name`` column is VARCHAR(64)
 _MAX_NAME = 64
-
-
-@dataclass
-class HeldLock:
-    """What ``user_lock`` yields: who holds the lock, and whether a lease was lost while held."""
-
-    user_id: str
-    name: str
-    owner: str
-    #: SQLite only: set when a renewal found the lease taken over (it had expired: the holder was
-    #: stalled for longer than ttl). The caller may check it before committing its results.
-    lost: bool = False
-    _stop: threading.Event = field(default_factory=threading.Event, repr=False)
 
 
 def advisory_key(user_id: str, name: str) -> int:
@@ -156,7 +143,7 @@ class UserLockMixin:
         ttl: float = 600.0,
         clock: Clock | None = None,
         abandon: threading.Event | None = None,
-    ) -> Any:
+    ) -> AbstractContextManager[HeldLock]:
         """Context manager holding the per-user lock ``name``; raises LockTimeoutError after ``timeout`` s."""
         return user_lock(self, user_id, name, timeout=timeout, ttl=ttl, clock=clock, abandon=abandon)  # type: ignore[arg-type]
 

@@ -44,7 +44,6 @@ from deepcontext.clock import as_utc
 from deepcontext.errors import ConfigurationError, DeepContextError, MigrationError, StorageError
 from deepcontext.settings import KEYWORD_CONTEXT_TURNS
 from deepcontext.store.interface import AddOutcome, AddPlan
-from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.migrations import pg_vector_mode
 from deepcontext.store.postgres_index_build import PostgresVectorBuild
 from deepcontext.store.postgres_keywords import PostgresKeywordIndex
@@ -115,7 +114,7 @@ def _utc_session(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.commit()
 
 
-class PostgresStore(UserLockMixin, SQLStore):
+class PostgresStore(SQLStore):
     """The PostgreSQL + pgvector store. ``dim`` is the configured embedder's vector size."""
 
     backend = "postgresql"

@@ -3,6 +3,7 @@ before it starts, so no transaction is open while an embedder or an LLM works.""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,13 +18,20 @@ __all__ = [
     "DEFAULT_FILTERS",
     "AddOutcome",
     "AddPlan",
+    "CandidateRow",
+    "DecayChange",
+    "DecayRow",
     "EntityUpsert",
+    "FactWrite",
+    "GroupWrite",
+    "HeldLock",
     "MemoryChange",
     "MemoryEdit",
     "MemoryFilters",
     "MemoryRewrite",
     "NewMemory",
     "NewTurn",
+    "PurgeResult",
     "RankFields",
     "RelationUpsert",
 ]
@@ -223,3 +231,129 @@ class MemoryRewrite:
     content_hash: str
     embedding: np.ndarray | None
     metadata: dict[str, Any] | None = None
+
+
+# --- the memory lifecycle: what decay, consolidation and cleanup read and write ---------------------
+
+
+@dataclass(slots=True)
+class DecayRow:
+    id: int
+    memory_type: str
+    tier: str
+    importance: float
+    base_importance: float
+    reinforced_at: datetime
+    last_accessed_at: datetime | None
+    access_count: int
+    mention_count: int
+
+
+@dataclass(slots=True)
+class DecayChange:
+    id: int
+    importance: float
+    access_count: int  # as read: the write is skipped if an access happened meanwhile
+    mention_count: int  # as read: the write is skipped if the memory was said again meanwhile
+    deactivate: bool = False
+    reason: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class PurgeResult:
+    """What a purge removed."""
+
+    deleted: list[int] = field(default_factory=list)  # soft-deleted past the retention period
+    expired: list[int] = field(default_factory=list)  # expires_at passed
+    predecessors: list[int] = field(default_factory=list)  # merged / superseded into a purged memory
+    entities: int = 0  # entities left without any memory or relation
+
+    @property
+    def memory_ids(self) -> list[int]:
+        return self.deleted + self.expired + self.predecessors
+
+
+@dataclass(slots=True)
+class CandidateRow:
+    """A short-term memory that may be consolidated, with what grouping and merging need."""
+
+    id: int
+    text: str
+    memory_type: str
+    importance: float
+    base_importance: float
+    confidence: float
+    access_count: int
+    said_at: datetime | None
+    occurred_at: datetime | None
+    valid_from: datetime | None
+    valid_to: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    conversation_id: str | None
+    metadata: dict[str, Any]
+    embedding: np.ndarray | None
+    entity_ids: list[int] = field(default_factory=list)
+    entity_names: list[str] = field(default_factory=list)
+    agent_id: str | None = None
+    run_id: str | None = None
+
+    @property
+    def when(self) -> datetime:
+        """When it became true: valid_from, else said_at, else created_at."""
+        return self.valid_from or self.said_at or self.created_at
+
+
+@dataclass(slots=True)
+class FactWrite:
+    """One long-term memory a consolidation writes: new (sources marked merged into it), or one
+    source promoted in place (``promote``: its id; its text is unchanged)."""
+
+    text: str
+    content_hash: str
+    memory_type: str
+    source_ids: list[int]
+    importance: float
+    confidence: float
+    access_count: int
+    said_at: datetime | None
+    occurred_at: datetime | None
+    valid_from: datetime | None
+    valid_to: datetime | None
+    conversation_id: str | None
+    metadata: dict[str, Any]
+    embedding: np.ndarray | None = None
+    promote: int | None = None
+    #: positions (in GroupWrite.facts) of the facts this one contradicts
+    contradicts: list[int] = field(default_factory=list)
+    #: the scope of its sources (a group never mixes scopes)
+    agent_id: str | None = None
+    run_id: str | None = None
+
+
+@dataclass(slots=True)
+class GroupWrite:
+    """Everything one group's consolidation writes, decided before the transaction."""
+
+    #: source id -> its updated_at when read (the write happens only if none changed)
+    sources: dict[int, datetime]
+    facts: list[FactWrite]
+    method: str  # "llm" | "extractive"
+    reason: str
+
+
+# --- locks ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class HeldLock:
+    """What ``user_lock`` yields: who holds the lock, and whether a lease was lost while held."""
+
+    user_id: str
+    name: str
+    owner: str
+    #: SQLite only: set when a renewal found the lease taken over (it had expired: the holder was
+    #: stalled for longer than ttl). The caller may check it before committing its results.
+    lost: bool = False
+    _stop: threading.Event = field(default_factory=threading.Event, repr=False)

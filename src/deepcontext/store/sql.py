@@ -30,8 +30,10 @@ from deepcontext.errors import (
     TurnNotFoundError,
 )
 from deepcontext.settings import KEYWORD_CONTEXT_TURNS
+from deepcontext.store import lifecycle
 from deepcontext.store.indexes import KeywordIndex, VectorIndex
 from deepcontext.store.interface import AddOutcome, AddPlan, MemoryEdit, MemoryFilters, MemoryRewrite, RankFields, Store
+from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.metafilter import compile_filter, parse_metadata_filter
 from deepcontext.store.migrations import MIGRATIONS, latest_version
 from deepcontext.store.schema import Tables, build_metadata
@@ -53,7 +55,7 @@ _SQLITE_READONLY, _SQLITE_FULL = 8, 13
 _PG_READ_ONLY, _PG_DISK_FULL = "25006", "53100"
 
 
-class SQLStore(Store):
+class SQLStore(UserLockMixin, Store):
     """Common SQL implementation. Subclasses set ``engine`` and implement the abstract hooks."""
 
     engine: Engine
@@ -82,6 +84,19 @@ class SQLStore(Store):
         self.provenance = self.provenance_reads_cls(self)
         self.kv = KeyValues(self)
         self.transfer = Transfer(self)
+
+    # the memory lifecycle's steps: functions of the store (store/lifecycle.py), bound as its methods
+    count_short_term = lifecycle.count_short_term
+    set_consolidation_due = lifecycle.set_consolidation_due
+    consolidation_flag = lifecycle.consolidation_flag
+    users_due = lifecycle.users_due
+    speaker_entity_ids = lifecycle.speaker_entity_ids
+    decay_rows = lifecycle.decay_rows
+    apply_decay = lifecycle.apply_decay
+    soft_delete_faded = lifecycle.soft_delete_faded
+    purge = lifecycle.purge
+    consolidation_candidates = lifecycle.consolidation_candidates
+    write_consolidations = lifecycle.write_consolidations
 
     # ------------------------------------------------------------------------------------------
     # transactions

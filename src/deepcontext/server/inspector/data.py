@@ -17,7 +17,6 @@ from sqlalchemy import Float, and_, case, func, literal, or_, select, type_coerc
 from deepcontext.lifecycle.cleanup import EXPIRY_GRACE
 from deepcontext.lifecycle.decay import ACCESS_BONUS, LN2, SECONDS_PER_DAY, DecayPolicy
 from deepcontext.lifecycle.runner import CONSOLIDATION_STATE, REL_TOLERANCE, consolidation_due, left_over
-from deepcontext.store import lifecycle as lsql
 from deepcontext.types import MemoryStatus, MemoryTier, MemoryType
 
 __all__ = [
@@ -371,8 +370,8 @@ def lifecycle_preview(store: Any, settings: Any, user_id: str, now: datetime, *,
             for i in chosen
         ]  # fmt: skip
     # the run decays first: the short-term memories it deactivates are not there to consolidate
-    pv.short_term = lsql.count_short_term(store, user_id, now) - (fading_short_term if rows else 0)
-    pv.consolidation_flagged = lsql.consolidation_flag(store, user_id)
+    pv.short_term = store.count_short_term(user_id, now) - (fading_short_term if rows else 0)
+    pv.consolidation_flagged = store.consolidation_flag(user_id)
     mt = store.t.memories
     retention = timedelta(days=float(settings.deleted_retention_days))
     with store.connection() as conn:
