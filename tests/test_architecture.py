@@ -222,8 +222,6 @@ STORE_DOOR_EXCEPTIONS: dict[str, str] = {
     "deepcontext.dialogue.sqltx": "dialogue tables",
     # the inspector's read queries
     "deepcontext.server.inspector.data": "inspector queries",
-    # import / export and the 0.1 reader
-    "deepcontext.services.transfer": "import and export",
     # the benchmark harness measures the database itself
     "deepcontext.bench.speed": "benchmark harness",
     "deepcontext.bench.reliability_checks": "benchmark harness",

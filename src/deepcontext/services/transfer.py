@@ -20,14 +20,11 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
-from sqlalchemy import JSON
 
 from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import ValidationError
 from deepcontext.services.validation import _check_json, check_json, parse_time
-from deepcontext.store.interface import Store
-from deepcontext.store.schema import is_time_column, is_vector_column
-from deepcontext.store.sql_transfer import IMPORTS_NAMESPACE
+from deepcontext.store import IMPORTS_NAMESPACE, Store
 
 __all__ = ["FORMAT", "VERSION", "export_records", "import_records"]
 
@@ -77,24 +74,24 @@ async def export_records(store: Store, embedder: Embedder, user_id: str, now: da
         yield {"record": table, **_to_json(table, row)}
 
 
-def _from_json(store: Any, table: str, rec: Mapping[str, Any]) -> dict[str, Any]:
-    if table not in store.metadata.tables or table in ("users", "dc_meta", "locks", "api_keys"):
+def _from_json(store: Store, table: str, rec: Mapping[str, Any]) -> dict[str, Any]:
+    kinds = store.import_columns(table)
+    if kinds is None:
         raise ValidationError(f"unknown record type {table!r} in import", field="records")
-    cols = store.metadata.tables[table].c
     out: dict[str, Any] = {}
     for k, v in rec.items():
         if k == "record":
             continue
-        if k not in cols:
+        kind = kinds.get(k)
+        if kind is None:
             raise ValidationError(f"unknown column {table}.{k} in import", field="records")
-        col = cols[k]
-        if v is not None and is_time_column(col):  # held to the range every other entry holds to
+        if v is not None and kind == "time":  # held to the range every other entry holds to
             v = parse_time(v, f"{table}.{k}")
-        elif v is not None and is_vector_column(col):
+        elif v is not None and kind == "vector":
             v = np.frombuffer(base64.b64decode(v), dtype=np.float32)
         elif k == "metadata":  # as an add takes it: the same size and depth limits
             check_json(v, f"{table}.{k}")
-        elif isinstance(col.type, JSON):
+        elif kind == "json":
             _check_json(v, f"{table}.{k}")
         out[k] = v
     return out

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from deepcontext.store.locks import user_lock
     from deepcontext.store.metafilter import parse_metadata_filter
     from deepcontext.store.migrations import SLOT_KEY_PREFIX, latest_version
+    from deepcontext.store.sql_transfer import IMPORTS_NAMESPACE
     from deepcontext.store.sqlparts import decode_cursor, encode_cursor
     from deepcontext.store.summaries import load_context, pending, read_summary, supports_summaries, turns_since, write_summary
     from deepcontext.store.ttlcache import TTLCache
@@ -81,6 +82,7 @@ _LAZY: dict[str, str] = {
     "parse_metadata_filter": "metafilter",
     **dict.fromkeys(("SLOT_KEY_PREFIX", "latest_version"), "migrations"),
     **dict.fromkeys(("decode_cursor", "encode_cursor"), "sqlparts"),
+    "IMPORTS_NAMESPACE": "sql_transfer",
     **dict.fromkeys(
         ("load_context", "pending", "read_summary", "supports_summaries", "turns_since", "write_summary"), "summaries"
     ),
@@ -146,6 +148,7 @@ __all__ = [
     "FactWrite",
     "GroupWrite",
     "HeldLock",
+    "IMPORTS_NAMESPACE",
     "MemoryChange",
     "MemoryFilters",
     "NewMemory",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any
@@ -22,6 +22,7 @@ from deepcontext.store.records import (
     AddOutcome,
     AddPlan,
     CandidateRow,
+    ColumnKind,
     DecayChange,
     DecayRow,
     EntityUpsert,
@@ -51,6 +52,7 @@ __all__ = [
     "AddOutcome",
     "AddPlan",
     "CandidateRow",
+    "ColumnKind",
     "DecayChange",
     "DecayRow",
     "EntityUpsert",
@@ -385,6 +387,11 @@ class Store(ABC):
         With a ``fingerprint`` (of the export), a second import of it into the user writes nothing.
         In parts: shared ``maps`` of old to new ids, each ``part`` recorded with its ids, and the
         ``fixups`` (earlier parts' rows) whose references the last part resolves."""
+
+    @abstractmethod
+    def import_columns(self, table: str) -> Mapping[str, ColumnKind] | None:
+        """The columns an exported row of ``table`` may carry, each with how its JSON value is read;
+        None for a table an import never writes."""
 
     @abstractmethod
     def iter_memories(self, user_id: str, *, batch: int = 500) -> Iterator[Memory]:

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_FILTERS",
     "AddOutcome",
     "AddPlan",
+    "ColumnKind",
     "CandidateRow",
     "DecayChange",
     "DecayRow",
@@ -35,6 +36,10 @@ __all__ = [
     "RankFields",
     "RelationUpsert",
 ]
+
+#: how an exported column's JSON value is read back: an ISO time, a base64 float32 vector, a JSON
+#: document, or a plain value
+ColumnKind = Literal["time", "vector", "json", "value"]
 
 
 @dataclass(slots=True)

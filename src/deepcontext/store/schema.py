@@ -11,10 +11,13 @@ a BLOB on SQLite, a pgvector ``vector(d)`` on PostgreSQL.
 
 from __future__ import annotations
 
-from sqlalchemy import MetaData, Table
+from typing import Any
+
+from sqlalchemy import JSON, MetaData, Table
 
 from deepcontext.store.columns import JSONType, UTCDateTime, VectorType, is_time_column, is_vector_column, pk_type
 from deepcontext.store.migrations import MIGRATIONS
+from deepcontext.store.records import ColumnKind
 
 __all__ = [
     "JSONType",
@@ -22,6 +25,7 @@ __all__ = [
     "UTCDateTime",
     "VectorType",
     "build_metadata",
+    "import_columns",
     "is_time_column",
     "is_vector_column",
     "pk_type",
@@ -83,3 +87,23 @@ def build_metadata(dim: int) -> MetaData:
         for step in migration.steps:
             step.model(md, dim)
     return md
+
+
+#: tables an import never writes: the store's own bookkeeping and credentials
+_NOT_IMPORTED = frozenset({"users", "dc_meta", "locks", "api_keys"})
+
+
+def import_columns(metadata: MetaData, table: str) -> dict[str, ColumnKind] | None:
+    """The columns of ``table`` an exported row may carry, each with how its JSON value is read;
+    None for a table an import never writes."""
+    if table not in metadata.tables or table in _NOT_IMPORTED:
+        return None
+    return {c.name: _kind(c) for c in metadata.tables[table].c}
+
+
+def _kind(col: Any) -> ColumnKind:
+    if is_time_column(col):
+        return "time"
+    if is_vector_column(col):
+        return "vector"
+    return "json" if isinstance(col.type, JSON) else "value"

@@ -32,11 +32,20 @@ from deepcontext.errors import (
 from deepcontext.settings import KEYWORD_CONTEXT_TURNS
 from deepcontext.store import lifecycle
 from deepcontext.store.indexes import KeywordIndex, VectorIndex
-from deepcontext.store.interface import AddOutcome, AddPlan, MemoryEdit, MemoryFilters, MemoryRewrite, RankFields, Store
+from deepcontext.store.interface import (
+    AddOutcome,
+    AddPlan,
+    ColumnKind,
+    MemoryEdit,
+    MemoryFilters,
+    MemoryRewrite,
+    RankFields,
+    Store,
+)
 from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.metafilter import compile_filter, parse_metadata_filter
 from deepcontext.store.migrations import MIGRATIONS, latest_version
-from deepcontext.store.schema import Tables, build_metadata
+from deepcontext.store.schema import Tables, build_metadata, import_columns
 from deepcontext.store.sql_add import AddWriter
 from deepcontext.store.sql_graph import GraphReads
 from deepcontext.store.sql_kv import KeyValues
@@ -607,6 +616,9 @@ class SQLStore(UserLockMixin, Store):
     # transfer
     def export_rows(self, user_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
         return self.transfer.export_rows(user_id)
+
+    def import_columns(self, table: str) -> dict[str, ColumnKind] | None:
+        return import_columns(self.metadata, table)
 
     def import_rows(
         self,
