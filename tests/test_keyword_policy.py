@@ -6,10 +6,12 @@ from deepcontext.store.keyword_policy import (
     COMMON_TERM_SHARE,
     MAX_TERM_SHARE,
     RANK_CAP,
+    WALK_PER_MATCH,
     dominant_terms,
     fetch_sizes,
     informative_terms,
     is_common,
+    walk_rows,
 )
 
 
@@ -60,3 +62,24 @@ def test_fetch_sizes_grow_until_every_candidate_was_read() -> None:
     assert list(fetch_sizes(10, 900)) == [200, 800, 3200]
     assert list(fetch_sizes(100, 10**6)) == [400, 1600, 6400]
     assert all(size >= 200 for size in fetch_sizes(1, RANK_CAP))
+
+
+def test_a_walk_is_taken_only_where_the_newest_matches_lie_close() -> None:
+    # fewer matches than a ranking reads: every match is collected
+    assert walk_rows(RANK_CAP, 1_000_000) is None
+    # a rare term: the newest RANK_CAP matches lie far back
+    assert walk_rows(RANK_CAP + 1, 1_000_000) is None
+    # a term in a tenth of a million memories: about 20,000 rows hold its newest RANK_CAP matches
+    assert walk_rows(100_000, 1_000_000) == 40_000
+    # the walk never goes past the user's memories
+    assert walk_rows(4_000, 5_000) == 5_000
+
+
+def test_the_walk_is_bounded_by_what_collecting_would_cost() -> None:
+    n_user = 1_000_000
+    for matches in (RANK_CAP + 1, 30_000, 44_000, 45_000, 100_000, 400_000):
+        walk = walk_rows(matches, n_user)
+        expected = RANK_CAP * n_user / matches
+        assert (walk is not None) == (expected <= WALK_PER_MATCH * matches)
+        if walk is not None:  # read at most twice the expected rows: a few times the collection at worst
+            assert walk <= 2 * expected + 1 and walk <= 2 * WALK_PER_MATCH * matches + 1

@@ -23,7 +23,7 @@ from tests.store_workers import migrate_worker, run_processes
 #: memory_lexemes, the document frequencies its triggers keep), memory_slots (the slot-key index kept
 #: by triggers on memories), PostgreSQL's HNSW index and its byte-order index of user ids.
 EXTRA_TABLES = ("memory_fts", "memory_lexemes", "memory_slots")
-EXTRA_INDEXES = {"ix_memories_embedding_hnsw", "ix_memory_fts_tsv", "ix_memory_fts_user", "ix_users_user_c"}
+EXTRA_INDEXES = {"ix_memories_embedding_hnsw", "ix_memory_fts_tsv", "ix_memory_fts_user_id", "ix_users_user_c"}
 
 
 def _include(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:

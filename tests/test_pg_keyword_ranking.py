@@ -13,7 +13,7 @@ import random
 from sqlalchemy import text
 
 from deepcontext.store import MemoryFilters
-from deepcontext.store.keyword_policy import RANK_CAP, dominant_terms
+from deepcontext.store.keyword_policy import RANK_CAP, dominant_terms, walk_rows
 from deepcontext.store.postgres import PostgresStore
 from deepcontext.store.postgres_keywords import DF_CAP
 from deepcontext.types import MemoryTier
@@ -134,3 +134,36 @@ def test_fewer_matches_than_asked_for_are_ranked_in_one_statement(pg_url: str, p
     assert sum(1 for s in statements if "memory_fts" in s and "score" in s) == 1
     # and the default filters' statement finds the same three
     assert [m for m, _ in pg.keyword_search("u", ["deploy"], 20, MemoryFilters(), later(1))] == [m for m, _ in got]
+
+
+def _collected(pg: PostgresStore, user_id: str, terms: list[str], k: int) -> list[tuple[int, float]]:
+    """The ranking with every match collected: filters other than the default (every tier, so the
+    same memories) never walk."""
+    return pg.keyword_search(user_id, terms, k, MemoryFilters(tiers=tuple(MemoryTier)), later(2))
+
+
+def test_walking_the_newest_memories_ranks_as_collecting_every_match(pg: PostgresStore) -> None:
+    # word i % 6 in memory i (each in about 830 memories: none common), "x" in every tenth: the
+    # words asked for match more memories than a ranking reads, spread evenly
+    n = 5000
+    pg.apply_add(plan("e", memories=[memory(f"e{i} v{i % 6} {'x' if i % 10 == 0 else 'y'}", vec=axis(i)) for i in range(n)]))
+    assert walk_rows(3 * (n // 6), n) is not None
+    for terms in (["v0", "v1", "v2"], ["v0", "v1", "v2", "x"], ["v3", "v4", "v5", "v0"]):
+        walked = pg.keyword_search("e", terms, 20, MemoryFilters(), later(2))
+        assert walked == _collected(pg, "e", terms, 20) and len(walked) == 20
+
+
+def test_a_walk_that_ends_before_the_newest_matches_collects_them(pg: PostgresStore) -> None:
+    # five words said together in the oldest 900 memories (two more in some of them), then 9,100
+    # newer memories without them: the words count 5,250 matches, so the ranking walks the newest
+    # rows, where none of them lies; it must go on to collect the matches further back
+    old, new = 900, 9100
+    rows = [memory(f"o{i} a b c f g{' d' if i % 2 else ''}{' e' if i % 3 == 0 else ''}", vec=axis(i)) for i in range(old)]
+    rows += [memory(f"n{i} plum w{i % 7}", vec=axis(i)) for i in range(new)]
+    pg.apply_add(plan("c", memories=rows))
+    walk = walk_rows(5 * old + old // 2 + old // 3, old + new)
+    assert walk is not None and walk < new  # the walk alone finds nothing
+    for terms, k in ((["a", "b", "c", "f", "g", "d", "e"], 400), (["a", "b", "c", "f", "g", "e"], 500)):
+        got = pg.keyword_search("c", terms, k, MemoryFilters(), later(2))
+        assert got == _collected(pg, "c", terms, k) and len(got) == k
+        assert got[0][1] > got[-1][1]  # ranked by the words held, not only by age

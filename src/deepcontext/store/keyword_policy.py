@@ -6,6 +6,7 @@ Pure functions of document frequencies; the backends' keyword indexes only count
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
@@ -19,6 +20,8 @@ __all__ = [
     "fetch_sizes",
     "informative_terms",
     "is_common",
+    "WALK_PER_MATCH",
+    "walk_rows",
 ]
 
 #: a keyword-query term found in more than this share of a user's memories is left out of the query
@@ -92,3 +95,25 @@ def fetch_sizes(k: int, matches: int) -> Iterator[int]:
         if fetch >= min(RANK_CAP, matches):
             return
         fetch *= 4
+
+
+#: a walk over the user's newest memories costs a row less than half of what collecting one match
+#: through PostgreSQL's GIN index does (the walk's rows are adjacent and recent; measured 0.4 against
+#: 1.1 microseconds on 300,000 memories), so walking twice as many rows as there are matches still pays
+WALK_PER_MATCH = 2.0
+
+
+def walk_rows(matches: int, n_user: int) -> int | None:
+    """How many of the user's newest memories a ranking walks, testing each, to find the
+    :data:`RANK_CAP` newest of about ``matches`` matches among the user's ``n_user`` memories; None
+    when collecting every match costs less (a rare term, or few matches).
+
+    Spread evenly, the newest RANK_CAP matches lie within ``RANK_CAP * n_user / matches`` rows; the
+    walk stops at twice that (matches gathered in older memories), and the ranking then collects
+    every match, so a walk never costs more than a few times the collection it replaces."""
+    if matches <= RANK_CAP:
+        return None
+    expected = RANK_CAP * n_user / matches
+    if expected > WALK_PER_MATCH * matches:
+        return None
+    return min(n_user, math.ceil(2 * expected))

@@ -596,6 +596,21 @@ MIGRATIONS: list[Migration] = [
         [CreateTables(_v11_ui_sessions)],
     ),
     Migration(12, "the activity log: recorded search and context calls", [CreateTables(_v12_activity)]),
+    Migration(
+        13,
+        "PostgreSQL: the keyword index's rows indexed by user and memory id",
+        # a keyword the user said often (in tens of thousands of memories) ranks its newest matches:
+        # walking the user's rows newest first finds them in a few thousand rows, where the GIN
+        # index collects every match, read from the heap, to keep the newest
+        [
+            RawSQL(
+                postgresql=lambda dim: [
+                    "CREATE INDEX ix_memory_fts_user_id ON memory_fts (user_id, memory_id)",
+                    "DROP INDEX ix_memory_fts_user",
+                ]
+            )
+        ],
+    ),
 ]
 # versions need not be consecutive (a number may be left free), only increasing
 MIGRATIONS.sort(key=lambda m: m.version)

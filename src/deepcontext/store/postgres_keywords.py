@@ -15,7 +15,15 @@ from sqlalchemy.dialects.postgresql import TSQUERY
 
 from deepcontext.store.indexes import KeywordIndex
 from deepcontext.store.interface import DEFAULT_FILTERS, MemoryFilters
-from deepcontext.store.keyword_policy import COMMON_TERM_SHARE, DF_TTL_S, RANK_CAP, dominant_terms, fetch_sizes, informative_terms
+from deepcontext.store.keyword_policy import (
+    COMMON_TERM_SHARE,
+    DF_TTL_S,
+    RANK_CAP,
+    dominant_terms,
+    fetch_sizes,
+    informative_terms,
+    walk_rows,
+)
 from deepcontext.store.migrations import PG_TS_CONFIG
 from deepcontext.store.repository import Lookups, Raw
 from deepcontext.store.sqlparts import chunks
@@ -58,15 +66,28 @@ def _ts_body(text_: str) -> str:
     return fold_diacritics(search_text(text_))
 
 
+#: the newest matches, found two ways: walking the user's newest ``walk`` memories (the (user_id,
+#: memory_id) index backwards) testing each; or, "+ 0" hiding the primary key's order from the
+#: planner, collecting every match through the GIN index and keeping the newest
+_NEWEST = {
+    True: "SELECT memory_id, tsv FROM (SELECT memory_id, tsv FROM memory_fts WHERE user_id = %(u)s "
+    "ORDER BY memory_id DESC LIMIT %(walk)s) AS walked WHERE tsv @@ %(tsq)s::tsquery "
+    "ORDER BY memory_id DESC LIMIT %(rank_cap)s",
+    False: "SELECT memory_id, tsv FROM memory_fts WHERE user_id = %(u)s AND tsv @@ %(tsq)s::tsquery "
+    "ORDER BY memory_id + 0 DESC LIMIT %(rank_cap)s",
+}
+
+
 @functools.lru_cache(maxsize=64)
-def _rank_sql(n: int) -> str:
+def _rank_sql(n: int, walk: bool) -> str:
     """PostgresStore.keyword_search's ranking for ``n`` lexemes under the default filters (psycopg
-    parameters: u, tsq, rank_cap, fetch, now, k, and l<i> / w<i>, each lexeme's tsquery and idf)."""
+    parameters: u, tsq, rank_cap, fetch, now, k, walk, and l<i> / w<i>, each lexeme's tsquery and
+    idf); each row also carries ``found``, how many newest matches were ranked (see :data:`_NEWEST`)."""
     score = " + ".join(f"CASE WHEN cand.tsv @@ %(l{i})s::tsquery THEN %(w{i})s::float8 ELSE 0.0::float8 END" for i in range(n))
     return (
-        f"SELECT m.id, best.score FROM (SELECT cand.memory_id, ({score}) AS score FROM ("
-        "SELECT memory_id, tsv FROM memory_fts WHERE user_id = %(u)s AND tsv @@ %(tsq)s::tsquery "
-        "ORDER BY memory_id + 0 DESC LIMIT %(rank_cap)s) AS cand "
+        f"WITH cand AS MATERIALIZED ({_NEWEST[walk]}) "
+        "SELECT m.id, best.score, (SELECT count(*) FROM cand) AS found "
+        f"FROM (SELECT cand.memory_id, ({score}) AS score FROM cand "
         "ORDER BY score DESC, cand.memory_id DESC LIMIT %(fetch)s) AS best "
         "JOIN memories AS m ON m.id = best.memory_id "
         "WHERE (m.user_id || '') = %(u)s AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %(now)s) "
@@ -165,7 +186,10 @@ class PostgresKeywordIndex(KeywordIndex):
 
             def rank(match: list[str], n: int) -> list[tuple[int, float]]:
                 # the memories holding one of `match` number at most their summed frequencies
-                return self.ranked(conn, user_id, weighted, match, sum(dfs[lx] for lx in match), n, filters, now)
+                matches = sum(dfs[lx] for lx in match)
+                if filters == DEFAULT_FILTERS:
+                    return self.rank_lexemes(conn, user_id, weighted, match, (matches, n_user), n, now)
+                return self.ranked(conn, user_id, weighted, match, matches, n, filters, now)
 
             every = [lx for lx, _ in lexemes]
             dominant = dominant_terms(lexemes, [w for _, w in weighted])
@@ -199,18 +223,13 @@ class PostgresKeywordIndex(KeywordIndex):
         frequencies): rounds stop when there is nothing more to read (:func:`~deepcontext.store.keyword_policy.fetch_sizes`; a user
         with fewer than k matches paid three statements per search)."""
         mt = self.s.t.memories
-        if filters == DEFAULT_FILTERS:
-            return self.rank_lexemes(conn, user_id, weighted, match, matches, k, now)
         # the query inline, not a parameter: psycopg prepares a statement run five times, and
         # PostgreSQL's generic plan for `tsv @@ $1` cannot know how common the lexemes are
         tsq = cast(bindparam("tsq", " | ".join(_quote_lexeme(lx) for lx in match), literal_execute=True), TSQUERY)
         cand = (
             select(_FTS.c.memory_id, _FTS.c.tsv)
             .where(_FTS.c.user_id == user_id, _FTS.c.tsv.op("@@")(tsq))
-            # "+ 0": ordered by the primary key, the planner walks it backwards filtering every
-            # row for a rare lexeme; this way the GIN index finds the
-            # matches and only those are sorted
-            .order_by((_FTS.c.memory_id + 0).desc())
+            .order_by((_FTS.c.memory_id + 0).desc())  # collect every match (see _NEWEST)
             .limit(RANK_CAP)
             .subquery("cand")
         )
@@ -241,15 +260,19 @@ class PostgresKeywordIndex(KeywordIndex):
         user_id: str,
         weighted: list[tuple[str, float]],
         match: list[str],
-        matches: int,
+        counts: tuple[int, int],
         k: int,
         now: datetime,
     ) -> list[tuple[int, float]]:
         """:meth:`ranked` under the default filters, as one statement text per lexeme count sent
         straight to the driver with ``prepare=False`` (never a prepared statement, so PostgreSQL plans
-        every run with the actual tsquery; building the SQLAlchemy form costs more than running it)."""
+        every run with the actual tsquery; building the SQLAlchemy form costs more than running it).
+        ``counts``: the matches (at most) and the user's indexed memories, which choose how the newest
+        matches are found (:func:`~deepcontext.store.keyword_policy.walk_rows`)."""
+        matches, n_user = counts
+        walk = walk_rows(matches, n_user)
         n = len(weighted)
-        params: dict[str, Any] = {"u": user_id, "now": now, "k": k, "rank_cap": RANK_CAP}
+        params: dict[str, Any] = {"u": user_id, "now": now, "k": k, "rank_cap": RANK_CAP, "walk": walk}
         params["tsq"] = " | ".join(_quote_lexeme(lx) for lx in match)
         for i, (lx, w) in enumerate(weighted):
             params[f"l{i}"] = _quote_lexeme(lx)
@@ -257,10 +280,14 @@ class PostgresKeywordIndex(KeywordIndex):
         rows: list[Any] = []
         for fetch in fetch_sizes(k, matches):
             params["fetch"] = fetch
-            rows = self.s.raw(conn, _rank_sql(n), params, prepare=False).fetchall()
+            rows = self.s.raw(conn, _rank_sql(n, walk is not None), params, prepare=False).fetchall()
+            if walk is not None and walk < n_user and (not rows or rows[0][2] < RANK_CAP):
+                # the newest matches lie further back than the walk went: collect them all
+                walk = None
+                rows = self.s.raw(conn, _rank_sql(n, False), params, prepare=False).fetchall()
             if len(rows) >= k:
                 break
-        return [(int(mid), float(sc or 0.0)) for mid, sc in rows]
+        return [(int(r[0]), float(r[1] or 0.0)) for r in rows]
 
     def most_recent_matches(
         self, conn: Connection, user_id: str, lexeme: tuple[str, int], cap: int, k: int, now: datetime
