@@ -66,19 +66,21 @@ def test_fetch_sizes_grow_until_every_candidate_was_read() -> None:
 
 def test_a_walk_is_taken_only_where_the_newest_matches_lie_close() -> None:
     # fewer matches than a ranking reads: every match is collected
-    assert walk_rows(RANK_CAP, 1_000_000) is None
+    assert walk_rows(RANK_CAP, RANK_CAP, 1_000_000) is None
     # a rare term: the newest RANK_CAP matches lie far back
-    assert walk_rows(RANK_CAP + 1, 1_000_000) is None
+    assert walk_rows(RANK_CAP + 1, RANK_CAP + 1, 1_000_000) is None
     # a term in a tenth of a million memories: about 20,000 rows hold its newest RANK_CAP matches
-    assert walk_rows(100_000, 1_000_000) == 40_000
+    assert walk_rows(100_000, 100_000, 1_000_000) == 40_000
+    # two terms always said together count their matches twice: the walk goes as far as either alone needs
+    assert walk_rows(100_000, 50_000, 1_000_000) == 80_000
     # the walk never goes past the user's memories
-    assert walk_rows(4_000, 5_000) == 5_000
+    assert walk_rows(4_000, 4_000, 5_000) == 5_000
 
 
 def test_the_walk_is_bounded_by_what_collecting_would_cost() -> None:
     n_user = 1_000_000
     for matches in (RANK_CAP + 1, 30_000, 44_000, 45_000, 100_000, 400_000):
-        walk = walk_rows(matches, n_user)
+        walk = walk_rows(matches, matches, n_user)
         expected = RANK_CAP * n_user / matches
         assert (walk is not None) == (expected <= WALK_PER_MATCH * matches)
         if walk is not None:  # read at most twice the expected rows: a few times the collection at worst

@@ -103,17 +103,18 @@ def fetch_sizes(k: int, matches: int) -> Iterator[int]:
 WALK_PER_MATCH = 2.0
 
 
-def walk_rows(matches: int, n_user: int) -> int | None:
+def walk_rows(matches: int, largest: int, n_user: int) -> int | None:
     """How many of the user's newest memories a ranking walks, testing each, to find the
-    :data:`RANK_CAP` newest of about ``matches`` matches among the user's ``n_user`` memories; None
-    when collecting every match costs less (a rare term, or few matches).
+    :data:`RANK_CAP` newest matches of lexemes that count ``matches`` together (memories holding
+    several are counted once per lexeme) and ``largest`` the most common alone, among the user's
+    ``n_user`` memories; None when collecting every match costs less (rare lexemes, few matches).
 
-    Spread evenly, the newest RANK_CAP matches lie within ``RANK_CAP * n_user / matches`` rows; the
-    walk stops at twice that (matches gathered in older memories), and the ranking then collects
-    every match, so a walk never costs more than a few times the collection it replaces."""
+    Spread evenly, the newest RANK_CAP matches lie within ``RANK_CAP * n_user / matches`` rows. The
+    walk stops at twice what the most common lexeme alone would need (its matches may be all there
+    are), and the ranking then collects every match: a walk costs at most a few times the
+    collection it replaces, when the matches lie in older memories."""
     if matches <= RANK_CAP:
         return None
-    expected = RANK_CAP * n_user / matches
-    if expected > WALK_PER_MATCH * matches:
+    if RANK_CAP * n_user / matches > WALK_PER_MATCH * matches:
         return None
-    return min(n_user, math.ceil(2 * expected))
+    return min(n_user, math.ceil(2 * RANK_CAP * n_user / max(1, largest)))

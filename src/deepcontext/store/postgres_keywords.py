@@ -188,7 +188,8 @@ class PostgresKeywordIndex(KeywordIndex):
                 # the memories holding one of `match` number at most their summed frequencies
                 matches = sum(dfs[lx] for lx in match)
                 if filters == DEFAULT_FILTERS:
-                    return self.rank_lexemes(conn, user_id, weighted, match, (matches, n_user), n, now)
+                    counts = (matches, max(dfs[lx] for lx in match), n_user)
+                    return self.rank_lexemes(conn, user_id, weighted, match, counts, n, now)
                 return self.ranked(conn, user_id, weighted, match, matches, n, filters, now)
 
             every = [lx for lx, _ in lexemes]
@@ -260,17 +261,17 @@ class PostgresKeywordIndex(KeywordIndex):
         user_id: str,
         weighted: list[tuple[str, float]],
         match: list[str],
-        counts: tuple[int, int],
+        counts: tuple[int, int, int],
         k: int,
         now: datetime,
     ) -> list[tuple[int, float]]:
         """:meth:`ranked` under the default filters, as one statement text per lexeme count sent
         straight to the driver with ``prepare=False`` (never a prepared statement, so PostgreSQL plans
         every run with the actual tsquery; building the SQLAlchemy form costs more than running it).
-        ``counts``: the matches (at most) and the user's indexed memories, which choose how the newest
-        matches are found (:func:`~deepcontext.store.keyword_policy.walk_rows`)."""
-        matches, n_user = counts
-        walk = walk_rows(matches, n_user)
+        ``counts``: the lexemes' matches (summed), the most common one's, and the user's indexed
+        memories, which choose how the newest matches are found (:func:`~deepcontext.store.keyword_policy.walk_rows`)."""
+        matches, largest, n_user = counts
+        walk = walk_rows(matches, largest, n_user)
         n = len(weighted)
         params: dict[str, Any] = {"u": user_id, "now": now, "k": k, "rank_cap": RANK_CAP, "walk": walk}
         params["tsq"] = " | ".join(_quote_lexeme(lx) for lx in match)
