@@ -220,8 +220,6 @@ STORE_DOOR_EXCEPTIONS: dict[str, str] = {
     "deepcontext.dialogue.sqlturns": "dialogue tables",
     "deepcontext.dialogue.sqlmemories": "dialogue tables",
     "deepcontext.dialogue.sqltx": "dialogue tables",
-    # the inspector's read queries
-    "deepcontext.server.inspector.data": "inspector queries",
     # the benchmark harness measures the database itself
     "deepcontext.bench.speed": "benchmark harness",
     "deepcontext.bench.reliability_checks": "benchmark harness",

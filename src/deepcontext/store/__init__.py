@@ -50,6 +50,19 @@ if TYPE_CHECKING:
         session_key,
         verify_key,
     )
+    from deepcontext.store.inspection import (
+        CleanupCounts,
+        ConversationInfo,
+        DagNode,
+        DagWindow,
+        DecayInput,
+        EntityCount,
+        EntityGraph,
+        Inspection,
+        RelationEdge,
+        Scopes,
+        UserSummary,
+    )
     from deepcontext.store.locks import user_lock
     from deepcontext.store.metafilter import parse_metadata_filter
     from deepcontext.store.migrations import SLOT_KEY_PREFIX, latest_version
@@ -79,6 +92,22 @@ _LAZY: dict[str, str] = {
         "apikeys",
     ),
     "user_lock": "locks",
+    **dict.fromkeys(
+        (
+            "CleanupCounts",
+            "ConversationInfo",
+            "DagNode",
+            "DagWindow",
+            "DecayInput",
+            "EntityCount",
+            "EntityGraph",
+            "Inspection",
+            "RelationEdge",
+            "Scopes",
+            "UserSummary",
+        ),
+        "inspection",
+    ),
     "parse_metadata_filter": "metafilter",
     **dict.fromkeys(("SLOT_KEY_PREFIX", "latest_version"), "migrations"),
     **dict.fromkeys(("decode_cursor", "encode_cursor"), "sqlparts"),
@@ -102,6 +131,17 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "CleanupCounts",
+    "ConversationInfo",
+    "DagNode",
+    "DagWindow",
+    "DecayInput",
+    "EntityCount",
+    "EntityGraph",
+    "Inspection",
+    "RelationEdge",
+    "Scopes",
+    "UserSummary",
     "ActivityFilters",
     "ActivityRow",
     "SLOT_KEY_PREFIX",

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from deepcontext.clock import Clock
+from deepcontext.store.inspection import Inspection
 from deepcontext.store.records import (
     DEFAULT_FILTERS,
     AddOutcome,
@@ -82,6 +83,8 @@ class Store(ABC):
     #: the last write failed for want of disk space (DiskFullError); cleared by the next write that
     #: succeeds. Readiness reports it.
     disk_full: bool = False
+    #: the inspector's reads (counts, the graph, a conversation's DAG, a lifecycle preview's inputs)
+    inspection: Inspection
 
     # --- lifecycle ----------------------------------------------------------------------------
     @abstractmethod

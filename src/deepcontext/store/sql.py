@@ -48,6 +48,7 @@ from deepcontext.store.migrations import MIGRATIONS, latest_version
 from deepcontext.store.schema import Tables, build_metadata, import_columns
 from deepcontext.store.sql_add import AddWriter
 from deepcontext.store.sql_graph import GraphReads
+from deepcontext.store.sql_inspection import SQLInspection
 from deepcontext.store.sql_kv import KeyValues
 from deepcontext.store.sql_memories import MemoryReads
 from deepcontext.store.sql_provenance import ProvenanceReads
@@ -93,6 +94,7 @@ class SQLStore(UserLockMixin, Store):
         self.provenance = self.provenance_reads_cls(self)
         self.kv = KeyValues(self)
         self.transfer = Transfer(self)
+        self.inspection = SQLInspection(self)
 
     # the memory lifecycle's steps: functions of the store (store/lifecycle.py), bound as its methods
     count_short_term = lifecycle.count_short_term
