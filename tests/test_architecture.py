@@ -221,7 +221,6 @@ STORE_DOOR_EXCEPTIONS: dict[str, str] = {
     "deepcontext.dialogue.sqlmemories": "dialogue tables",
     "deepcontext.dialogue.sqltx": "dialogue tables",
     # the benchmark harness measures the database itself
-    "deepcontext.bench.speed": "benchmark harness",
     "deepcontext.bench.reliability_checks": "benchmark harness",
     "deepcontext.bench.reliability_probes": "benchmark harness",
     "deepcontext.bench.reliability_server": "benchmark harness",

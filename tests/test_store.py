@@ -39,6 +39,16 @@ def test_backend_chosen_by_url(store: Store, db_url: str) -> None:
     assert store.schema_version() >= 1
 
 
+def test_the_size_on_disk_is_read_and_grows(store: Store) -> None:
+    before = store.size_bytes()
+    assert isinstance(before, int) and before > 0
+    text = "a longer memory text to fill pages with " * 20
+    for start in range(0, 3000, 500):
+        store.apply_add(plan("u", memories=[memory(f"{i} {text}", vec=axis(i)) for i in range(start, start + 500)]))
+    after = store.size_bytes()
+    assert after is not None and after > before
+
+
 def test_apply_add_writes_turns_memories_graph_and_history(store: Store) -> None:
     out = store.apply_add(
         plan(

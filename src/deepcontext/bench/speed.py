@@ -41,16 +41,8 @@ def _rss_mb() -> float:
 
 
 def _db_size_mb(url: str, store: Any) -> float | None:
-    if url.startswith("sqlite"):
-        path = Path(url.split("///", 1)[1])
-        return sum(p.stat().st_size for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists()) / 2**20
-    try:
-        from sqlalchemy import text
-
-        with store.engine.connect() as conn:
-            return float(conn.execute(text("SELECT pg_database_size(current_database())")).scalar_one()) / 2**20
-    except Exception:  # noqa: BLE001 - size is informative only
-        return None
+    size = store.size_bytes()
+    return None if size is None else size / 2**20
 
 
 async def run_speed(

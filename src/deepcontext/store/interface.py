@@ -103,6 +103,11 @@ class Store(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    @abstractmethod
+    def size_bytes(self) -> int | None:
+        """The database's size on disk (SQLite: the file with its write-ahead log; PostgreSQL: the
+        database), or None when it cannot be read."""
+
     # --- writes -------------------------------------------------------------------------------
     @abstractmethod
     def apply_add(self, plan: AddPlan) -> AddOutcome:

@@ -296,6 +296,13 @@ class PostgresStore(SQLStore):
             log.warning("could not refresh the planner statistics: %s", exc)
             return []
 
+    def size_bytes(self) -> int | None:
+        try:
+            with self.connection() as conn:
+                return int(conn.execute(text("SELECT pg_database_size(current_database())")).scalar_one())
+        except SQLAlchemyError:
+            return None
+
     def close(self) -> None:
         self.vector_build.join(timeout=1)  # an index build left running ends with its connection
         thread = self._stats_thread

@@ -272,6 +272,10 @@ class SQLiteStore(SQLStore):
             return False
         return True
 
+    def size_bytes(self) -> int | None:
+        files = (self.path, Path(f"{self.path}-wal"), Path(f"{self.path}-shm"))
+        return sum(f.stat().st_size for f in files if f.exists())
+
     def forget_user_caches(self, user_id: str) -> None:
         super().forget_user_caches(user_id)
         self.turns.forget(user_id)
