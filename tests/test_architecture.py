@@ -171,7 +171,7 @@ def test_the_walker_sees_every_kind_of_import() -> None:
     # module level, inside a function, ``from pkg import submodule``, TYPE_CHECKING left out
     assert "deepcontext.store.migrations" in GRAPH["deepcontext.store.sql"]
     assert "deepcontext.services.validation" in GRAPH["deepcontext.dialogue.sqlstore"]
-    assert "deepcontext.dialogue.sqlmemories" in GRAPH["deepcontext.dialogue.sqlstore"]
+    assert "deepcontext.dialogue.turnmap" in GRAPH["deepcontext.dialogue.sqlstore"]
     assert "deepcontext.dialogue" not in GRAPH["deepcontext.dialogue.sqlstore"]
     assert "deepcontext.store.sql" not in GRAPH["deepcontext.store.sql_add"]
 
@@ -215,11 +215,6 @@ STORE_DOOR = {"deepcontext.store", "deepcontext.store.interface"}
 #: modules that still speak SQL or reach into the store; each leaves this list when it moves behind the
 #: door, and the test fails on an entry that no longer needs to be here (the list only shrinks)
 STORE_DOOR_EXCEPTIONS: dict[str, str] = {
-    # the conversation DAG's repository: its SQL moves into store/ behind a typed protocol
-    "deepcontext.dialogue.sqlstore": "dialogue tables",
-    "deepcontext.dialogue.sqlturns": "dialogue tables",
-    "deepcontext.dialogue.sqlmemories": "dialogue tables",
-    "deepcontext.dialogue.sqltx": "dialogue tables",
     # the benchmark harness measures the database itself
     "deepcontext.bench.reliability_checks": "benchmark harness",
     "deepcontext.bench.reliability_probes": "benchmark harness",

@@ -5,7 +5,8 @@ chained after the conversation's tip, and this backend reads and writes the same
 ``user_id`` and ``conversation_id``), so a graph survives a restart and plain ``add`` chains are
 readable as nodes. A node is one or two turns (a message and its reply); a summary node is a turn
 of kind ``summary`` covering archived turns; no row or edge is ever deleted (mapping:
-:mod:`deepcontext.dialogue.turnmap`; key memories: :mod:`deepcontext.dialogue.sqlmemories`).
+:mod:`deepcontext.dialogue.turnmap`). The rows are the store's
+(:class:`~deepcontext.store.ConversationRows`); key memories are rows of its ``memories``.
 
 Every write is one transaction that first locks the conversation row and re-reads the structure
 under that lock; reads use a per-conversation cache checked against the conversation row.
@@ -17,18 +18,14 @@ import gc
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, insert, select, update
-
 from deepcontext.clock import Clock, SystemClock
-from deepcontext.dialogue import sqlmemories, sqlturns
 from deepcontext.dialogue.backend import NewKeyMemory, NewNode
 from deepcontext.dialogue.paths import would_create_cycle
-from deepcontext.dialogue.sqlturns import NODE_SUMMARY_KEY, PART_KEY, REV_KEY
-from deepcontext.dialogue.sqltx import Stamp, WriteTx
 from deepcontext.dialogue.topology import Topology
-from deepcontext.dialogue.turnmap import TurnGraph, TurnRow
+from deepcontext.dialogue.turnmap import TurnGraph
 from deepcontext.dialogue.vocabulary import (
     SUMMARY_LABEL,
     DialogueConflictError,
@@ -39,22 +36,33 @@ from deepcontext.dialogue.vocabulary import (
     NodeNotFoundError,
 )
 from deepcontext.errors import CyclicGraphError
-from deepcontext.store.sqlparts import chunks
-from deepcontext.text import content_hash
+from deepcontext.store import PART_KEY, REV_KEY, ConversationWrite, KeyMemoryRow, NewKeyMemoryRow, Stamp, Store, TurnRow
 
 __all__ = ["PART_KEY", "REV_KEY", "StoreDialogueBackend"]
+
+
+@dataclass(slots=True)
+class _Write:
+    """An open write and the cache synced inside it."""
+
+    w: ConversationWrite
+    g: TurnGraph
+
+    @property
+    def handle(self) -> Any:
+        return self.w.handle
 
 
 class StoreDialogueBackend:
     """A :class:`~deepcontext.dialogue.backend.DialogueBackend` over a deepcontext SQL store.
 
-    ``store`` is a migrated :class:`~deepcontext.store.sql.SQLStore` (SQLite or PostgreSQL); the
-    graph and key memories of (``user_id``, ``conversation_id``) live in its tables.
+    ``store`` is a migrated store (SQLite or PostgreSQL); the graph and key memories of
+    (``user_id``, ``conversation_id``) live in its tables.
     """
 
     def __init__(
         self,
-        store: Any,
+        store: Store,
         *,
         user_id: str,
         conversation_id: str = "default",
@@ -66,7 +74,7 @@ class StoreDialogueBackend:
         check_id(user_id, "user_id")  # the same rules as DeepContext.add
         check_id(conversation_id, "conversation_id")
         self.store = store
-        self.t = store.t
+        self.rows = store.conversation_rows(user_id, conversation_id)
         self.user_id = user_id
         self.conversation_id = conversation_id
         self.clock: Clock = clock or SystemClock()
@@ -77,10 +85,10 @@ class StoreDialogueBackend:
         self._graph: TurnGraph | None = None
         self._stamp: Stamp | None = None
 
-    def _sync(self, conn: Connection, stamp: Stamp | None = None, *, have_stamp: bool = False) -> TurnGraph:
-        """Bring the cache up to the database state seen by ``conn``."""
+    def _sync(self, conn: Any, stamp: Stamp | None = None, *, have_stamp: bool = False) -> TurnGraph:
+        """Bring the cache up to the database state seen by ``conn`` (a handle of ``self.rows``)."""
         if not have_stamp:
-            stamp = sqlturns.read_stamp(self, conn)
+            stamp = self.rows.read_stamp(conn)
         if stamp is None:
             self._graph, self._stamp = TurnGraph(), None
             return self._graph
@@ -89,14 +97,14 @@ class StoreDialogueBackend:
             return g
         if g is not None and self._stamp is not None and stamp[2] == self._stamp[2]:
             try:
-                ok = g.append(*sqlturns.load(self, conn, g.max_id))
+                ok = g.append(*self.rows.load(conn, g.max_id))
             except (KeyError, IndexError, ValueError, RuntimeError):  # half-applied: reload below
                 ok = False
             if ok and len(g.rows) == stamp[0]:
                 self._stamp = stamp
                 return g
         with _gc_paused():  # a full load makes ~10 containers per turn: the cyclic GC only slows it down
-            g = TurnGraph.build(*sqlturns.load(self, conn, 0))
+            g = TurnGraph.build(*self.rows.load(conn, 0))
         self._graph, self._stamp = g, stamp
         return g
 
@@ -106,68 +114,34 @@ class StoreDialogueBackend:
     @contextmanager
     def topology(self) -> Iterator[Topology]:
         with self._lock:
-            with self.store.connection() as conn:
+            with self.rows.reading() as conn:
                 g = self._sync(conn)
             yield g.topo
 
     @contextmanager
-    def _writing(self) -> Iterator[WriteTx]:
+    def _writing(self) -> Iterator[_Write]:
         """A write transaction holding the user's and the conversation's locks, with the cache
         synced inside it. Cache updates for the write are applied by the caller after the block
-        (after commit).
-
-        Lock order as in the engine's own writes: the ``users`` row first (``bump_user`` upserts
-        and, on PostgreSQL, locks it), then the conversation row (``FOR UPDATE``), so a dialogue
-        write and a ``DeepContext.add`` of the same user never deadlock.
-        """
-        now = self.clock.now()
-        with self.store.transaction() as conn:
-            rev = self.store.bump_user(conn, self.user_id, now)
-            stamp = sqlturns.read_stamp(self, conn, for_update=True)
-            if stamp is None:
-                cv = self.t.conversations
-                conn.execute(
-                    self.store.upsert(cv)
-                    .values(
-                        user_id=self.user_id,
-                        conversation_id=self.conversation_id,
-                        tip_turn_id=None,
-                        turn_count=0,
-                        created_at=now,
-                        updated_at=now,
-                        metadata={},
-                    )
-                    .on_conflict_do_nothing(index_elements=[cv.c.user_id, cv.c.conversation_id])
-                )
-                stamp = sqlturns.read_stamp(self, conn, for_update=True)
-                assert stamp is not None
-            g = self._sync(conn, stamp, have_stamp=True)
-            yield WriteTx(conn, g, stamp, now, rev)
+        (after commit)."""
+        with self.rows.writing(self.clock.now()) as w:
+            yield _Write(w, self._sync(w.handle, w.stamp, have_stamp=True))
 
     # ------------------------------------------------------------------------------------------------
     # nodes and edges
     # ------------------------------------------------------------------------------------------------
     def tip_node_id(self) -> int | None:
         with self._lock:
-            with self.store.connection() as conn:
+            with self.rows.reading() as conn:
                 g = self._sync(conn)
             tip = self._stamp[1] if self._stamp else None
             return None if tip is None else g.node_of.get(int(tip))
 
     def get_nodes(self, node_ids: Sequence[int]) -> dict[int, LLMContextGraphNode]:
-        tt = self.t.turns
         with self._lock:
-            with self.store.connection() as conn:
+            with self.rows.reading() as conn:
                 g = self._sync(conn)
                 ids = [n for n in dict.fromkeys(node_ids) if n in g.members]
-                turns: dict[int, Any] = {}
-                for chunk in chunks(g.member_turns(ids)):
-                    for r in conn.execute(
-                        select(tt.c.id, tt.c.role, tt.c.kind, tt.c.content, tt.c.tags, tt.c.metadata).where(
-                            tt.c.user_id == self.user_id, tt.c.id.in_(list(chunk))
-                        )
-                    ):
-                        turns[int(r.id)] = r
+                turns = self.rows.node_turns(conn, g.member_turns(ids))
             topo = g.topo
             out: dict[int, LLMContextGraphNode] = {}
             for n in ids:
@@ -185,63 +159,45 @@ class StoreDialogueBackend:
                     archived=n in topo.archived,
                     summarized_by={s} if s is not None else set(),
                     summarized_ids=set(topo.covers.get(n, ())),
-                    summary=str((first.metadata or {}).get(NODE_SUMMARY_KEY, "")),
-                    tags=set(first.tags or ()),
+                    summary=first.summary,
+                    tags=set(first.tags),
                 )
             return out
 
     def node_turn_ids(self, node_ids: Sequence[int]) -> dict[int, list[int]]:
         """The turn ids of each node (first turn first); unknown nodes are left out."""
         with self._lock:
-            with self.store.connection() as conn:
+            with self.rows.reading() as conn:
                 g = self._sync(conn)
             return {n: list(g.members[n]) for n in node_ids if n in g.members}
 
     def iter_nodes(self, batch: int = 500) -> Iterator[LLMContextGraphNode]:
         with self.topology() as topo:
             ids = topo.node_ids()
-        for chunk in chunks(ids, batch):
-            yield from self.get_nodes(chunk).values()
+        for start in range(0, len(ids), batch):
+            yield from self.get_nodes(ids[start : start + batch]).values()
 
     def add_nodes(self, nodes: Sequence[NewNode], *, chain: bool = False, after_tip: bool = False) -> list[int]:
         if not nodes:
             return []
-        tt = self.t.turns
         with self._lock:
             with self._writing() as tx:
-                g, stamp, now = tx.g, tx.stamp, tx.now
+                g, stamp, now = tx.g, tx.w.stamp, tx.w.now
                 for nn in nodes:
                     for p in nn.parent_ids:
                         if p not in g.members:
                             raise NodeNotFoundError(p, what="parent_id")
                 # every turn in one multi-row INSERT ... RETURNING, in conversation order
-                values: list[dict[str, Any]] = []
+                turns: list[tuple[str, str, list[str], str]] = []
                 spans: list[tuple[int, int]] = []  # per node: (index of its first turn, number of turns)
                 for nn in nodes:
                     u, a = nn.context.user_role, nn.context.llm_role
                     halves = [h for h in (u, a) if h.content] or [u]
-                    spans.append((len(values), len(halves)))
+                    spans.append((len(turns), len(halves)))
                     for k, h in enumerate(halves):
-                        values.append(
-                            {
-                                "user_id": self.user_id,
-                                "conversation_id": self.conversation_id,
-                                "role": h.role,
-                                "name": None,
-                                "content": h.content,
-                                "content_hash": content_hash(h.content),
-                                "kind": "message",
-                                "said_at": now,
-                                "created_at": now,
-                                "archived": False,
-                                "summary_of": [],
-                                "tags": list(dict.fromkeys(nn.tags)) if k == 0 else [],
-                                "metadata": {PART_KEY: "first" if k == 0 else "reply"},
-                            }
-                        )
-                turn_ids = [
-                    int(i) for i in tx.conn.execute(insert(tt).returning(tt.c.id, sort_by_parameter_order=True), values).scalars()
-                ]
+                        tags = list(dict.fromkeys(nn.tags)) if k == 0 else []
+                        turns.append((h.role, h.content, tags, "first" if k == 0 else "reply"))
+                turn_ids = self.rows.insert_turns(tx.handle, now, turns)
                 rows: list[TurnRow] = []
                 edges: list[tuple[int, int, int]] = []
                 ids: list[int] = []
@@ -255,14 +211,14 @@ class StoreDialogueBackend:
                     if chain and ids and ids[-1] not in parents:
                         parents.insert(0, ids[-1])
                     edges += [(first, tails.get(p) or g.tail(p), k) for k, p in enumerate(parents)]
-                    rows.append(TurnRow(first, values[at]["role"], "message", False, None, "first"))
+                    rows.append(TurnRow(first, turns[at][0], "message", False, None, "first"))
                     if count == 2:
                         edges.append((last, first, 0))
-                        rows.append(TurnRow(last, values[at + 1]["role"], "message", False, None, "reply"))
+                        rows.append(TurnRow(last, turns[at + 1][0], "message", False, None, "reply"))
                     tails[first] = last
                     ids.append(first)
-                sqlturns.insert_edges(self, tx.conn, edges)
-                new_stamp = sqlturns.set_conversation(self, tx.conn, now, added=len(rows), tip=rows[-1].id, stamp=stamp)
+                self.rows.insert_edges(tx.handle, edges)
+                new_stamp = self.rows.set_conversation(tx.handle, now, added=len(rows), tip=rows[-1].id, stamp=stamp)
             if g is self._graph and g.append(rows, [(c, p) for c, p, _ in edges]):
                 self._stamp = new_stamp
             else:
@@ -272,7 +228,7 @@ class StoreDialogueBackend:
     def add_edge(self, child_id: int, parent_id: int) -> bool:
         with self._lock:
             with self._writing() as tx:
-                conn, g, stamp, now = tx.conn, tx.g, tx.stamp, tx.now
+                g, stamp, now = tx.g, tx.w.stamp, tx.w.now
                 if child_id not in g.members:
                     raise NodeNotFoundError(child_id, what="child_id")
                 if parent_id not in g.members:
@@ -285,8 +241,8 @@ class StoreDialogueBackend:
                     )
                 c, p = g.first(child_id), g.tail(parent_id)
                 if p not in g.tparents[c]:
-                    sqlturns.insert_edges(self, conn, [(c, p, len(g.tparents[c]))])
-                new_stamp = sqlturns.set_conversation(self, conn, now, added=0, bump_rev=True, stamp=stamp)
+                    self.rows.insert_edges(tx.handle, [(c, p, len(g.tparents[c]))])
+                new_stamp = self.rows.set_conversation(tx.handle, now, added=0, bump_rev=True, stamp=stamp)
             try:
                 g.add_turn_edge(c, p)
                 self._stamp = new_stamp
@@ -297,10 +253,9 @@ class StoreDialogueBackend:
     def add_summary(
         self, context: LLMContextPair, *, parent_ids: Sequence[int], summarized_ids: Sequence[int], child_ids: Sequence[int]
     ) -> int:
-        tt = self.t.turns
         with self._lock:
             with self._writing() as tx:
-                conn, g, stamp, now = tx.conn, tx.g, tx.stamp, tx.now
+                g, stamp, now = tx.g, tx.w.stamp, tx.w.now
                 for n in [*summarized_ids, *parent_ids, *child_ids]:
                     if n not in g.members:
                         raise DialogueConflictError(f"node {n} disappeared during compression")
@@ -308,21 +263,13 @@ class StoreDialogueBackend:
                     raise DialogueConflictError("some of these nodes were compressed meanwhile")
                 covered = g.member_turns(summarized_ids)
                 parents = list(dict.fromkeys(parent_ids))
-                s = sqlturns.insert_turn(
-                    self, conn, now, role="system", content=context.llm_role.content, kind="summary", summary_of=covered
-                )
+                s = self.rows.insert_summary(tx.handle, now, context.llm_role.content, covered)
                 parent_turns = [g.tail(p) for p in parents]
                 child_turns = [g.first(c) for c in dict.fromkeys(child_ids)]
                 edges = [(s, p, k) for k, p in enumerate(parent_turns)]
                 edges += [(c, s, len(g.tparents[c])) for c in child_turns]
-                sqlturns.insert_edges(self, conn, edges)
-                for chunk in chunks(covered):
-                    conn.execute(
-                        update(tt)
-                        .where(tt.c.user_id == self.user_id, tt.c.id.in_(list(chunk)))
-                        .values(archived=True, summarized_by=s)
-                    )
-                new_stamp = sqlturns.set_conversation(self, conn, now, added=1, bump_rev=True, stamp=stamp)
+                self.rows.insert_edges(tx.handle, edges)
+                new_stamp = self.rows.set_conversation(tx.handle, now, added=1, bump_rev=True, stamp=stamp)
             try:
                 g.add_summary(TurnRow(s, "system", "summary", False, None, "first"), parent_turns, child_turns, covered)
                 self._stamp = new_stamp
@@ -331,22 +278,13 @@ class StoreDialogueBackend:
             return s
 
     def update_node(self, node_id: int, *, tags: Sequence[str] | None = None, summary: str | None = None) -> None:
-        tt = self.t.turns
         with self._lock, self._writing() as tx:
-            conn, g = tx.conn, tx.g
-            if node_id not in g.members:
+            if node_id not in tx.g.members:
                 raise NodeNotFoundError(node_id, what="node_id")
-            values: dict[str, Any] = {}
-            if tags is not None:
-                values["tags"] = list(dict.fromkeys(tags))
-            if summary is not None:
-                meta = conn.execute(select(tt.c.metadata).where(tt.c.id == node_id)).scalar_one() or {}
-                values["metadata"] = {**meta, NODE_SUMMARY_KEY: summary}
-            if values:
-                conn.execute(update(tt).where(tt.c.user_id == self.user_id, tt.c.id == node_id).values(**values))
+            self.rows.update_turn(tx.handle, node_id, tags=tags, summary=summary)
 
     # ------------------------------------------------------------------------------------------------
-    # key memories (SQL in deepcontext.dialogue.sqlmemories)
+    # key memories: memory rows sourced from the turns of their nodes
     # ------------------------------------------------------------------------------------------------
     def add_memory(self, memory: NewKeyMemory) -> tuple[int, bool]:
         vector = None
@@ -356,20 +294,34 @@ class StoreDialogueBackend:
             for n in memory.source_nodes:
                 if n not in tx.g.members:
                     raise NodeNotFoundError(n, what="source node")
-            return sqlmemories.add(self, tx, memory, embedding=vector)
+            row = NewKeyMemoryRow(
+                content=memory.content, source_turns=tx.g.member_turns(memory.source_nodes), tags=list(memory.tags),
+                pinned=memory.pinned, packable=memory.packable, canonical_key=memory.canonical_key,
+                turn_id=memory.turn_id, status=memory.status,
+            )  # fmt: skip
+            return self.rows.add_key_memory(tx.w, row, vector)
 
     def get_memories(self, memory_ids: Sequence[int] | None = None) -> list[KeyMemory]:
-        with self._lock, self.store.connection() as conn:
+        with self._lock, self.rows.reading() as conn:
             g = self._sync(conn)
-            return sqlmemories.load(self, conn, g, memory_ids)
+            return [_key_memory(r, g) for r in self.rows.key_memories(conn, memory_ids)]
 
     def set_memory_status(self, *, turn_id: int, from_status: str, to_status: str) -> list[int]:
         with self._lock, self._writing() as tx:
-            return sqlmemories.set_status(self, tx, turn_id=turn_id, from_status=from_status, to_status=to_status)
+            return self.rows.set_key_memory_status(tx.w, turn_id=turn_id, from_status=from_status, to_status=to_status)
 
     def remove_memory(self, memory_id: int) -> bool:
         with self._lock, self._writing() as tx:
-            return sqlmemories.remove(self, tx, memory_id)
+            return self.rows.remove_key_memory(tx.w, memory_id)
+
+
+def _key_memory(r: KeyMemoryRow, g: TurnGraph) -> KeyMemory:
+    """A key memory row as the Memory Graph's key memory: its source turns as their nodes."""
+    nodes = {n for t in r.source_turns if (n := g.node_of.get(t)) is not None}
+    return KeyMemory(
+        id=r.id, content=r.content, tags=set(r.tags), pinned=r.pinned, packable=r.packable, status=r.status,
+        turn_id=r.turn_id, canonical_key=r.canonical_key, source_nodes=nodes,
+    )  # fmt: skip
 
 
 @contextmanager

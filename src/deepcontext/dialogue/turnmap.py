@@ -12,9 +12,9 @@ child's first). A node is archived when its first turn is; its summary is the no
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import NamedTuple
 
 from deepcontext.dialogue.topology import Topology
+from deepcontext.store import TurnRow
 
 __all__ = ["TurnGraph", "TurnRow"]
 
@@ -26,19 +26,6 @@ def _ascending(d: Iterable[int]) -> bool:
             return False
         prev = k
     return True
-
-
-class TurnRow(NamedTuple):
-    """The structural columns of one turn (a tuple of plain values: the garbage collector stops
-    tracking it, which matters with hundreds of thousands of them)."""
-
-    id: int
-    role: str
-    kind: str
-    archived: bool
-    summarized_by: int | None
-    #: None: written without the dialogue; "first": a dialogue node's first turn; "reply": its reply
-    part: str | None
 
 
 class TurnGraph:

@@ -50,6 +50,18 @@ if TYPE_CHECKING:
         session_key,
         verify_key,
     )
+    from deepcontext.store.conversations import (
+        NODE_SUMMARY_KEY,
+        PART_KEY,
+        REV_KEY,
+        ConversationRows,
+        ConversationWrite,
+        KeyMemoryRow,
+        NewKeyMemoryRow,
+        NodeTurn,
+        Stamp,
+        TurnRow,
+    )
     from deepcontext.store.inspection import (
         CleanupCounts,
         ConversationInfo,
@@ -108,6 +120,21 @@ _LAZY: dict[str, str] = {
         ),
         "inspection",
     ),
+    **dict.fromkeys(
+        (
+            "NODE_SUMMARY_KEY",
+            "PART_KEY",
+            "REV_KEY",
+            "ConversationRows",
+            "ConversationWrite",
+            "KeyMemoryRow",
+            "NewKeyMemoryRow",
+            "NodeTurn",
+            "Stamp",
+            "TurnRow",
+        ),
+        "conversations",
+    ),
     "parse_metadata_filter": "metafilter",
     **dict.fromkeys(("SLOT_KEY_PREFIX", "latest_version"), "migrations"),
     **dict.fromkeys(("decode_cursor", "encode_cursor"), "sqlparts"),
@@ -131,6 +158,16 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "NODE_SUMMARY_KEY",
+    "PART_KEY",
+    "REV_KEY",
+    "ConversationRows",
+    "ConversationWrite",
+    "KeyMemoryRow",
+    "NewKeyMemoryRow",
+    "NodeTurn",
+    "Stamp",
+    "TurnRow",
     "CleanupCounts",
     "ConversationInfo",
     "DagNode",

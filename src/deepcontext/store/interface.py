@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from deepcontext.clock import Clock
+from deepcontext.store.conversations import ConversationRows
 from deepcontext.store.inspection import Inspection
 from deepcontext.store.records import (
     DEFAULT_FILTERS,
@@ -404,6 +405,11 @@ class Store(ABC):
     @abstractmethod
     def iter_memories(self, user_id: str, *, batch: int = 500) -> Iterator[Memory]:
         """Every memory of the user (any status), by id, with details."""
+
+    # --- one conversation's graph (the Memory Graph's DAG) ----------------------------------------
+    @abstractmethod
+    def conversation_rows(self, user_id: str, conversation_id: str) -> ConversationRows:
+        """The turns, edges and key memories of one conversation, read and written as a graph."""
 
     # --- per-user locks ----------------------------------------------------------------------------
     @abstractmethod

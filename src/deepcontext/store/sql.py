@@ -47,6 +47,7 @@ from deepcontext.store.metafilter import compile_filter, parse_metadata_filter
 from deepcontext.store.migrations import MIGRATIONS, latest_version
 from deepcontext.store.schema import Tables, build_metadata, import_columns
 from deepcontext.store.sql_add import AddWriter
+from deepcontext.store.sql_conversations import SQLConversationRows
 from deepcontext.store.sql_graph import GraphReads
 from deepcontext.store.sql_inspection import SQLInspection
 from deepcontext.store.sql_kv import KeyValues
@@ -618,6 +619,9 @@ class SQLStore(UserLockMixin, Store):
     # transfer
     def export_rows(self, user_id: str) -> Iterator[tuple[str, dict[str, Any]]]:
         return self.transfer.export_rows(user_id)
+
+    def conversation_rows(self, user_id: str, conversation_id: str) -> SQLConversationRows:
+        return SQLConversationRows(self, user_id, conversation_id)
 
     def import_columns(self, table: str) -> dict[str, ColumnKind] | None:
         return import_columns(self.metadata, table)
