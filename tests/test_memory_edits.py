@@ -123,3 +123,48 @@ async def test_edits_stay_with_their_user(ctx: DeepContext) -> None:
         with pytest.raises(MemoryNotFoundError):
             await call
     assert (await ctx.get(mid, "maya")).pinned is False
+
+
+async def test_one_edit_changes_text_metadata_pin_and_expiry_in_one_entry(ctx: DeepContext) -> None:
+    mid = await _fact(ctx)
+    old = (await ctx.get(mid, "maya")).text
+    before = len(await ctx.history(mid, "maya"))
+    later = datetime.now(UTC) + timedelta(days=30)
+    got = await ctx.edit(
+        mid, "maya", text="I play the viola in a quartet.", metadata={"source": "call"}, pinned=True, expires_at=later
+    )
+    assert (got.text, got.metadata, got.pinned) == ("I play the viola in a quartet.", {"source": "call"}, True)
+    assert got.expires_at is not None and abs((got.expires_at - later).total_seconds()) < 1
+    history = await ctx.history(mid, "maya")
+    assert len(history) == before + 1  # one change, one entry
+    entry = history[-1]
+    assert (entry.event, entry.old_text, entry.new_text) == (HistoryEvent.UPDATE, old, got.text)
+    assert entry.details["pinned"] is True and entry.details["metadata"]["new"] == {"source": "call"}
+    # the new text is what the keyword and vector legs find
+    found = await ctx.search("viola quartet", "maya", limit=3)
+    assert found.results and found.results[0].memory_id == mid
+    cleared = await ctx.edit(mid, "maya", clear_expiry=True)
+    assert cleared.expires_at is None and cleared.text == got.text and cleared.pinned is True
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"text": "a new text", "metadata": "not an object"}, "metadata"),
+        ({"text": "a new text", "expires_at": "2001-01-01T00:00:00Z"}, "expires_at"),
+        ({"text": "a new text", "pinned": "yes"}, "pinned"),
+        ({"text": "   "}, "text"),
+        ({"expires_at": "2999-01-01T00:00:00Z", "clear_expiry": True}, "expires_at"),
+        ({}, "memory_id"),
+    ],
+)
+async def test_an_edit_with_any_part_refused_changes_nothing(ctx: DeepContext, kwargs: dict, field: str) -> None:  # type: ignore[type-arg]
+    mid = await _fact(ctx)
+    old = await ctx.get(mid, "maya")
+    before = len(await ctx.history(mid, "maya"))
+    with pytest.raises(ValidationError) as err:
+        await ctx.edit(mid, "maya", **kwargs)
+    assert err.value.field == field
+    mem = await ctx.get(mid, "maya")
+    assert (mem.text, mem.pinned, mem.metadata, mem.expires_at) == (old.text, old.pinned, old.metadata, old.expires_at)
+    assert len(await ctx.history(mid, "maya")) == before

@@ -353,6 +353,24 @@ class DeepContext:
         replace its metadata."""
         return await self._wired().memories.update(memory_id, text, user_id, metadata=metadata)
 
+    async def edit(
+        self,
+        memory_id: int,
+        user_id: str,
+        *,
+        text: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        pinned: bool | None = None,
+        expires_at: datetime | str | None = None,
+        clear_expiry: bool = False,
+    ) -> Memory:
+        """Change any of a memory's text (re-embedded), metadata, pin and expiry in one transaction
+        and one history entry; what is not given stays, and nothing is written when any of it is
+        refused."""
+        return await self._wired().memories.edit(
+            memory_id, user_id, text=text, metadata=metadata, pinned=pinned, expires_at=expires_at, clear_expiry=clear_expiry
+        )
+
     async def pin(self, memory_id: int, user_id: str) -> Memory:
         """Pin a memory: never decayed, consolidated or cleaned up, and always in ``context``."""
         return await self._wired().memories.pin(memory_id, user_id, True)

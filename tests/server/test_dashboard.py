@@ -115,6 +115,9 @@ async def test_rest_patch_and_restore(api: Api) -> None:
         assert r.status_code == 200, r.text
         got = r.json()
         assert got["pinned"] is True and got["metadata"] == {"k": 1} and got["expires_at"].startswith("2099-01-01")
+        history = (await c.get(f"{url}/history", params={"user_id": "ana"})).json()
+        assert history[-1]["details"]["pinned"] is True and history[-1]["details"]["metadata"]["new"] == {"k": 1}
+        assert sum(1 for h in history if h["event"] == "UPDATE") == 1  # three changes, one transaction, one entry
         r = await c.patch(url, json={"user_id": "ana", "expires_at": None, "pinned": False})
         assert r.status_code == 200 and r.json()["expires_at"] is None and r.json()["pinned"] is False
         assert (await c.patch(url, json={"user_id": "ana"})).json()["text"] == got["text"]  # nothing to change

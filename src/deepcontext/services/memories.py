@@ -126,6 +126,44 @@ class MemoryService:
         edit = MemoryEdit(expires_at=when, clear_expiry=when is None, reason="expiry set" if when else "expiry cleared")
         return await self._change(memory_id, user_id, edit)
 
+    async def edit(
+        self,
+        memory_id: int,
+        user_id: str,
+        *,
+        text: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        pinned: bool | None = None,
+        expires_at: datetime | str | None = None,
+        clear_expiry: bool = False,
+    ) -> Memory:
+        """Change any of a memory's text, metadata, pin and expiry in one transaction (one history
+        entry); what is not given stays. Everything is checked before anything is written."""
+        user_id = check_id(user_id, "user_id")
+        mid = check_memory_id(memory_id)
+        if text is not None:
+            text = check_text(text, "text", self.settings.max_message_chars, "max_message_chars").strip()
+        if metadata is not None:
+            if not isinstance(metadata, Mapping):
+                raise ValidationError("metadata must be an object", field="metadata")
+            check_json(metadata, "metadata")
+        if pinned is not None:
+            check_flag(pinned, "pinned")
+        check_flag(clear_expiry, "clear_expiry")
+        if clear_expiry and expires_at is not None:
+            raise ValidationError("give expires_at or clear_expiry, not both", field="expires_at")
+        now = self.clock.now()
+        when = expiry(now, expires_at, None) if expires_at is not None else None
+        vec = None if text is None else await asyncio.to_thread(self.embedder.embed_one, text)
+        change = MemoryEdit(
+            text=text, content_hash=None if text is None else content_hash(text), embedding=vec, pinned=pinned,
+            metadata=None if metadata is None else dict(metadata), expires_at=when, clear_expiry=clear_expiry,
+            reason="edited",
+        )  # fmt: skip
+        if change.empty:
+            raise ValidationError("nothing to change: give text, metadata, pinned, expires_at or clear_expiry", field="memory_id")
+        return await self._db(self.store.change_memory, user_id, mid, change, now=now, actor="user")
+
     async def _change(self, memory_id: int, user_id: str, edit: MemoryEdit) -> Memory:
         user_id = check_id(user_id, "user_id")
         mid = check_memory_id(memory_id)

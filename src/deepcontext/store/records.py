@@ -208,9 +208,13 @@ class AddOutcome:
 
 @dataclass(slots=True, frozen=True)
 class MemoryEdit:
-    """What a change of a memory's details sets (None: left as it is). ``clear_expiry`` removes
-    the expiry; ``restore`` makes a deleted or decayed memory active again."""
+    """What a change of a memory sets (None: left as it is), in one transaction. ``text`` comes with
+    its ``content_hash`` and ``embedding``; ``clear_expiry`` removes the expiry; ``restore`` makes a
+    deleted or decayed memory active again."""
 
+    text: str | None = None
+    content_hash: str | None = None
+    embedding: np.ndarray | None = None
     pinned: bool | None = None
     metadata: dict[str, Any] | None = None
     expires_at: datetime | None = None
@@ -221,7 +225,11 @@ class MemoryEdit:
     @property
     def empty(self) -> bool:
         return (
-            self.pinned is None and self.metadata is None and self.expires_at is None and not (self.clear_expiry or self.restore)
+            self.text is None
+            and self.pinned is None
+            and self.metadata is None
+            and self.expires_at is None
+            and not (self.clear_expiry or self.restore)
         )
 
 

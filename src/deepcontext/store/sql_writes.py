@@ -194,6 +194,8 @@ class MemoryWriter(MemoryRowChanges):
             rev = self.s.bump_user(conn, user_id, now)
             values: dict[str, Any] = {"updated_at": now, "rev": rev}
             details: dict[str, Any] = {}
+            if change.text is not None:
+                values.update(text=change.text, content_hash=change.content_hash, embedding=change.embedding)
             if change.pinned is not None:
                 values["pinned"] = details["pinned"] = change.pinned
             if change.metadata is not None:
@@ -208,12 +210,13 @@ class MemoryWriter(MemoryRowChanges):
                               access_count=row.access_count + 1)  # fmt: skip
                 details["status"] = {"old": row.status, "new": MemoryStatus.ACTIVE.value}
             conn.execute(update(mt).where(mt.c.id == memory_id).values(**values))
-            if change.restore:  # back in the keyword index, which holds active memories
+            text = row.text if change.text is None else change.text
+            if change.restore or change.text is not None:  # the keyword index holds active memories' texts
                 self.s.unindex(conn, [memory_id])
-                self.index(conn, user_id, [(memory_id, row.text, self.verbatim_turns(conn, [memory_id]).get(memory_id))])
+                self.index(conn, user_id, [(memory_id, text, self.verbatim_turns(conn, [memory_id]).get(memory_id))])
             event = HistoryEvent.RESTORE if change.restore else HistoryEvent.UPDATE
             self.history(
-                conn, user_id, memory_id, event, now, old_text=row.text, new_text=row.text, actor=actor,
+                conn, user_id, memory_id, event, now, old_text=row.text, new_text=text, actor=actor,
                 reason=change.reason, details=details,
             )  # fmt: skip
         return self.s.memories.get_memories(user_id, [memory_id])[0]

@@ -128,22 +128,17 @@ async def get_memory(memory_id: MemoryIdPath, user_id: UserQuery, scope: ReadSco
 @router.patch("/{memory_id}", response_model=Memory)
 async def update_memory(memory_id: MemoryIdPath, body: PatchMemoryBody, scope: WriteScope, ctx: Ctx) -> Memory:
     """Change a memory: new text (re-embedded; the old text stays in its history), metadata, pin,
-    expiry (null clears it). Each change is an entry of the memory's history."""
+    expiry (null clears it), all in one transaction and one entry of the memory's history; a PATCH
+    with any part refused changes nothing."""
     uid = scope.user(body.user_id)
-    given = body.model_fields_set
-    # checked before the first write: a PATCH whose expiry is refused changes nothing
-    if body.expires_at is not None and body.expires_at <= ctx.clock.now():
-        raise ValidationError("expires_at is in the past", field="expires_at")
-    await ctx.get(memory_id, uid)  # 404 before any change
-    if body.text is not None:
-        await ctx.update(memory_id, body.text, uid)
-    if body.metadata is not None:
-        await ctx.set_metadata(memory_id, uid, body.metadata)
-    if body.pinned is not None:
-        await (ctx.pin(memory_id, uid) if body.pinned else ctx.unpin(memory_id, uid))
-    if "expires_at" in given:
-        await ctx.set_expiry(memory_id, uid, body.expires_at)
-    return external_memory(scope, await ctx.get(memory_id, uid))
+    clear = "expires_at" in body.model_fields_set and body.expires_at is None
+    if body.text is None and body.metadata is None and body.pinned is None and body.expires_at is None and not clear:
+        return external_memory(scope, await ctx.get(memory_id, uid))  # nothing asked: the memory as it is
+    edited = await ctx.edit(
+        memory_id, uid, text=body.text, metadata=body.metadata, pinned=body.pinned, expires_at=body.expires_at,
+        clear_expiry=clear,
+    )  # fmt: skip
+    return external_memory(scope, edited)
 
 
 @router.post("/{memory_id}/restore", response_model=Memory)
