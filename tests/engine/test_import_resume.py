@@ -106,7 +106,9 @@ async def test_killed_import_resumes_without_duplicates(tmp_path: Path) -> None:
     assert await _shape(tmp_path / "fresh.db", "bob") == expected
 
     dst = tmp_path / "dst.db"
-    proc = _import(tmp_path, path, "--batch", "15")
+    # small parts: between the poll seeing two and the lock below, the importer cannot reach the end
+    batch = 4
+    proc = _import(tmp_path, path, "--batch", str(batch))
     deadline = time.monotonic() + 120
     while _parts_committed(dst) < 2 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
@@ -118,16 +120,16 @@ async def test_killed_import_resumes_without_duplicates(tmp_path: Path) -> None:
     proc.wait(timeout=30)
     lock.execute("ROLLBACK")
     lock.close()
-    assert 2 <= committed < (len(records) - 1) // 15  # stopped between parts, not at the end
+    assert 2 <= committed < (len(records) - 1) // batch  # stopped between parts, not at the end
 
-    again = _import(tmp_path, path, "--batch", "15")
+    again = _import(tmp_path, path, "--batch", str(batch))
     out, err = again.communicate(timeout=300)
     assert again.returncode == 0, err
-    assert f"resuming: {committed * 15} of {len(records) - 1} records" in err
+    assert f"resuming: {committed * batch} of {len(records) - 1} records" in err
     assert "turns/s" in out and "imported by an earlier run" in out
     assert await _shape(dst, "bob") == expected
 
-    third = _import(tmp_path, path, "--batch", "15")
+    third = _import(tmp_path, path, "--batch", str(batch))
     out, err = third.communicate(timeout=300)
     assert third.returncode == 0, err
     assert out.startswith("already imported")
