@@ -179,6 +179,12 @@ class DeepContext:
         self._check()
         return self._llm
 
+    @property
+    def activity_dropped(self) -> int:
+        """Calls the activity log did not record since the engine opened: its queue was full
+        (``activity_queue_max``), as when the database stopped answering."""
+        return 0 if self._services is None else self._services.activity.dropped
+
     async def flush(self) -> None:
         """Wait until background work started by earlier calls (access counts, auto-consolidation,
         conversation summaries, the activity log's writes) has finished. ``close()`` does this too."""

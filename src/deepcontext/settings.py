@@ -384,6 +384,13 @@ class DeepContextSettings(BaseSettings):
     activity_max_age_days: float = Field(
         default=30.0, gt=0, le=36_500, description="Recorded calls older than this many days are removed"
     )
+    activity_queue_max: int = Field(
+        default=10_000,
+        ge=1,
+        le=1_000_000,
+        description="Recorded calls waiting to be written before new ones are dropped (a database that stopped "
+        "answering); /metrics counts the dropped ones",
+    )
 
     # --- server (REST API and MCP; deepcontext.server) -------------------------------------------
     server_host: str = Field(default="127.0.0.1", description="Address `deepcontext serve` binds")

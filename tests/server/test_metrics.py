@@ -115,3 +115,34 @@ async def test_the_engines_work_is_counted(metered: Api) -> None:
     assert value(after, "deepcontext_embedder_seconds_total") > value(before, "deepcontext_embedder_seconds_total")
     assert ("deepcontext_background_tasks", frozenset()) in after
     assert value(after, "deepcontext_background_task_failures_total") == metered.ctx.background.failures == 0
+
+
+async def test_calls_the_activity_log_drops_are_counted(tmp_path) -> None:  # noqa: ANN001
+    """With its queue full (two records wait to be written together), further calls are dropped
+    and counted; every call is either recorded or counted."""
+    ctx = DeepContext(
+        database_url=f"sqlite:///{tmp_path}/m.db", embedder=HashEmbedder(256), metrics_enabled=True, activity_queue_max=2
+    )
+    app = create_app(ctx)
+    try:
+        async with running(app):
+            api = Api(app, ctx)
+            async with api.client(api.key("t")) as c:
+                assert (
+                    await c.post(
+                        "/v1/memories", json={"user_id": "ana", "messages": [{"role": "user", "content": "I keep bees."}]}
+                    )
+                ).status_code == 201
+                calls = 8
+                for i in range(calls):  # quicker than the writer's wait for company (2 s)
+                    assert (await c.post("/v1/search", json={"user_id": "ana", "query": f"bees {i}"})).status_code == 200
+                await ctx.flush()
+                found = samples((await c.get("/metrics")).text)
+                page = (await c.get("/v1/activity", params={"user_id": "ana", "limit": 200})).json()
+            recorded = sum(1 for call in page["calls"] if call["kind"] == "search")
+            counted = ctx.activity_dropped
+    finally:
+        await ctx.close()
+    dropped = value(found, "deepcontext_activity_records_dropped_total")
+    assert dropped == counted > 0
+    assert recorded + dropped == calls

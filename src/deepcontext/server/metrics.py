@@ -67,8 +67,13 @@ class Metrics:
         self.embedding_seconds = Counter(
             "deepcontext_embedder_seconds", "Time the embedding model ran, summed over threads", registry=r
         )
+        self.activity_dropped = Counter(
+            "deepcontext_activity_records_dropped",
+            "Calls the activity log did not record: its queue was full (activity_queue_max)",
+            registry=r,
+        )
         #: what the engine's own counters said when last read: the counters above grow by the difference
-        self._seen: tuple[int, int, float] = (0, 0, 0.0)
+        self._seen: tuple[int, int, float, int] = (0, 0, 0.0, 0)
         self.db_errors = Counter(
             "deepcontext_database_errors", "Requests the database failed (unavailable, read-only, disk full)", ["kind"],
             registry=r,
@@ -84,12 +89,14 @@ class Metrics:
             self.lifecycle.labels("ok" if status < 400 else "error").inc()
 
     def sample(self, ctx: Any) -> None:
-        """Read the engine's own counters (background tasks, the embedder's work) into the metrics."""
+        """Read the engine's own counters (background tasks, the embedder's work, the activity log's
+        dropped records) into the metrics."""
         if ctx is None:
             return
         tasks = ctx.background
         stats = ctx.embedder.stats()
         failures, texts, seconds = tasks.failures, stats.texts_embedded, stats.model_seconds
+        dropped = ctx.activity_dropped
         seen = self._seen
         self.background.set(tasks.pending)
         if failures > seen[0]:
@@ -98,7 +105,9 @@ class Metrics:
             self.embedded.inc(texts - seen[1])
         if seconds > seen[2]:
             self.embedding_seconds.inc(seconds - seen[2])
-        self._seen = (max(failures, seen[0]), max(texts, seen[1]), max(seconds, seen[2]))
+        if dropped > seen[3]:
+            self.activity_dropped.inc(dropped - seen[3])
+        self._seen = (max(failures, seen[0]), max(texts, seen[1]), max(seconds, seen[2]), max(dropped, seen[3]))
 
     def render(self) -> Response:
         from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest

@@ -40,8 +40,6 @@ __all__ = ["ActivityLog", "Origin", "Via", "calls_from"]
 Via = Literal["python", "rest", "mcp", "cli", "inspector"]
 #: calls recorded when ``activity_log`` is None
 _RECORDED_BY_DEFAULT = frozenset({"rest", "mcp"})
-#: records waiting for the writer; past this (a database that stopped answering) new ones are dropped
-MAX_QUEUE = 10_000
 #: the longest a record waits for others to share its transaction (``flush`` writes at once)
 BATCH_SECONDS = 2.0
 #: a left-out context item keeps this much of its text
@@ -110,7 +108,7 @@ class ActivityLog:
         self._queue: list[dict[str, Any]] = []
         self._writer: asyncio.Task[Any] | None = None
         self._wake: asyncio.Event | None = None
-        #: records dropped because the queue was full
+        #: records dropped because the queue was full (``activity_queue_max``)
         self.dropped = 0
 
     # --- recording ----------------------------------------------------------------------------------
@@ -164,7 +162,7 @@ class ActivityLog:
         self, origin: Origin, kind: str, user_id: str, query: str, params: Mapping[str, Any], took_ms: float | None,
         record: dict[str, Any], hits: list[ActivityHit],
     ) -> None:  # fmt: skip
-        if len(self._queue) >= MAX_QUEUE:
+        if len(self._queue) >= self.settings.activity_queue_max:
             self.dropped += 1
             return
         self._queue.append(
