@@ -41,7 +41,7 @@ asyncio.run(main())
 async def _fill(url: str, memories: int) -> float:
     """The database, and the warm latency of the query (ms, median of 20) in the process that made it."""
     from deepcontext import DeepContext
-    from deepcontext.bench.filler import filler_turns
+    from deepcontext_bench.filler import filler_turns
 
     async with DeepContext(database_url=url, auto_consolidate=False) as ctx:
         turns = filler_turns(memories, seed=5)

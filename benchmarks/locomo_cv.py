@@ -37,12 +37,12 @@ from pathlib import Path
 from typing import Any
 
 from deepcontext import DeepContext
-from deepcontext.bench.locomo import KS, ingest, recall_at, user_of, user_view
-from deepcontext.bench.locomo_data import CATEGORIES, load
 from deepcontext.extract.standing_model import model_for
 from deepcontext.retrieve import SearchConfig
 from deepcontext.retrieve.search import MAX_SOURCES, Candidates, gather, leg_k, neighbour_reader, rank
 from deepcontext.services.validation import parse_filters
+from deepcontext_bench.locomo import KS, ingest, recall_at, user_of, user_view
+from deepcontext_bench.locomo_data import CATEGORIES, load
 
 
 def _value(raw: str) -> Any:

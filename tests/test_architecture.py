@@ -8,6 +8,7 @@ functions; ``from pkg import submodule`` is an edge to the submodule; imports un
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,7 +40,6 @@ LAYERS: dict[str, int] = {
     "cli": 7,
     "server": 7,
     "chat": 7,
-    "bench": 7,
     "compat": 7,
     "demo": 7,
     "__main__": 7,
@@ -212,17 +212,6 @@ def test_layer_order(low: str, high: str) -> None:
 #: what code outside ``store/`` may import of the store: the package and its interface
 STORE_DOOR = {"deepcontext.store", "deepcontext.store.interface"}
 
-#: modules allowed to speak SQL outside the store; the test fails on an entry that no longer needs to
-#: be here (the list only shrinks)
-STORE_DOOR_EXCEPTIONS: dict[str, str] = {
-    # the reliability benchmark audits and deliberately damages a database from outside, as an
-    # operator's sqlite3 or psql would
-    "deepcontext.bench.reliability_checks": "benchmark harness",
-    "deepcontext.bench.reliability_probes": "benchmark harness",
-    "deepcontext.bench.reliability_server": "benchmark harness",
-    "deepcontext.bench.reliability_times": "benchmark harness",
-}
-
 
 def _imports_sqlalchemy(source: str) -> bool:
     tree = ast.parse(source)
@@ -249,12 +238,33 @@ OUTSIDE_STORE = [m for m in MODULES if not (m == "deepcontext.store" or m.starts
 
 def test_only_the_store_speaks_sql() -> None:
     found = {m: doors for m in OUTSIDE_STORE if (doors := _through_other_doors(m))}
-    new = {m: d for m, d in found.items() if m not in STORE_DOOR_EXCEPTIONS}
-    assert not new, "outside store/, import only deepcontext.store or deepcontext.store.interface:\n" + "\n".join(
-        f"{m}: {', '.join(d)}" for m, d in sorted(new.items())
+    assert not found, "outside store/, import only deepcontext.store or deepcontext.store.interface:\n" + "\n".join(
+        f"{m}: {', '.join(d)}" for m, d in sorted(found.items())
     )
-    stale = sorted(set(STORE_DOOR_EXCEPTIONS) - set(found))
-    assert not stale, f"these modules use the door now: take them off STORE_DOOR_EXCEPTIONS: {stale}"
+
+
+# --- the benchmark harness lives apart ------------------------------------------------------------
+
+#: the engine's modules that may import the harness (``deepcontext_bench``, beside the package): the
+#: ``deepcontext bench`` commands, which load it when run
+HARNESS_USERS = re.compile(r"deepcontext\.cli\.bench(_\w+)?$")
+
+
+def _imports_harness(source: str) -> bool:
+    for node in ast.walk(ast.parse(source)):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names = [node.module]
+        if any(n.split(".")[0] == "deepcontext_bench" for n in names):
+            return True
+    return False
+
+
+def test_only_the_bench_commands_import_the_harness() -> None:
+    found = sorted(m for m, path in MODULES.items() if _imports_harness(path.read_text(encoding="utf-8")))
+    assert found and all(HARNESS_USERS.match(m) for m in found), found
+    assert _imports_harness("def f():\n    from deepcontext_bench.report import markdown_table\n")
+    assert not _imports_harness("from deepcontext.store import Store\n")
 
 
 def test_the_door_check_sees_sql_and_store_internals() -> None:

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from deepcontext.bench.extraction import load_gold, run_extraction, states
 from deepcontext.extract.grammar import defects, unresolved
 from deepcontext.extract.interface import ExtractionContext, ExtractionResult, MessageIn
 from deepcontext.extract.rules import RuleExtractor
+from deepcontext_bench.extraction import load_gold, run_extraction, states
 
 SAID = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)  # a Monday
 EX = RuleExtractor()

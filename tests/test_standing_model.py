@@ -10,13 +10,13 @@ import pydantic
 import pytest
 
 from deepcontext import DeepContext
-from deepcontext.bench.filler import filler_turns
 from deepcontext.embed.hashing import HashEmbedder
 from deepcontext.embed.minilm import MiniLMEmbedder
 from deepcontext.errors import ConfigurationError
 from deepcontext.extract.standing import is_request_for_user, standing_kind
 from deepcontext.extract.standing_model import StandingModel, model_for
 from deepcontext.retrieve.config import SearchConfig
+from deepcontext_bench.filler import filler_turns
 
 ITCHY = "kiwi and me dont mix, my throat gets itchy"  # an allergy in words no rule lists
 CHAT = ["we grabbed tacos after the game last night", "my brother just got a new puppy", "lol that meeting went on forever"]

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from deepcontext.bench.calibration import write_constants
-from deepcontext.bench.locomo import run_locomo
 from deepcontext.retrieve.calibration import CONSTANTS_PATH, FEATURES, Calibration
+from deepcontext_bench.calibration import write_constants
+from deepcontext_bench.locomo import run_locomo
 from tests.support.cli import run_cli
 
 DATA = Path(__file__).with_name("mini_locomo.json")

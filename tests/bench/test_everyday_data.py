@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from deepcontext.bench.everyday import KINDS, load_everyday
+from deepcontext_bench.everyday import KINDS, load_everyday
 
 BLIND = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "everyday-blind.jsonl"
 FIELDS = {"id", "kind", "part", "statements", "question", "first", "not_first", "must_contain", "must_not_contain"}

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from deepcontext import DeepContext
-from deepcontext.bench.needs import DEFAULT_NEEDS, DIRECT_REQUESTS, holdout_sets, load_needs, run_need
-from deepcontext.bench.updates import DEFAULT_UPDATES, load_cases, run_case
 from deepcontext.embed import HashEmbedder
+from deepcontext_bench.needs import DEFAULT_NEEDS, DIRECT_REQUESTS, holdout_sets, load_needs, run_need
+from deepcontext_bench.updates import DEFAULT_UPDATES, load_cases, run_case
 from tests.support.cli import run_cli
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from deepcontext.bench.locomo import KS, run_locomo
-from deepcontext.bench.locomo_data import load, normalise_evidence, parse_session_date
+from deepcontext_bench.locomo import KS, run_locomo
+from deepcontext_bench.locomo_data import load, normalise_evidence, parse_session_date
 
 DATA = Path(__file__).with_name("mini_locomo.json")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from deepcontext.bench.locomo import run_locomo
+from deepcontext_bench.locomo import run_locomo
 from tests.support.fake_openai import FakeOpenAI, Reply
 from tests.support.fixtures import fake_openai, fake_openai_server  # noqa: F401
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from deepcontext.bench.locomo import KS, run_locomo
-from deepcontext.bench.mem0_peer import NetworkBlockedError, mem0_version, network_guard
+from deepcontext_bench.locomo import KS, run_locomo
+from deepcontext_bench.mem0_peer import NetworkBlockedError, mem0_version, network_guard
 from tests.support.cli import run_cli
 
 pytestmark = pytest.mark.skipif(

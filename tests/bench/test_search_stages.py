@@ -4,8 +4,8 @@ returns), on both backends, with a user whose memories every leg finds."""
 from __future__ import annotations
 
 from deepcontext import DeepContext
-from deepcontext.bench.search_stages import STAGES, search_stages
-from deepcontext.bench.synthetic import SyntheticChat
+from deepcontext_bench.search_stages import STAGES, search_stages
+from deepcontext_bench.synthetic import SyntheticChat
 
 
 async def test_the_stages_rank_what_the_search_returns(db_url: str) -> None:

@@ -248,7 +248,7 @@ def test_mem0s_memory_config_object(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("MEM0_TELEMETRY", "false")
     monkeypatch.setenv("MEM0_DIR", str(tmp_path / "mem0-home"))
     pytest.importorskip("mem0")
-    from deepcontext.bench.mem0_peer import network_guard
+    from deepcontext_bench.mem0_peer import network_guard
 
     with network_guard():
         from mem0.configs.base import MemoryConfig

@@ -78,7 +78,7 @@ def mem0_memory(server: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     # read by mem0 when it is first imported: no telemetry, its home folder in the test's
     monkeypatch.setenv("MEM0_TELEMETRY", "false")
     monkeypatch.setenv("MEM0_DIR", str(tmp_path / "mem0-home"))
-    from deepcontext.bench.mem0_peer import network_guard
+    from deepcontext_bench.mem0_peer import network_guard
 
     with network_guard():
         from mem0 import Memory
@@ -244,7 +244,7 @@ def _compare(theirs: dict[str, Any], ours: dict[str, Any]) -> None:
 
 
 def test_a_mem0_script_sees_the_same_on_both(mem0_memory: Any, our_memory: Any) -> None:
-    from deepcontext.bench.mem0_peer import network_guard
+    from deepcontext_bench.mem0_peer import network_guard
 
     with network_guard():
         theirs = script(mem0_memory)
@@ -254,8 +254,8 @@ def test_a_mem0_script_sees_the_same_on_both(mem0_memory: Any, our_memory: Any) 
 def test_the_async_interfaces_too(server: FakeOpenAI, mem0_memory: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from mem0 import AsyncMemory as Mem0AsyncMemory
 
-    from deepcontext.bench.mem0_peer import network_guard
     from deepcontext.compat.mem0 import AsyncMemory
+    from deepcontext_bench.mem0_peer import network_guard
 
     for key in list(os.environ):
         if key.startswith("DEEPCONTEXT_"):

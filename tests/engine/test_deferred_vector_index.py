@@ -106,7 +106,7 @@ async def test_a_bulk_import_killed_inside_the_scope_leaves_the_index_to_be_buil
 
 async def test_an_import_refreshes_the_planners_statistics_as_adds_do(pg_url: str) -> None:
     # without statistics the planner ANDs the keyword index of every user with the user's rows
-    from deepcontext.bench.scale import ScaleRecords, _template
+    from deepcontext_bench.scale import ScaleRecords, _template
 
     async with DeepContext(database_url=pg_url, embedder=HashEmbedder(256)) as ctx:
         texts = [f"note {i} about the garden, the bikes and week {i % 7}" for i in range(50)]

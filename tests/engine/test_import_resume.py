@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from deepcontext import DeepContext, ValidationError
-from deepcontext.bench.synthetic import SyntheticChat
+from deepcontext_bench.synthetic import SyntheticChat
 
 
 async def _export(tmp_path: Path) -> tuple[Path, list[dict[str, Any]]]:

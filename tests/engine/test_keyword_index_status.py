@@ -11,9 +11,9 @@ from typing import Any
 from sqlalchemy import text
 
 from deepcontext import DeepContext, ManualClock
-from deepcontext.bench.reliability_checks import check_index
 from deepcontext.embed import HashEmbedder
 from deepcontext.types import MemoryStatus
+from deepcontext_bench.reliability_checks import check_index
 from tests.engine.test_knowledge_updates import facts, say
 from tests.lifecycle.helpers import ScriptedExtractor
 from tests.lifecycle.helpers import say as lifecycle_say

@@ -9,9 +9,9 @@ from datetime import timedelta
 import pytest
 
 from deepcontext import DeepContext, ValidationError
-from deepcontext.bench.filler import filler_turns
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.types import HistoryEvent, MemoryStatus
+from deepcontext_bench.filler import filler_turns
 from tests.engine.conftest import T0
 
 

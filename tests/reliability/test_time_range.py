@@ -230,7 +230,7 @@ async def test_postgres_reads_the_range_edges_whatever_the_server_time_zone(pg_u
 
 
 async def test_bench_reliability_reports_the_times_scenario(tmp_path: Path) -> None:
-    from deepcontext.bench.reliability_times import run_times
+    from deepcontext_bench.reliability_times import run_times
 
     out = await run_times(f"sqlite:///{tmp_path}/bench.db")
     assert out.tried >= 18  # every entry, the two CLI inputs, every read of the stored row

@@ -54,7 +54,7 @@ def check_peer(peer: str | None) -> None:
         return
     if peer != "mem0":
         fail(f"--peer: unknown peer {peer!r} (known: mem0)")
-    from deepcontext.bench.mem0_peer import NOT_INSTALLED, mem0_version
+    from deepcontext_bench.mem0_peer import NOT_INSTALLED, mem0_version
 
     if mem0_version() is None:
         fail(NOT_INSTALLED)

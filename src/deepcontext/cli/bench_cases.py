@@ -15,8 +15,8 @@ from deepcontext.cli.common import console, database_url, fail, print_json
 
 def _cross_validate(c: Any, sweep: Callable[[Any], Coroutine[Any, Any, Any]], names: list[str], top: int, column: str) -> None:
     """Print the sweep's grid (share of cases at rank ``top`` or better per setting) and its 5-fold score."""
-    from deepcontext.bench.needs import kfold
-    from deepcontext.bench.report import markdown_table
+    from deepcontext_bench.needs import kfold
+    from deepcontext_bench.report import markdown_table
 
     ranks: dict[tuple[float, ...], list[int | None]] = with_progress("cross-validation", sweep)
     n = len(next(iter(ranks.values())))
@@ -53,8 +53,8 @@ def updates(
 ) -> None:
     """Knowledge updates: per labelled case whether the older memory was superseded, precision and
     recall of supersession, and whether the current value ranks above the old one."""
-    from deepcontext.bench.report import markdown_table
-    from deepcontext.bench.updates import DEFAULT_UPDATES, run_updates, sweep_updates
+    from deepcontext_bench.report import markdown_table
+    from deepcontext_bench.updates import DEFAULT_UPDATES, run_updates, sweep_updates
 
     path, extra, c = _labelled(data, DEFAULT_UPDATES, settings)
     report = with_progress(
@@ -90,9 +90,9 @@ def everyday(
     """Memories that stay true: labelled everyday cases of seven kinds (an update keeps what it did not
     change, another person's change, changes said as events, self-introductions, recurring times,
     careful text, slots of the right kind); the share passing per kind, on the dev, held-out and blind parts."""
-    from deepcontext.bench.everyday import DEFAULT_EVERYDAY, KINDS, PARTS, EverydayReport, run_everyday
-    from deepcontext.bench.report import markdown_table
     from deepcontext.errors import ValidationError
+    from deepcontext_bench.everyday import DEFAULT_EVERYDAY, KINDS, PARTS, EverydayReport, run_everyday
+    from deepcontext_bench.report import markdown_table
 
     if part not in ("all", *PARTS):
         fail(f"--part must be dev, held-out, blind or all, not {part!r}")
@@ -142,8 +142,8 @@ def needs(
     habit, constraint, instruction) for a request that needs it; share in the top 1 / 3 / 10. With
     the default set, also requests that an earlier message answers directly (the rank of that message:
     standing facts must not push it down)."""
-    from deepcontext.bench.needs import DEFAULT_NEEDS, DIRECT_REQUESTS, NeedsReport, holdout_sets, run_needs, sweep_needs
-    from deepcontext.bench.report import markdown_table
+    from deepcontext_bench.needs import DEFAULT_NEEDS, DIRECT_REQUESTS, NeedsReport, holdout_sets, run_needs, sweep_needs
+    from deepcontext_bench.report import markdown_table
 
     def share(name: str, report: NeedsReport) -> str:
         m = report.metrics()
@@ -191,11 +191,11 @@ def extraction(
 ) -> None:
     """Offline extraction against a labelled set: per-fact precision and recall, memories with an
     unresolved pronoun or relative date, grammar defects."""
-    from deepcontext.bench.extraction import load_gold, run_extraction
-    from deepcontext.bench.report import machine, markdown_table, save_json
     from deepcontext.errors import ValidationError
     from deepcontext.extract.rules import RuleExtractor
     from deepcontext.extract.verbs import is_base_verb
+    from deepcontext_bench.extraction import load_gold, run_extraction
+    from deepcontext_bench.report import machine, markdown_table, save_json
 
     if data is not None and not data.exists():
         fail(f"labelled set not found: {data}")

@@ -53,8 +53,8 @@ def locomo(
     context recall), overall and per category, beside BM25, cosine and a naive hybrid."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from deepcontext.bench.locomo import BUDGETS, KS, run_locomo
-    from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json, save_plot
+    from deepcontext_bench.locomo import BUDGETS, KS, run_locomo
+    from deepcontext_bench.report import default_results_dir, machine, markdown_table, save_json, save_plot
 
     check_peer(peer)
     given = data or os.environ.get("DEEPCONTEXT_LOCOMO")
@@ -165,8 +165,8 @@ def locomo(
 
 
 def _print_calibration(result: dict[str, Any], refit: bool) -> None:
-    from deepcontext.bench.calibration import write_constants
-    from deepcontext.bench.report import markdown_table
+    from deepcontext_bench.calibration import write_constants
+    from deepcontext_bench.report import markdown_table
 
     c = console()
     cal = result["calibration"]

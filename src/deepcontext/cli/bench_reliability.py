@@ -49,8 +49,8 @@ def reliability(
     """Kill -9 during adds, imports and consolidation, processes sharing a database, adds racing
     deletes, valid and hostile REST requests, a read-only database, a read-only key, a full disk, the
     CLI under another embedder: tried / failed / lost / leaked / 5xx / p99 per scenario."""
-    from deepcontext.bench.reliability import ALL_SCENARIOS, SCENARIOS, run_reliability
-    from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json
+    from deepcontext_bench.reliability import ALL_SCENARIOS, SCENARIOS, run_reliability
+    from deepcontext_bench.report import default_results_dir, machine, markdown_table, save_json
 
     chosen = tuple(scenario) if scenario else SCENARIOS
     unknown = [s for s in chosen if s not in ALL_SCENARIOS]

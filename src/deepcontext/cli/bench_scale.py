@@ -47,8 +47,8 @@ def scale(
     start in a new process at each stage."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn, TimeRemainingColumn
 
-    from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json
-    from deepcontext.bench.scale import iter_sizes, run_scale
+    from deepcontext_bench.report import default_results_dir, machine, markdown_table, save_json
+    from deepcontext_bench.scale import iter_sizes, run_scale
 
     try:
         size_list = tuple(iter_sizes(sizes))
@@ -165,7 +165,7 @@ def plot(
     points are printed as a table."""
     import json
 
-    from deepcontext.bench.report import markdown_table, save_plot
+    from deepcontext_bench.report import markdown_table, save_plot
 
     if percentile not in ("p50", "p95", "p99"):
         fail("--percentile must be p50, p95 or p99")

@@ -35,9 +35,9 @@ def speed(
     check_peer(peer)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json, save_plot
-    from deepcontext.bench.search_stages import STAGES
-    from deepcontext.bench.speed import run_speed
+    from deepcontext_bench.report import default_results_dir, machine, markdown_table, save_json, save_plot
+    from deepcontext_bench.search_stages import STAGES
+    from deepcontext_bench.speed import run_speed
 
     try:
         size_list = tuple(int(s) for s in sizes.split(",") if s.strip())

@@ -24,8 +24,8 @@ def ui(
     """Server time of each inspector page (p50/p95 ms) for one user with --memories memories."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
-    from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json
-    from deepcontext.bench.ui import run_ui_bench
+    from deepcontext_bench.report import default_results_dir, machine, markdown_table, save_json
+    from deepcontext_bench.ui import run_ui_bench
 
     url = database_url(db) if db else None
     with Progress("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -28,8 +28,8 @@ def workers(
     """Throughput of the REST server under a mix of searches and one-message adds: for each --db and
     each worker count, `deepcontext serve --workers N` is started, loaded by --concurrency clients
     for --seconds, and stopped; requests/s and p50 / p95 / p99 per kind of request."""
-    from deepcontext.bench.report import default_results_dir, machine, markdown_table, save_json
-    from deepcontext.bench.workers import run_workers
+    from deepcontext_bench.report import default_results_dir, machine, markdown_table, save_json
+    from deepcontext_bench.workers import run_workers
 
     try:
         worker_counts = [int(c) for c in counts.split(",") if c.strip()]

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from deepcontext.bench.synthetic import SyntheticChat
+from deepcontext_bench.synthetic import SyntheticChat
 
 __all__ = ["run_workers"]
 

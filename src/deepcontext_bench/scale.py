@@ -33,9 +33,9 @@ from typing import Any
 
 import numpy as np
 
-from deepcontext.bench.speed import _db_size_mb, _pct, _rss_mb
-from deepcontext.bench.synthetic import SyntheticChat
 from deepcontext.services.memories import deferred_vector_index
+from deepcontext_bench.speed import _db_size_mb, _pct, _rss_mb
+from deepcontext_bench.synthetic import SyntheticChat
 
 __all__ = ["ScaleRecords", "cold_start", "run_scale"]
 
@@ -193,7 +193,7 @@ def cold_start(db_url: str, user: str, query: str, settings: dict[str, Any], gra
     (``graph_s``) and where the graph came from (``graph_source``)."""
     code = (
         "import asyncio, json, sys\n"
-        "from deepcontext.bench.scale import _cold\n"
+        "from deepcontext_bench.scale import _cold\n"
         "print(json.dumps(asyncio.run(_cold(*json.loads(sys.argv[1])))))\n"
     )
     out = subprocess.run(

@@ -22,9 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from deepcontext.bench.search_stages import search_stages
-from deepcontext.bench.synthetic import SyntheticChat
 from deepcontext.embed.embedder import EmbedderStats
+from deepcontext_bench.search_stages import search_stages
+from deepcontext_bench.synthetic import SyntheticChat
 
 __all__ = ["run_speed"]
 
@@ -60,7 +60,7 @@ async def run_speed(
     user (from an earlier run on the same ``db_url``) and ingest only what a stage still lacks,
     so a stage the database already reaches measures search alone (its ingest rate is None).
     ``peer="mem0"``: mem0 then ingests the same turns in the same batches, stage by stage, and
-    answers the same queries (see :mod:`deepcontext.bench.mem0_peer`)."""
+    answers the same queries (see :mod:`deepcontext_bench.mem0_peer`)."""
     from deepcontext import DeepContext
 
     tmp = None
@@ -244,7 +244,7 @@ def _run_mem0(
     embedder: Any, stage_turns: list[int], qs: list[str], batch: int, progress: Callable[[str, int], None] | None
 ) -> dict[str, Any]:
     """mem0 on the same synthetic turns as our stages (one memory per turn), the same queries."""
-    from deepcontext.bench.mem0_peer import Mem0Peer, network_guard
+    from deepcontext_bench.mem0_peer import Mem0Peer, network_guard
 
     embedder.clear_cache()
     turns = SyntheticChat(seed=42).turns(10**9)

@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
-from deepcontext.bench.reliability_checks import Outcome, backend_name, open_context, query_rows
+from deepcontext_bench.reliability_checks import Outcome, backend_name, open_context, query_rows
 
 #: the time each entry is offered, in the forms each takes
 END_OF_9999 = datetime(9999, 12, 31, 23, 59, 59, 999990, tzinfo=UTC)

@@ -31,7 +31,7 @@ from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from deepcontext.bench.reliability_checks import Outcome, backend_name, open_context
+from deepcontext_bench.reliability_checks import Outcome, backend_name, open_context
 
 __all__ = ["run_cli_embedder", "run_disk_full", "run_read_only", "run_read_only_key"]
 

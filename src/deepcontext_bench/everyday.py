@@ -21,12 +21,12 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from deepcontext.bench.updates import T0, statement_session
 from deepcontext.errors import ValidationError
+from deepcontext_bench.updates import T0, statement_session
 
 __all__ = ["DEFAULT_EVERYDAY", "EverydayCase", "EverydayReport", "load_everyday", "run_everyday"]
 
-DEFAULT_EVERYDAY = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "everyday.jsonl"
+DEFAULT_EVERYDAY = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "everyday.jsonl"
 KINDS = {
     1: "an update keeps what it did not change",
     2: "another person's change is theirs",

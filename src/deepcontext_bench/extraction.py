@@ -1,7 +1,7 @@
 """Extraction quality against a labelled set: per-fact precision and recall, memories that still need
 their conversation, grammar defects.
 
-The set (``deepcontext/bench/data/extraction.jsonl``, written for this project) holds conversations,
+The set (``deepcontext_bench/data/extraction.jsonl``, written for this project) holds conversations,
 one JSON object a line: ``id``, ``topic``, ``said_at`` (when the turns were said), ``user_name`` (the
 user's display name), ``turns`` (``role``, ``content``) and ``facts``: what a careful person would note,
 each as the turn it comes from and its *keys*, the words and values a memory must say to state it
@@ -77,7 +77,7 @@ def states(memory: str, keys: Sequence[str], stem: Any | None = None) -> bool:
 def load_gold(path: Path | None = None) -> list[dict[str, Any]]:
     """The labelled conversations (the packaged set by default)."""
     if path is None:
-        text = resources.files("deepcontext.bench").joinpath("data/extraction.jsonl").read_text(encoding="utf-8")
+        text = resources.files("deepcontext_bench").joinpath("data/extraction.jsonl").read_text(encoding="utf-8")
     else:
         text = Path(path).read_text(encoding="utf-8")
     out = []

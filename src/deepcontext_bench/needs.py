@@ -2,7 +2,7 @@
 an instruction), buried in everyday chat, must come back for a question that needs it without
 naming it ("What dessert should I bring?" after "By the way, I'm lactose intolerant.").
 
-Every case is a user of its own: ``filler`` turns of :mod:`deepcontext.bench.filler` over three
+Every case is a user of its own: ``filler`` turns of :mod:`deepcontext_bench.filler` over three
 sessions a week apart, the statement at a seeded position among them; then the question through
 ``search``. Reported per case: the rank of the first result naming the fact (``expect``); overall:
 the share in the top 1, 3 and 10.
@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from deepcontext.bench.filler import filler_turns
+from deepcontext_bench.filler import filler_turns
 
 __all__ = [
     "DEFAULT_NEEDS",
@@ -33,7 +33,7 @@ __all__ = [
     "run_needs",
 ]
 
-DEFAULT_NEEDS = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "needs.jsonl"
+DEFAULT_NEEDS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "needs.jsonl"
 #: the counterweight: requests that an earlier message answers directly ("How do I reset the
 #: router?" after the steps were given), where the user's standing facts must not win
 DIRECT_REQUESTS = DEFAULT_NEEDS.parent / "requests-direct.jsonl"

@@ -1,7 +1,7 @@
 """Knowledge updates: labelled statement pairs, each in its own user, buried in everyday chat.
 
 Every case is an earlier statement and a later one (a month apart, each in a session of filler
-turns, :mod:`deepcontext.bench.filler`), labelled ``update`` (the later one changes a single-valued
+turns, :mod:`deepcontext_bench.filler`), labelled ``update`` (the later one changes a single-valued
 fact: the earlier memory must be superseded) or ``control`` (both hold: nothing may be superseded).
 Reported: precision and recall of supersession over all cases, and for the updates the ranking
 check: asked the case's question about the present, does a result naming the current value come
@@ -18,11 +18,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from deepcontext.bench.filler import filler_turns
+from deepcontext_bench.filler import filler_turns
 
 __all__ = ["DEFAULT_UPDATES", "T0", "UpdateCase", "UpdateResult", "load_cases", "run_updates", "statement_session"]
 
-DEFAULT_UPDATES = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "updates.jsonl"
+DEFAULT_UPDATES = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "updates.jsonl"
 T0 = datetime(2024, 3, 4, 18, 0, tzinfo=UTC)
 
 
@@ -155,7 +155,7 @@ async def sweep_updates(
 ) -> dict[tuple[float, ...], list[int | None]]:
     """Every case ingested once, then each update case's question asked under each search
     configuration of ``grid``: 1 where the first result names the current value, else None (the
-    shape :func:`deepcontext.bench.needs.kfold` takes)."""
+    shape :func:`deepcontext_bench.needs.kfold` takes)."""
     from deepcontext import DeepContext
     from deepcontext.retrieve.config import SearchConfig
 

@@ -27,8 +27,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from deepcontext.bench.reliability_checks import Outcome, backend_name, open_context
-from deepcontext.bench.reliability_rest import socket_port, stop_server, wait_serving
+from deepcontext_bench.reliability_checks import Outcome, backend_name, open_context
+from deepcontext_bench.reliability_rest import socket_port, stop_server, wait_serving
 
 __all__ = ["SERVER_SCENARIOS", "rss_mb", "run_large_reads", "run_soak", "run_tenant_users"]
 

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import Any
 
-from deepcontext.bench.reliability_checks import Outcome, backend_name, check_index, open_context
+from deepcontext_bench.reliability_checks import Outcome, backend_name, check_index, open_context
 
 
 def _hostile(rng: random.Random, other_ids: list[int]) -> tuple[str, str, Any, dict[str, str], bool]:

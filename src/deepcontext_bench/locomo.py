@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deepcontext.bench.baselines import BM25, cosine_rank, rrf_merge
-from deepcontext.bench.calibration import CalibrationData, calibration_report
-from deepcontext.bench.locomo_data import CATEGORIES, Conversation, load
+from deepcontext_bench.baselines import BM25, cosine_rank, rrf_merge
+from deepcontext_bench.calibration import CalibrationData, calibration_report
+from deepcontext_bench.locomo_data import CATEGORIES, Conversation, load
 
 __all__ = ["BUDGETS", "KS", "Record", "SystemResult", "ingest", "peer_ratios", "run_locomo", "user_view"]
 
@@ -282,8 +282,8 @@ def peer_ratios(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
 
 def _run_mem0(convs: list[Conversation], embedder: Any, tick: Callable[[str], None]) -> SystemResult:
     """mem0 (``infer=False``) on the same sessions, one memory per turn ("speaker: text", as the
-    baselines index it), the same questions; see :mod:`deepcontext.bench.mem0_peer`."""
-    from deepcontext.bench.mem0_peer import Mem0Peer, network_guard
+    baselines index it), the same questions; see :mod:`deepcontext_bench.mem0_peer`."""
+    from deepcontext_bench.mem0_peer import Mem0Peer, network_guard
 
     embedder.clear_cache()  # the baselines embedded the same "speaker: text" documents
     with network_guard():

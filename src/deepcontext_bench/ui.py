@@ -19,8 +19,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from deepcontext.bench.speed import _pct
-from deepcontext.bench.synthetic import SyntheticChat
+from deepcontext_bench.speed import _pct
+from deepcontext_bench.synthetic import SyntheticChat
 
 __all__ = ["PAGES", "run_ui_bench"]
 

@@ -8,9 +8,9 @@ an exact scan of the rows finds), ``processes`` (writers and a reader
 at once), ``race-delete`` (adds racing ``delete_user``), ``rest`` (a real server, two tenants,
 valid and hostile requests), ``times`` (a time from the end of year 9999 refused at every entry; a
 stored one breaks no read); ``read-only``, ``read-only-key``, ``disk-full`` and ``cli-embedder``
-(:mod:`deepcontext.bench.reliability_probes`). Each scenario counts ``tried``, ``failed``, ``lost``, ``leaked``,
-``5xx`` and the ``p99`` latency in milliseconds (:class:`~deepcontext.bench.reliability_checks.Outcome`).
-Scenarios of a server over time run when named (:mod:`deepcontext.bench.reliability_server`).
+(:mod:`deepcontext_bench.reliability_probes`). Each scenario counts ``tried``, ``failed``, ``lost``, ``leaked``,
+``5xx`` and the ``p99`` latency in milliseconds (:class:`~deepcontext_bench.reliability_checks.Outcome`).
+Scenarios of a server over time run when named (:mod:`deepcontext_bench.reliability_server`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from deepcontext.bench.reliability_checks import (
+from deepcontext_bench.reliability_checks import (
     INDEX_SETTINGS,
     Outcome,
     backend_name,
@@ -38,10 +38,10 @@ from deepcontext.bench.reliability_checks import (
     open_context,
     turn_contents,
 )
-from deepcontext.bench.reliability_probes import run_cli_embedder, run_disk_full, run_read_only, run_read_only_key
-from deepcontext.bench.reliability_rest import run_rest
-from deepcontext.bench.reliability_server import SERVER_SCENARIOS, run_large_reads, run_soak, run_tenant_users
-from deepcontext.bench.reliability_times import run_times
+from deepcontext_bench.reliability_probes import run_cli_embedder, run_disk_full, run_read_only, run_read_only_key
+from deepcontext_bench.reliability_rest import run_rest
+from deepcontext_bench.reliability_server import SERVER_SCENARIOS, run_large_reads, run_soak, run_tenant_users
+from deepcontext_bench.reliability_times import run_times
 
 __all__ = ["Outcome", "check_index", "run_reliability", "worker"]
 
@@ -114,7 +114,7 @@ async def _work(kind: str, url: str, tag: str, extra: str) -> None:
 
 def _spawn(kind: str, url: str, tag: str, extra: str = "") -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", "from deepcontext.bench.reliability import worker; worker()", kind, url, tag, extra],
+        [sys.executable, "-c", "from deepcontext_bench.reliability import worker; worker()", kind, url, tag, extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
