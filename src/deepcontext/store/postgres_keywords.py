@@ -82,13 +82,16 @@ _NEWEST = {
 def _rank_sql(n: int, walk: bool) -> str:
     """PostgresStore.keyword_search's ranking for ``n`` lexemes under the default filters (psycopg
     parameters: u, tsq, rank_cap, fetch, now, k, walk, and l<i> / w<i>, each lexeme's tsquery and
-    idf); each row also carries ``found``, how many newest matches were ranked (see :data:`_NEWEST`)."""
+    idf); with ``walk`` each row also carries ``found``, how many newest matches the walk ranked
+    (see :data:`_NEWEST`)."""
     score = " + ".join(f"CASE WHEN cand.tsv @@ %(l{i})s::tsquery THEN %(w{i})s::float8 ELSE 0.0::float8 END" for i in range(n))
-    return (
-        f"WITH cand AS MATERIALIZED ({_NEWEST[walk]}) "
-        "SELECT m.id, best.score, (SELECT count(*) FROM cand) AS found "
-        f"FROM (SELECT cand.memory_id, ({score}) AS score FROM cand "
-        "ORDER BY score DESC, cand.memory_id DESC LIMIT %(fetch)s) AS best "
+    best = f"SELECT cand.memory_id, ({score}) AS score FROM {{cand}} ORDER BY score DESC, cand.memory_id DESC LIMIT %(fetch)s"
+    if walk:  # the walk's matches are counted too: fewer than rank_cap, it stopped short
+        query = f"WITH cand AS MATERIALIZED ({_NEWEST[True]}) SELECT m.id, best.score, (SELECT count(*) FROM cand) AS found "
+        query += f"FROM ({best.format(cand='cand')}) AS best "
+    else:
+        query = f"SELECT m.id, best.score FROM ({best.format(cand=f'({_NEWEST[False]}) AS cand')}) AS best "
+    return query + (
         "JOIN memories AS m ON m.id = best.memory_id "
         "WHERE (m.user_id || '') = %(u)s AND m.status = 'active' AND (m.expires_at IS NULL OR m.expires_at > %(now)s) "
         "ORDER BY best.score DESC, m.id DESC LIMIT %(k)s"
