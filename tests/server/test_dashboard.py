@@ -131,3 +131,23 @@ async def test_rest_patch_and_restore(api: Api) -> None:
         assert (await c.post(f"{url}/restore", json={"user_id": "ana"})).status_code == 400
     async with api.client(api.key("acme", read_only=True)) as c:
         assert (await c.post(f"/v1/memories/{mid}/restore", json={"user_id": "ana"})).status_code == 403
+
+
+async def test_an_export_of_several_batches_holds_every_memory_once(api: Api) -> None:
+    from deepcontext.server.inspector.dashboard_pages import EXPORT_BATCH
+
+    said = [{"role": "user", "content": f"note number {i} about the garden"} for i in range(EXPORT_BATCH * 2 + 30)]
+    await api.ctx.add(said, "acme/zoe", infer=False)
+    total = (await api.ctx.stats("acme/zoe"))["memories"]
+    assert total > 2 * EXPORT_BATCH
+    async with browser(api, api.key("acme")) as (c, _token):
+        for fmt in ("json", "csv"):
+            r = await c.get("/ui/export", params={"user": "zoe", "format": fmt})
+            assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
+            text = r.text
+            ids = (
+                [m["id"] for m in json.loads(text)]
+                if fmt == "json"
+                else [int(m["id"]) for m in csv.DictReader(io.StringIO(text))]
+            )
+            assert len(ids) == total and ids == sorted(ids) and len(set(ids)) == total  # none lost or doubled at a batch's edge

@@ -8,12 +8,14 @@ from __future__ import annotations
 import asyncio
 import csv
 import io
+import itertools
 import json
+from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 
 from deepcontext.errors import ValidationError
 from deepcontext.server.inspector import data
@@ -24,6 +26,8 @@ __all__ = ["router"]
 
 router = APIRouter()
 
+#: memories read per batch of an export
+EXPORT_BATCH = 500
 #: the columns of an exported memory, in order
 EXPORT_FIELDS = (
     "id", "text", "memory_type", "tier", "status", "importance", "confidence", "pinned", "said_at", "occurred_at",
@@ -106,21 +110,46 @@ def _memory_row(m: Memory) -> dict[str, Any]:
 
 @router.get("/export")
 async def export(request: Request, scope: UiScope, ctx: Ctx, user: str, format: str = "json") -> Response:  # noqa: A002
-    """Every memory of the user (any status) as a JSON array or a CSV file, for download."""
+    """Every memory of the user (any status) as a JSON array or a CSV file, for download, streamed
+    a batch of memories at a time (a user of a million memories is never held in memory)."""
     if format not in ("json", "csv"):
         raise ValidationError("format must be json or csv", field="format")
     uid = scope.user(user, "user")
-    memories = await asyncio.to_thread(lambda: [_memory_row(m) for m in ctx.store.iter_memories(uid)])
     stem = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in user)[:80] or "user"
     headers = {"Content-Disposition": f'attachment; filename="memories-{stem}.{format}"', "Cache-Control": "no-store"}
+    rows = _export_rows(ctx, uid)
     if format == "json":
-        return Response(json.dumps(memories, ensure_ascii=False, indent=1), media_type="application/json", headers=headers)
+        return StreamingResponse(_json_array(rows), media_type="application/json", headers=headers)
+    return StreamingResponse(_csv_lines(rows), media_type="text/csv; charset=utf-8", headers=headers)
+
+
+async def _export_rows(ctx: Any, user_id: str, batch: int = EXPORT_BATCH) -> AsyncIterator[list[dict[str, Any]]]:
+    """The user's memories as export rows, a batch at a time, each batch read in a worker thread."""
+    memories = ctx.store.iter_memories(user_id, batch=batch)
+    while rows := await asyncio.to_thread(lambda: [_memory_row(m) for m in itertools.islice(memories, batch)]):
+        yield rows
+
+
+async def _json_array(batches: AsyncIterator[list[dict[str, Any]]]) -> AsyncIterator[str]:
+    yield "["
+    first = True
+    async for rows in batches:
+        yield ("" if first else ",") + ",".join("\n" + json.dumps(r, ensure_ascii=False) for r in rows)
+        first = False
+    yield "\n]\n"
+
+
+async def _csv_lines(batches: AsyncIterator[list[dict[str, Any]]]) -> AsyncIterator[str]:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=EXPORT_FIELDS)
     writer.writeheader()
-    for row in memories:
-        writer.writerow({k: _cell(v) for k, v in row.items()})
-    return Response(out.getvalue(), media_type="text/csv; charset=utf-8", headers=headers)
+    async for rows in batches:
+        for row in rows:
+            writer.writerow({k: _cell(v) for k, v in row.items()})
+        yield out.getvalue()
+        out.seek(0)
+        out.truncate()
+    yield out.getvalue()
 
 
 def _cell(value: Any) -> Any:
