@@ -14,6 +14,7 @@ from sqlalchemy import text
 
 from deepcontext.store import MemoryFilters
 from deepcontext.store.keyword_policy import RANK_CAP, dominant_terms, walk_rows
+from deepcontext.store.migrations import PG_TS_CONFIG
 from deepcontext.store.postgres import PostgresStore
 from deepcontext.store.postgres_keywords import DF_CAP
 from deepcontext.types import MemoryTier
@@ -136,10 +137,26 @@ def test_fewer_matches_than_asked_for_are_ranked_in_one_statement(pg_url: str, p
     assert [m for m, _ in pg.keyword_search("u", ["deploy"], 20, MemoryFilters(), later(1))] == [m for m, _ in got]
 
 
-def _collected(pg: PostgresStore, user_id: str, terms: list[str], k: int) -> list[tuple[int, float]]:
-    """The ranking with every match collected: filters other than the default (every tier, so the
-    same memories) never walk."""
-    return pg.keyword_search(user_id, terms, k, MemoryFilters(tiers=tuple(MemoryTier)), later(2))
+def newest_ranking(pg: PostgresStore, user_id: str, terms: list[str], k: int) -> list[int]:
+    """The documented ranking of the RANK_CAP newest memories holding a lexeme of ``terms``,
+    computed from the keyword index itself."""
+    index = index_rows(pg, user_id)
+    with pg.engine.connect() as conn:
+        body = {"b": " ".join(terms)}
+        lexes = [
+            str(r[0]) for r in conn.execute(text(f"SELECT unnest(tsvector_to_array(to_tsvector('{PG_TS_CONFIG}', :b)))"), body)
+        ]
+    newest = sorted((mid for mid, held in index.items() if held & set(lexes)), reverse=True)[:RANK_CAP]
+    return exact_ranking(index, lexes, k, allowed=set(newest))
+
+
+def _both_filters(pg: PostgresStore, user_id: str, terms: list[str], k: int) -> list[list[int]]:
+    """The ranking under the default filters and under filters that keep the same memories (every
+    tier), which take the other statement."""
+    return [
+        [m for m, _ in pg.keyword_search(user_id, terms, k, filters, later(2))]
+        for filters in (MemoryFilters(), MemoryFilters(tiers=tuple(MemoryTier)))
+    ]
 
 
 def test_walking_the_newest_memories_ranks_as_collecting_every_match(pg: PostgresStore) -> None:
@@ -149,8 +166,8 @@ def test_walking_the_newest_memories_ranks_as_collecting_every_match(pg: Postgre
     pg.apply_add(plan("e", memories=[memory(f"e{i} v{i % 6} {'x' if i % 10 == 0 else 'y'}", vec=axis(i)) for i in range(n)]))
     assert walk_rows(3 * (n // 6), n // 6, n) is not None
     for terms in (["v0", "v1", "v2"], ["v0", "v1", "v2", "x"], ["v3", "v4", "v5", "v0"]):
-        walked = pg.keyword_search("e", terms, 20, MemoryFilters(), later(2))
-        assert walked == _collected(pg, "e", terms, 20) and len(walked) == 20
+        expected = newest_ranking(pg, "e", terms, 20)
+        assert len(expected) == 20 and _both_filters(pg, "e", terms, 20) == [expected, expected]
 
 
 def test_a_walk_that_ends_before_the_newest_matches_collects_them(pg: PostgresStore) -> None:
@@ -165,6 +182,7 @@ def test_a_walk_that_ends_before_the_newest_matches_collects_them(pg: PostgresSt
     walk = walk_rows(3 * old + old // 2 + old // 3 + 1, old, old + new)
     assert walk is not None and walk - new < RANK_CAP  # the walk alone finds too few
     for terms, k in ((["a", "b", "c", "d", "e"], 800), (["a", "b", "c", "e"], 1000)):
-        got = pg.keyword_search("c", terms, k, MemoryFilters(), later(2))
-        assert got == _collected(pg, "c", terms, k) and len(got) == k
-        assert got[0][1] > got[-1][1]  # ranked by the words held, not only by age
+        expected = newest_ranking(pg, "c", terms, k)
+        assert len(expected) == k and _both_filters(pg, "c", terms, k) == [expected, expected]
+        scores = [sc for _, sc in pg.keyword_search("c", terms, k, MemoryFilters(), later(2))]
+        assert scores[0] > scores[-1]  # ranked by the words held, not only by age

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, bindparam, case, cast, column, delete, literal, select, table, text
+from sqlalchemy import Connection, bindparam, case, cast, column, delete, func, literal, select, table, text
 from sqlalchemy.dialects.postgresql import TSQUERY
 
 from deepcontext.store.indexes import KeywordIndex
@@ -189,11 +189,10 @@ class PostgresKeywordIndex(KeywordIndex):
 
             def rank(match: list[str], n: int) -> list[tuple[int, float]]:
                 # the memories holding one of `match` number at most their summed frequencies
-                matches = sum(dfs[lx] for lx in match)
+                counts = (sum(dfs[lx] for lx in match), max(dfs[lx] for lx in match), n_user)
                 if filters == DEFAULT_FILTERS:
-                    counts = (matches, max(dfs[lx] for lx in match), n_user)
                     return self.rank_lexemes(conn, user_id, weighted, match, counts, n, now)
-                return self.ranked(conn, user_id, weighted, match, matches, n, filters, now)
+                return self.ranked(conn, user_id, weighted, match, counts, n, filters, now)
 
             every = [lx for lx, _ in lexemes]
             dominant = dominant_terms(lexemes, [w for _, w in weighted])
@@ -215,48 +214,75 @@ class PostgresKeywordIndex(KeywordIndex):
         user_id: str,
         weighted: list[tuple[str, float]],
         match: list[str],
-        matches: int,
+        counts: tuple[int, int, int],
         k: int,
         filters: MemoryFilters,
         now: datetime,
     ) -> list[tuple[int, float]]:
         """The best ``k`` of the :data:`RANK_CAP` most recent memories holding any lexeme of ``match``,
-        by the summed weights of the ``weighted`` lexemes they hold (ties: the newer first).
+        by the summed weights of the ``weighted`` lexemes they hold (ties: the newer first), under
+        ``filters``. ``counts`` as for :meth:`rank_lexemes`; the summed matches also bound how many
+        memories hold one of ``match``: rounds stop when there is nothing more to read
+        (:func:`~deepcontext.store.keyword_policy.fetch_sizes`)."""
+        matches, largest, n_user = counts
+        walk = walk_rows(matches, largest, n_user)
+        rows: list[Any] = []
+        for fetch in fetch_sizes(k, matches):
+            rows = list(conn.execute(self._ranked_stmt(user_id, weighted, match, k, fetch, filters, now, walk)).all())
+            if walk is not None and walk < n_user and (not rows or rows[0].found < RANK_CAP):
+                walk = None  # the newest matches lie further back than the walk went: collect them all
+                rows = list(conn.execute(self._ranked_stmt(user_id, weighted, match, k, fetch, filters, now, walk)).all())
+            if len(rows) >= k:
+                break
+        return [(int(r.id), float(r.score or 0.0)) for r in rows]
 
-        ``matches`` bounds how many memories hold one of ``match`` (their summed document
-        frequencies): rounds stop when there is nothing more to read (:func:`~deepcontext.store.keyword_policy.fetch_sizes`; a user
-        with fewer than k matches paid three statements per search)."""
+    def _ranked_stmt(
+        self, user_id: str, weighted: list[tuple[str, float]], match: list[str], k: int, fetch: int,
+        filters: MemoryFilters, now: datetime, walk: int | None,
+    ) -> Any:  # fmt: skip
+        """:meth:`ranked`'s statement: the newest matches found as :data:`_NEWEST` says, scored on the
+        side table alone; only the best ``fetch`` meet the memories table for the filters."""
         mt = self.s.t.memories
         # the query inline, not a parameter: psycopg prepares a statement run five times, and
         # PostgreSQL's generic plan for `tsv @@ $1` cannot know how common the lexemes are
         tsq = cast(bindparam("tsq", " | ".join(_quote_lexeme(lx) for lx in match), literal_execute=True), TSQUERY)
-        cand = (
-            select(_FTS.c.memory_id, _FTS.c.tsv)
-            .where(_FTS.c.user_id == user_id, _FTS.c.tsv.op("@@")(tsq))
-            .order_by((_FTS.c.memory_id + 0).desc())  # collect every match (see _NEWEST)
-            .limit(RANK_CAP)
-            .subquery("cand")
-        )
+        if walk is None:
+            cand: Any = (
+                select(_FTS.c.memory_id, _FTS.c.tsv)
+                .where(_FTS.c.user_id == user_id, _FTS.c.tsv.op("@@")(tsq))
+                .order_by((_FTS.c.memory_id + 0).desc())  # collect every match (see _NEWEST)
+                .limit(RANK_CAP)
+                .subquery("cand")
+            )
+        else:
+            walked = (
+                select(_FTS.c.memory_id, _FTS.c.tsv)
+                .where(_FTS.c.user_id == user_id)
+                .order_by(_FTS.c.memory_id.desc())
+                .limit(walk)
+                .subquery("walked")
+            )
+            cand = (
+                select(walked.c.memory_id, walked.c.tsv)
+                .where(walked.c.tsv.op("@@")(tsq))
+                .order_by(walked.c.memory_id.desc())
+                .limit(RANK_CAP)
+                .cte("cand")
+                .prefix_with("MATERIALIZED")
+            )
         score = sum(
             (case((cand.c.tsv.op("@@")(cast(literal(_quote_lexeme(lx)), TSQUERY)), w), else_=0.0) for lx, w in weighted),
             start=literal(0.0),
         ).label("score")
-        # scored on the side table alone; only the best `fetch` meet the memories table for the
-        # filters, more if the filters dropped too many
-        rows: list[Any] = []
-        for fetch in fetch_sizes(k, matches):
-            best = select(cand.c.memory_id, score).order_by(score.desc(), cand.c.memory_id.desc()).limit(fetch).subquery("best")
-            stmt = (
-                select(mt.c.id, best.c.score)
-                .select_from(best.join(mt, mt.c.id == best.c.memory_id))
-                .where(self.s.owner_clause(mt.c.user_id) == user_id, *self.s.filter_clause(filters, now))
-                .order_by(best.c.score.desc(), mt.c.id.desc())
-                .limit(k)
-            )
-            rows = list(conn.execute(stmt).all())
-            if len(rows) >= k:
-                break
-        return [(int(mid), float(sc or 0.0)) for mid, sc in rows]
+        best = select(cand.c.memory_id, score).order_by(score.desc(), cand.c.memory_id.desc()).limit(fetch).subquery("best")
+        found = [select(func.count()).select_from(cand).scalar_subquery().label("found")] if walk is not None else []
+        return (
+            select(mt.c.id, best.c.score, *found)
+            .select_from(best.join(mt, mt.c.id == best.c.memory_id))
+            .where(self.s.owner_clause(mt.c.user_id) == user_id, *self.s.filter_clause(filters, now))
+            .order_by(best.c.score.desc(), mt.c.id.desc())
+            .limit(k)
+        )
 
     def rank_lexemes(
         self,
