@@ -11,6 +11,7 @@ from deepcontext.store.keyword_policy import (
     fetch_sizes,
     informative_terms,
     is_common,
+    walk_fell_short,
     walk_rows,
 )
 
@@ -85,3 +86,11 @@ def test_the_walk_is_bounded_by_what_collecting_would_cost() -> None:
         assert (walk is not None) == (expected <= WALK_PER_MATCH * matches)
         if walk is not None:  # read at most twice the expected rows: a few times the collection at worst
             assert walk <= 2 * expected + 1 and walk <= 2 * WALK_PER_MATCH * matches + 1
+
+
+def test_a_walk_falls_short_only_when_it_stopped_before_the_newest_matches() -> None:
+    assert not walk_fell_short(None, 10_000, None)  # no walk: every match was collected
+    assert not walk_fell_short(8_000, 10_000, RANK_CAP)  # it found all a ranking reads
+    assert walk_fell_short(8_000, 10_000, RANK_CAP - 1)
+    assert walk_fell_short(8_000, 10_000, None)  # nothing came back: look further
+    assert not walk_fell_short(10_000, 10_000, 5)  # it walked every memory: those are all there are

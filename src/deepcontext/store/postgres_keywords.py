@@ -22,6 +22,7 @@ from deepcontext.store.keyword_policy import (
     dominant_terms,
     fetch_sizes,
     informative_terms,
+    walk_fell_short,
     walk_rows,
 )
 from deepcontext.store.migrations import PG_TS_CONFIG
@@ -229,7 +230,7 @@ class PostgresKeywordIndex(KeywordIndex):
         rows: list[Any] = []
         for fetch in fetch_sizes(k, matches):
             rows = list(conn.execute(self._ranked_stmt(user_id, weighted, match, k, fetch, filters, now, walk)).all())
-            if walk is not None and walk < n_user and (not rows or rows[0].found < RANK_CAP):
+            if walk_fell_short(walk, n_user, rows[0].found if walk is not None and rows else None):
                 walk = None  # the newest matches lie further back than the walk went: collect them all
                 rows = list(conn.execute(self._ranked_stmt(user_id, weighted, match, k, fetch, filters, now, walk)).all())
             if len(rows) >= k:
@@ -311,7 +312,7 @@ class PostgresKeywordIndex(KeywordIndex):
         for fetch in fetch_sizes(k, matches):
             params["fetch"] = fetch
             rows = self.s.raw(conn, _rank_sql(n, walk is not None), params, prepare=False).fetchall()
-            if walk is not None and walk < n_user and (not rows or rows[0][2] < RANK_CAP):
+            if walk_fell_short(walk, n_user, rows[0][2] if walk is not None and rows else None):
                 # the newest matches lie further back than the walk went: collect them all
                 walk = None
                 rows = self.s.raw(conn, _rank_sql(n, False), params, prepare=False).fetchall()
