@@ -3,8 +3,8 @@
 Scenarios run on every database given, with the hash embedder: ``kill-add`` / ``kill-import`` /
 ``kill-consolidate`` (a writer killed with SIGKILL at random moments; every acknowledged write must
 be there whole and the keyword index must match the memories), ``kill-index`` (SQLite: a writer
-killed while it saves its user's vector graph; the database must open with a graph that finds what
-an exact scan of the rows finds), ``processes`` (writers and a reader
+killed while it saves its user's vector graph and matrix; the database must open with the rows'
+vectors in the matrix and a graph that finds what an exact scan of the rows finds), ``processes`` (writers and a reader
 at once), ``race-delete`` (adds racing ``delete_user``), ``rest`` (a real server, two tenants,
 valid and hostile requests), ``times`` (a time from the end of year 9999 refused at every entry; a
 stored one breaks no read); ``read-only``, ``read-only-key``, ``disk-full`` and ``cli-embedder``

@@ -40,7 +40,7 @@ from deepcontext.store.sql import SQLStore
 from deepcontext.store.sqlite_keywords import SQLiteKeywordIndex, unindexed, user_token
 from deepcontext.store.sqlite_reads import SQLiteGraphReads, SQLiteMemoryReads, SQLiteProvenanceReads, SQLiteTurnReads
 from deepcontext.store.sqlite_vectors import SQLiteVectorIndex
-from deepcontext.store.vectors import VectorCache
+from deepcontext.store.vector_cache import VectorCache
 
 __all__ = ["SQLiteStore", "user_token"]
 

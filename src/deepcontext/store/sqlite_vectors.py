@@ -12,7 +12,8 @@ from deepcontext.errors import ConfigurationError
 from deepcontext.store.indexes import VectorIndex
 from deepcontext.store.interface import MemoryFilters
 from deepcontext.store.repository import Lookups, Raw
-from deepcontext.store.vectors import VectorCache, VectorRow
+from deepcontext.store.vector_cache import VectorCache
+from deepcontext.store.vectors import VectorRow
 
 if TYPE_CHECKING:
     from deepcontext.store.sql_memories import MemoryReads
@@ -71,6 +72,11 @@ class SQLiteVectorIndex(VectorIndex):
             for mid, status, tier, mtype, when, expires, conv, blob in self.s.raw(conn, sql, params)
         ]  # fmt: skip
 
+    def live_count(self, conn: Connection, user_id: str) -> int:
+        # from the (user_id, status, tier) index alone: a restart's check of a saved matrix
+        sql = "SELECT count(*) FROM memories WHERE user_id = ? AND status = 'active'"
+        return int(self.s.raw(conn, sql, (user_id,)).fetchone()[0])
+
     def search_batch(
         self, user_id: str, queries: np.ndarray, k: int, filters: MemoryFilters, now: datetime
     ) -> list[list[tuple[int, float]]]:
@@ -84,6 +90,7 @@ class SQLiteVectorIndex(VectorIndex):
                 user_id,
                 lambda: self.s.memories.user_state(conn, user_id),
                 lambda since: self.vector_rows(conn, user_id, since),
+                lambda: self.live_count(conn, user_id),
             )
             allowed = None
             if filters.needs_sql:

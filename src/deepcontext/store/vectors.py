@@ -7,33 +7,33 @@ user's ``version`` and stamps the rows it changed with it (``rev``); before a se
 the version (one indexed lookup) and, if it moved, loads only the rows with a newer ``rev``. A user
 row re-created after a delete has a new ``incarnation``, which forces a full reload.
 
-A user's HNSW graph (:mod:`deepcontext.store.ann`), when the store saves graphs
-(:mod:`deepcontext.store.ann_files`), is loaded from its file at the user's first refresh and
-saved after a build, when enough changes accumulated, and at close.
+A user's HNSW graph (:mod:`deepcontext.store.ann`) and, beside it, the matrix, when the store
+saves them (:mod:`deepcontext.store.ann_files`), are read from their files at the user's first
+refresh (the matrix first, then only the rows changed since it was saved) and saved after a build,
+when enough changes accumulated, and at close.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from deepcontext.store.ann import AnnBuilder, AnnIndex, ann_available, in_background
-from deepcontext.store.interface import MemoryFilters
-from deepcontext.types import MemoryTier, MemoryType
+from deepcontext.store.ann import AnnBuilder, AnnIndex, ann_available
+from deepcontext.store.vector_search import TIERS, TYPES, MatrixSearch
 
 if TYPE_CHECKING:
-    from deepcontext.store.ann_files import GraphFiles, GraphHeader
+    from deepcontext.store.ann_files import GraphFiles, GraphHeader, SavedMatrix
 
-__all__ = ["UserVectors", "VectorCache", "VectorRow"]
+__all__ = ["UserVectors", "VectorRow"]
 
-_TIERS = {t.value: i for i, t in enumerate(MemoryTier)}
-_TYPES = {t.value: i for i, t in enumerate(MemoryType)}
+log = logging.getLogger(__name__)
+
 
 #: graph changes after which a saved graph is written again (or a twentieth of the user's vectors,
 #: if more): a restart replays at most about this many rows
@@ -56,7 +56,7 @@ class VectorRow:
 
 
 @dataclass
-class UserVectors:
+class UserVectors(MatrixSearch):
     dim: int
     incarnation: str = ""
     version: int = -1
@@ -93,13 +93,19 @@ class UserVectors:
     file_tries: int = 0
     #: where the graph came from: "file" or "build"
     source: str = ""
+    #: where the matrix came from: "file" (then the rows changed since) or "rows"
+    matrix_source: str = ""
+    #: the saved matrix is missing, unusable or behind: the next save writes it even with no
+    #: change to the graph
+    matrix_unsaved: bool = False
 
     # -- maintenance ----------------------------------------------------------------------------
     def _grow(self, need: int) -> None:
         cap = self.mat.shape[0]
         if need <= cap:
             return
-        new_cap = max(need, 2 * cap, 64)  # a small user stays small: most users hold a few hundred
+        # a small user stays small (most hold a few hundred); a big one grows by a quarter, not twice
+        new_cap = max(need, cap + max(cap // 4, 64))
 
         def grown(a: np.ndarray, fill: Any = 0) -> np.ndarray:
             shape = (new_cap,) + a.shape[1:] if a.ndim > 1 else (new_cap,)
@@ -147,8 +153,8 @@ class UserVectors:
             assert r.embedding is not None
             self.mat[i] = r.embedding
             self.alive[i] = True
-            self.tier[i] = _TIERS.get(r.tier, 0)
-            self.mtype[i] = _TYPES.get(r.memory_type, 0)
+            self.tier[i] = TIERS.get(r.tier, 0)
+            self.mtype[i] = TYPES.get(r.memory_type, 0)
             self.when[i] = r.when
             self.expires[i] = np.inf if r.expires_at is None else r.expires_at
             code = self.conv_codes.setdefault(r.conversation_id, len(self.conv_codes))
@@ -173,14 +179,62 @@ class UserVectors:
         np.stack([r.embedding for r in use], out=self.mat[:n])  # type: ignore[misc]
         self.ids[:n] = [r.id for r in use]
         self.alive[:n] = True
-        self.tier[:n] = [_TIERS.get(r.tier, 0) for r in use]
-        self.mtype[:n] = [_TYPES.get(r.memory_type, 0) for r in use]
+        self.tier[:n] = [TIERS.get(r.tier, 0) for r in use]
+        self.mtype[:n] = [TYPES.get(r.memory_type, 0) for r in use]
         self.when[:n] = [r.when for r in use]
         self.expires[:n] = [np.inf if r.expires_at is None else r.expires_at for r in use]
         codes = self.conv_codes
         self.conv[:n] = [codes.setdefault(r.conversation_id, len(codes)) for r in use]
         self.pos = {r.id: i for i, r in enumerate(use)}
         self.n = n
+
+    def saved(self) -> SavedMatrix:
+        """A copy of the live rows (called under the lock), to be saved outside it."""
+        from deepcontext.store.ann_files import SavedMatrix
+
+        keep = np.flatnonzero(self.alive[: self.n])
+        codes = sorted(self.conv_codes.items(), key=lambda kv: kv[1])
+        return SavedMatrix(
+            ids=self.ids[keep], when=self.when[keep], expires=self.expires[keep], mat=self.mat[keep],
+            conv=self.conv[keep], tier=self.tier[keep], mtype=self.mtype[keep], conversations=[c for c, _ in codes],
+        )  # fmt: skip
+
+    def read_saved(self, version: int, read_rows: Callable[[int], list[VectorRow]], count_live: Callable[[], int]) -> bool:
+        """Fill an empty matrix from the user's saved one, if it belongs to this user row and covers
+        no newer rows than ``version``, then apply the rows changed since. ``count_live()`` is the
+        number of the user's active rows: a saved matrix that does not come to it after the replay
+        (a row removed for good meanwhile leaves no changed row behind) is not used. False when the
+        caller must read every row."""
+        files = self.files
+        if files is None or self.ann_min_rows <= 0 or self.n:
+            return False
+        header = files.matrix_header(self.user_id)
+        if header is None or not files.matches(header, self.incarnation) or header.version > version:
+            return False
+        try:
+            saved = files.load_matrix(self.user_id, header)
+        except (OSError, ValueError) as exc:
+            log.warning("a saved vector matrix is unusable (%s); reading the rows", exc)
+            return False
+        n = len(saved.ids)
+        self.ids, self.when, self.expires, self.mat = saved.ids, saved.when, saved.expires, saved.mat
+        self.conv, self.tier, self.mtype = saved.conv, saved.tier, saved.mtype
+        self.alive = np.ones(n, dtype=bool)
+        self.conv_codes = {c: i for i, c in enumerate(saved.conversations)}
+        self.pos = dict(zip(self.ids.tolist(), range(n), strict=True))
+        self.n = n
+        if header.version < version:
+            self.apply(read_rows(header.version))
+        if self.n - self.dead != count_live():
+            self._reset()
+            return False
+        return True
+
+    def _reset(self) -> None:
+        fresh = UserVectors(dim=self.dim)
+        for name in ("ids", "mat", "alive", "tier", "mtype", "when", "expires", "conv", "pos", "conv_codes"):
+            setattr(self, name, getattr(fresh, name))
+        self.n = self.dead = 0
 
     def _sync_ann(self, ids: Iterable[int]) -> None:
         """Make the graph hold exactly the live vectors among ``ids``."""
@@ -223,16 +277,20 @@ class UserVectors:
         return self.ann
 
     def _start_build(self) -> None:
-        keep = np.flatnonzero(self.alive[: self.n])
         files, incarnation, version = self.files, self.incarnation, self.version
+        snapshot = self.saved()
         self.builder = AnnBuilder()
 
         def save(idx: AnnIndex) -> None:
-            # the graph as of the snapshot; the changes since are replayed on publish (and saved later)
+            # the graph and the matrix as of the snapshot; the changes since are replayed on publish
+            # (and saved later)
             if files is not None:
-                files.write(self.user_id, idx, incarnation, version, lambda: not self.retired)
+                if files.write(self.user_id, idx, incarnation, version, self.wanted) and files.write_matrix(
+                    self.user_id, snapshot, incarnation, version, self.wanted
+                ):
+                    self.matrix_unsaved = False
 
-        self.builder.start(self.dim, self.ids[keep].copy(), self.mat[keep].copy(), save if files is not None else None)
+        self.builder.start(self.dim, snapshot.ids, snapshot.mat, save if files is not None else None)
 
     def look_for_file(self, read_rows: Callable[[int], list[VectorRow]]) -> None:
         """Once the user is big enough for a graph and has none: start loading the saved one, if it
@@ -299,7 +357,7 @@ class UserVectors:
             and self.held is None
             and not self.retired
             and (self.saver is None or not self.saver.is_alive())
-            and self.unsaved >= max(SAVE_AFTER, (self.n - self.dead) // 20)
+            and (self.matrix_unsaved or self.unsaved >= max(SAVE_AFTER, (self.n - self.dead) // 20))
         )
 
     def save(self) -> bool:
@@ -308,20 +366,29 @@ class UserVectors:
         and are applied after it."""
         files = self.files
         with self.lock:
-            if files is None or not files.saving or self.ann is None or self.held is not None or self.retired or not self.unsaved:
+            if files is None or not files.saving or self.ann is None or self.held is not None or self.retired:
+                return False
+            if not self.unsaved and not self.matrix_unsaved:
                 return False
             ann, incarnation, version = self.ann, self.incarnation, self.version
+            snapshot = self.saved()
             self.held = set()
         ok = False
         try:
-            ok = files.write(self.user_id, ann, incarnation, version, lambda: not self.retired)
+            ok = files.write(self.user_id, ann, incarnation, version, self.wanted)
+            ok = ok and files.write_matrix(self.user_id, snapshot, incarnation, version, self.wanted)
         finally:
             with self.lock:
                 held, self.held = self.held, None
                 if ok:
                     self.unsaved = 0
+                    self.matrix_unsaved = False
                 self._sync_ann(held)
         return ok
+
+    def wanted(self) -> bool:
+        """Whether files of this user's state may still be written (not for a dropped user)."""
+        return not self.retired
 
     def _compact(self) -> None:
         keep = np.flatnonzero(self.alive[: self.n])
@@ -331,242 +398,3 @@ class UserVectors:
         self.n = len(keep)
         self.dead = 0
         self.pos = {int(mid): i for i, mid in enumerate(self.ids[: self.n])}
-
-    # -- search ---------------------------------------------------------------------------------
-    def mask(
-        self, filters: MemoryFilters, now: float, allowed_ids: np.ndarray | None, at: np.ndarray | None = None
-    ) -> np.ndarray:
-        """Which rows pass the filters: all rows, or the rows at positions ``at``."""
-        sel: Any = slice(0, self.n) if at is None else at
-        m = self.alive[sel].copy()
-        if not filters.include_expired:
-            m &= self.expires[sel] > now
-        if filters.tiers is not None:
-            m &= np.isin(self.tier[sel], [_TIERS[t.value] for t in filters.tiers])
-        if filters.types is not None:
-            m &= np.isin(self.mtype[sel], [_TYPES[t.value] for t in filters.types])
-        if filters.conversation_ids is not None:
-            codes = [self.conv_codes[c] for c in filters.conversation_ids if c in self.conv_codes]
-            m &= np.isin(self.conv[sel], codes)
-        if filters.after is not None:
-            m &= self.when[sel] >= filters.after.timestamp()
-        if filters.before is not None:
-            m &= self.when[sel] < filters.before.timestamp()
-        if allowed_ids is not None:
-            m &= np.isin(self.ids[sel], allowed_ids)
-        return m
-
-    def search(
-        self, query: np.ndarray, k: int, filters: MemoryFilters, now: float, allowed_ids: np.ndarray | None
-    ) -> list[tuple[int, float]]:
-        return self.search_many(query.reshape(1, -1), k, filters, now, allowed_ids)[0]
-
-    def search_many(
-        self, queries: np.ndarray, k: int, filters: MemoryFilters, now: float, allowed_ids: np.ndarray | None
-    ) -> list[list[tuple[int, float]]]:
-        """Top-k (id, cosine) for each row of ``queries``: from the graph's candidates rescored
-        exactly when the user has a graph, else (or when filters leave the graph too few) with one
-        matrix product for all."""
-        n = self.n
-        if n == 0 or k <= 0:
-            return [[] for _ in range(len(queries))]
-        queries = queries.astype(np.float32, copy=False)
-        ann = self._graph()
-        want = self._candidates(k, filters, allowed_ids)
-        # a graph asked for every live vector is no shortcut: the scan is exact and no slower
-        if ann is not None and not self.held and want < n - self.dead:
-            out = self._search_ann(ann, queries, k, filters, now, allowed_ids, want)
-            rest = [j for j, r in enumerate(out) if r is None]
-            if rest:
-                exact = self._search_exact(queries[rest], k, filters, now, allowed_ids)
-                for j, r in zip(rest, exact, strict=True):
-                    out[j] = r
-            return [r or [] for r in out]
-        return self._search_exact(queries, k, filters, now, allowed_ids)
-
-    def _search_ann(
-        self,
-        ann: AnnIndex,
-        queries: np.ndarray,
-        k: int,
-        filters: MemoryFilters,
-        now: float,
-        allowed_ids: np.ndarray | None,
-        want: int,
-    ) -> list[list[tuple[int, float]] | None]:
-        """Per query: the top k of the graph's ``want`` candidates that pass the filters, by exact
-        cosine; None where fewer than k passed while more vectors exist (the caller looks further:
-        the filters may have dropped most candidates, or the graph returned fewer than asked)."""
-        out: list[list[tuple[int, float]] | None] = []
-        for q, cand in zip(queries, ann.search(queries, want), strict=True):
-            at = np.fromiter((self.pos.get(int(c), -1) for c in cand), dtype=np.int64, count=len(cand))
-            at = at[at >= 0]
-            at = at[self.mask(filters, now, allowed_ids, at)]
-            if len(at) < k and len(at) < self.n - self.dead:  # the scan may find more
-                out.append(None)
-                continue
-            scores = self.mat[at] @ q
-            order = np.argsort(-scores, kind="stable")[:k]
-            out.append([(int(self.ids[at[i]]), float(scores[i])) for i in order])
-        return out
-
-    @staticmethod
-    def _unfiltered(filters: MemoryFilters, allowed_ids: np.ndarray | None) -> bool:
-        """Whether no filter beyond liveness and expiry applies."""
-        return (
-            filters.tiers is None
-            and filters.types is None
-            and filters.conversation_ids is None
-            and filters.after is None
-            and filters.before is None
-            and allowed_ids is None
-        )
-
-    def _candidates(self, k: int, filters: MemoryFilters, allowed_ids: np.ndarray | None) -> int:
-        """How many candidates to ask the graph for. It holds live vectors only, so without filters
-        twice ``k`` suffice (a longer list buys little recall); filters drop some, so four times."""
-        return max((2 if self._unfiltered(filters, allowed_ids) else 4) * k, 100)
-
-    def _search_exact(
-        self, queries: np.ndarray, k: int, filters: MemoryFilters, now: float, allowed_ids: np.ndarray | None
-    ) -> list[list[tuple[int, float]]]:
-        n = self.n
-        all_scores = self.mat[:n] @ queries.T  # (n, m)
-        plain = (
-            self._unfiltered(filters, allowed_ids)
-            and self.dead == 0
-            and (filters.include_expired or not np.isfinite(self.expires[:n]).any())
-        )
-        if not plain:
-            m = self.mask(filters, now, allowed_ids)
-            all_scores = np.where(m[:, None], all_scores, -np.inf)
-            valid = int(m.sum())
-        else:
-            valid = n
-        k = min(k, valid)
-        out: list[list[tuple[int, float]]] = []
-        for j in range(all_scores.shape[1]):
-            if k <= 0:
-                out.append([])
-                continue
-            scores = all_scores[:, j]
-            top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-            top = top[np.argsort(-scores[top], kind="stable")]
-            out.append([(int(self.ids[i]), float(scores[i])) for i in top if np.isfinite(scores[i])])
-        return out
-
-
-class VectorCache:
-    """Per-user :class:`UserVectors`, least recently used users evicted past ``max_rows``; their
-    graphs saved in ``files`` when given."""
-
-    def __init__(self, dim: int, max_rows: int, ann_min_rows: int = 0, files: GraphFiles | None = None) -> None:
-        self.dim = dim
-        self.max_rows = max_rows
-        self.ann_min_rows = ann_min_rows
-        self.files = files
-        self._users: OrderedDict[str, UserVectors] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def _new(self, user_id: str, incarnation: str = "") -> UserVectors:
-        return UserVectors(
-            dim=self.dim, incarnation=incarnation, ann_min_rows=self.ann_min_rows, user_id=user_id, files=self.files
-        )
-
-    def get(self, user_id: str) -> UserVectors:
-        with self._lock:
-            uv = self._users.get(user_id)
-            if uv is None:
-                uv = self._new(user_id)
-                self._users[user_id] = uv
-            self._users.move_to_end(user_id)
-            return uv
-
-    def drop(self, user_id: str) -> None:
-        with self._lock:
-            uv = self._users.pop(user_id, None)
-        if uv is not None:
-            uv.retired = True
-            if uv.builder is not None:
-                uv.builder.cancelled.set()
-
-    def erase(self, user_id: str) -> None:
-        """Drop the user and delete its saved graph (delete_user)."""
-        self.drop(user_id)
-        if self.files is not None:
-            self.files.remove(user_id)
-
-    def flush(self) -> None:
-        """Save every graph changed since it was saved, now (close calls it)."""
-        with self._lock:
-            users = list(self._users.values())
-        for uv in users:
-            saver = uv.saver
-            if saver is not None:
-                saver.join()
-            uv.save()
-
-    def clear(self) -> None:
-        """Stop builds and loads, then save the graphs changed since they were saved (close)."""
-        with self._lock:
-            users = list(self._users.values())
-        for uv in users:
-            if uv.builder is not None:
-                uv.builder.cancel()
-        self.flush()
-        with self._lock:
-            self._users.clear()
-
-    def evict(self, keep: str) -> None:
-        gone: list[UserVectors] = []
-        with self._lock:
-            total = sum(u.n for u in self._users.values())
-            for uid in list(self._users):
-                if total <= self.max_rows:
-                    break
-                if uid == keep:
-                    continue
-                uv = self._users.pop(uid)
-                total -= uv.n
-                gone.append(uv)
-        for uv in gone:
-            if uv.builder is not None:
-                uv.builder.cancelled.set()
-            elif uv.ann is not None and uv.unsaved:
-                uv.saver = in_background(uv.save, "deepcontext-ann-save")
-
-    def refresh(
-        self,
-        user_id: str,
-        read_state: Callable[[], tuple[str, int] | None],
-        read_rows: Callable[[int], list[VectorRow]],
-    ) -> UserVectors | None:
-        """Bring the user's matrix up to date. ``read_state`` returns (incarnation, version) or
-        None if the user does not exist; ``read_rows(since_rev)`` returns the rows changed after it."""
-        uv = self.get(user_id)
-        with uv.lock:
-            state = read_state()
-            if state is None:
-                self.drop(user_id)
-                return None
-            incarnation, version = state
-            if incarnation != uv.incarnation:
-                uv.retired = True
-                if uv.builder is not None:  # a graph of the old incarnation is of no use
-                    uv.builder.cancelled.set()
-                fresh = self._new(user_id, incarnation)
-                fresh.apply(read_rows(-1))
-                fresh.version = version
-                fresh.look_for_file(read_rows)  # before it is published: nobody else holds it yet
-                with self._lock:
-                    self._users[user_id] = fresh
-                uv = fresh
-            else:
-                if version != uv.version:
-                    uv.apply(read_rows(uv.version))
-                    uv.version = version
-                uv.look_for_file(read_rows)
-        if uv.save_due():
-            uv.saver = in_background(uv.save, "deepcontext-ann-save")
-        self.evict(keep=user_id)
-        return uv
