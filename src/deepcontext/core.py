@@ -317,9 +317,9 @@ class DeepContext:
         conversation_id = check_id(conversation_id, "conversation_id")
         if self._summaries is not None:
             return await self._summaries.get(user_id, conversation_id)
-        from deepcontext.store import read_summary
-
-        state = await asyncio.to_thread(read_summary, self.store, user_id, conversation_id)
+        if self.store.summaries is None:
+            return None
+        state = await asyncio.to_thread(self.store.summaries.read, user_id, conversation_id)
         return state.summary if state is not None else None
 
     async def search(

@@ -106,7 +106,6 @@ def _read_only_folder(src: Path, workdir: Path) -> Iterator[Path | None]:
 
 
 async def run_read_only(url: str, requests: int) -> Outcome:
-    from deepcontext.store import create_key
 
     out = Outcome("read-only", backend_name(url))
     if backend_name(url) != "sqlite":
@@ -117,7 +116,7 @@ async def run_read_only(url: str, requests: int) -> Outcome:
         src.mkdir()
         async with open_context(f"sqlite:///{src}/m.db") as ctx:
             await ctx.add(SAID, user_id="acme/ana")
-            key = create_key(ctx.store, "acme", now=ctx.clock.now())[1]
+            key = ctx.store.keys.create("acme", now=ctx.clock.now())[1]
         with _read_only_folder(src, Path(tmp)) as view:
             if view is None:
                 out.notes.append("skipped: running as root without the right to bind-mount a read-only folder")
@@ -157,14 +156,13 @@ NOT_USER_DATA = frozenset({"api_keys", "ui_sessions", "activity", "activity_hits
 
 
 async def run_read_only_key(url: str, requests: int) -> Outcome:
-    from deepcontext.store import create_key
 
     out = Outcome("read-only-key", backend_name(url))
     async with open_context(url) as ctx:
         user = f"acme/ro-{os.getpid()}-{time.monotonic_ns()}"  # its own user: a PostgreSQL database may hold others
         await ctx.add(SAID, user_id=user)
         await ctx.flush()
-        reader = create_key(ctx.store, "acme", now=ctx.clock.now(), read_only=True)[1]
+        reader = ctx.store.keys.create("acme", now=ctx.clock.now(), read_only=True)[1]
         before = _snapshot(ctx)
         async with _client(ctx, reader) as c:
             external = user.split("/", 1)[1]
@@ -203,7 +201,6 @@ class _PageCap:
 
 
 async def run_disk_full(url: str, requests: int) -> Outcome:
-    from deepcontext.store import create_key
 
     out = Outcome("disk-full", backend_name(url))
     if backend_name(url) != "sqlite":
@@ -211,8 +208,8 @@ async def run_disk_full(url: str, requests: int) -> Outcome:
         return out
     async with open_context(url) as ctx:
         await ctx.add(SAID, user_id="acme/ana")
-        key = create_key(ctx.store, "acme", now=ctx.clock.now())[1]
-        reader = create_key(ctx.store, "acme", now=ctx.clock.now(), read_only=True)[1]
+        key = ctx.store.keys.create("acme", now=ctx.clock.now())[1]
+        reader = ctx.store.keys.create("acme", now=ctx.clock.now(), read_only=True)[1]
         ro = {"Authorization": f"Bearer {reader}"}
         async with _client(ctx, key) as c:
             await _call(out, c, "a key's first use", "GET", "/v1/users", 200)

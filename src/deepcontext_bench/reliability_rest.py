@@ -61,11 +61,9 @@ def _hostile(rng: random.Random, other_ids: list[int]) -> tuple[str, str, Any, d
 async def run_rest(url: str, requests: int, concurrency: int, rng: random.Random, time_limit: float) -> Outcome:
     import httpx
 
-    from deepcontext.store import create_key
-
     out = Outcome("rest", backend_name(url))
     async with open_context(url) as ctx:
-        keys = {t: create_key(ctx.store, t, now=ctx.clock.now())[1] for t in ("red", "blue")}
+        keys = {t: ctx.store.keys.create(t, now=ctx.clock.now())[1] for t in ("red", "blue")}
     with socket_port() as port:
         proc = subprocess.Popen(
             [

@@ -101,10 +101,9 @@ def _memory_report(out: Outcome, pid: int, start: float | None, sampler: RssSamp
 
 
 async def _key(url: str, tenant: str) -> str:
-    from deepcontext.store import create_key
 
     async with open_context(url) as ctx:
-        return create_key(ctx.store, tenant, now=ctx.clock.now())[1]
+        return ctx.store.keys.create(tenant, now=ctx.clock.now())[1]
 
 
 # --- large-reads ------------------------------------------------------------------------------------

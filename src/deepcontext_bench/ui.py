@@ -81,7 +81,6 @@ async def run_ui_bench(
 
     from deepcontext import DeepContext
     from deepcontext.server import create_app
-    from deepcontext.store import create_key
 
     tmp = None
     if db_url is None:
@@ -112,7 +111,7 @@ async def run_ui_bench(
                 progress("set", min(count, memories))
         ingest_s = time.perf_counter() - t0
         stats = await ctx.stats(STORED)
-        key = create_key(ctx.store, TENANT, now=ctx.clock.now(), name="ui bench")[1]
+        key = ctx.store.keys.create(TENANT, now=ctx.clock.now(), name="ui bench")[1]
         call = await _fill_activity_log(ctx)
         app = create_app(ctx)
         transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))

@@ -22,7 +22,6 @@ from sqlalchemy import event
 from deepcontext import DeepContext, DiskFullError
 from deepcontext.embed import HashEmbedder
 from deepcontext.server import create_app
-from deepcontext.store.apikeys import create_key
 from tests.server.helpers import running
 
 MOVED = [{"role": "user", "content": "I moved to Braga and adopted a cat named Miso"}]
@@ -57,8 +56,8 @@ async def test_disk_full_is_said_and_reported_until_a_write_succeeds(tmp_path: P
     try:
         async with running(app):
             await ctx.add(said(0), user_id="acme/ana")
-            key = create_key(ctx.store, "acme", now=ctx.clock.now())[1]
-            reader = create_key(ctx.store, "acme", now=ctx.clock.now(), read_only=True)[1]
+            key = ctx.store.keys.create("acme", now=ctx.clock.now())[1]
+            reader = ctx.store.keys.create("acme", now=ctx.clock.now(), read_only=True)[1]
             transport = httpx.ASGITransport(app=app, client=("127.0.0.1", 50000))
             headers = {"Authorization": f"Bearer {key}"}
             ro = {"Authorization": f"Bearer {reader}"}

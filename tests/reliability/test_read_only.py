@@ -108,14 +108,13 @@ async def test_rest_over_a_read_only_database(tmp_path: Path) -> None:
     import httpx
 
     from deepcontext.server import create_app
-    from deepcontext.store.apikeys import create_key
     from tests.server.helpers import running
 
     src = tmp_path / "data"
     src.mkdir()
     async with DeepContext(database_url=f"sqlite:///{src}/m.db", embedder=HashEmbedder(64)) as ctx:
         await ctx.add([{"role": "user", "content": "I live in Porto and work at Globex"}], user_id="acme/ana")
-        key = create_key(ctx.store, "acme", now=ctx.clock.now())[1]
+        key = ctx.store.keys.create("acme", now=ctx.clock.now())[1]
     with read_only_view(src, tmp_path) as view:
         ctx = DeepContext(database_url=f"sqlite:///{view}/m.db", embedder=HashEmbedder(64), metrics_enabled=True)
         app = create_app(ctx)

@@ -18,7 +18,6 @@ import httpx
 from fastapi import FastAPI
 
 from deepcontext import DeepContext
-from deepcontext.store.apikeys import create_key
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,7 +32,7 @@ class Api:
     host: str = "testserver"
 
     def key(self, tenant: str, users: list[str] | None = None, read_only: bool = False, name: str | None = None) -> str:
-        return create_key(self.ctx.store, tenant, now=self.ctx.clock.now(), user_ids=users, read_only=read_only, name=name)[1]
+        return self.ctx.store.keys.create(tenant, now=self.ctx.clock.now(), user_ids=users, read_only=read_only, name=name)[1]
 
     def client(self, key: str | None = None, *, client_host: str = "127.0.0.1", **kw: Any) -> httpx.AsyncClient:
         headers = {"Authorization": f"Bearer {key}"} if key else {}

@@ -15,7 +15,6 @@ from deepcontext import DeepContext
 from deepcontext.embed import HashEmbedder
 from deepcontext.server import create_app
 from deepcontext.server.auth import _writer, authenticate
-from deepcontext.store.apikeys import create_key, list_keys, revoke_key
 from tests.server.helpers import ROOT, Api, flat_routes, running
 from tests.support.cli import run_cli
 
@@ -74,7 +73,7 @@ async def test_protected_routes_refuse_missing_wrong_and_revoked_keys(api: Api) 
     good = api.key("acme")
     key_id = good.split("_")[1]
     revoked = api.key("acme")
-    revoke_key(api.ctx.store, revoked.split("_")[1], now=api.ctx.clock.now())
+    api.ctx.store.keys.revoke(revoked.split("_")[1], now=api.ctx.clock.now())
     wrong_secret = f"dck_{key_id}_{'A' * 43}"
     bad_headers = [
         {},
@@ -155,7 +154,7 @@ async def test_keys_are_stored_hashed_and_track_use(api: Api) -> None:
     assert row.last_used_at is None
     async with api.client(key) as c:
         assert (await c.get("/v1/users")).status_code == 200
-    (listed,) = [k for k in list_keys(api.ctx.store) if k.key_id == key_id]
+    (listed,) = [k for k in api.ctx.store.keys.all() if k.key_id == key_id]
     assert listed.last_used_at is not None and listed.name == "ci" and listed.tenant == "acme"
 
 
@@ -208,10 +207,10 @@ def test_key_validation(tmp_path: Path) -> None:
             now = ctx.clock.now()
             for tenant in ("", "a/b", "-x", "x" * 65, "sp ace"):
                 with pytest.raises(ValidationError):
-                    create_key(ctx.store, tenant, now=now)
+                    ctx.store.keys.create(tenant, now=now)
             for users in ([], ["a/b"], [""], "ana"):
                 with pytest.raises(ValidationError):
-                    create_key(ctx.store, "acme", now=now, user_ids=users)  # type: ignore[arg-type]
-            assert list_keys(ctx.store) == []
+                    ctx.store.keys.create("acme", now=now, user_ids=users)  # type: ignore[arg-type]
+            assert ctx.store.keys.all() == []
 
     asyncio.run(go())

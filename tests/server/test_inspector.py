@@ -22,7 +22,6 @@ from deepcontext.embed import HashEmbedder
 from deepcontext.server import create_app
 from deepcontext.server.inspector.data import lifecycle_preview
 from deepcontext.server.inspector.svg import dag_layout, force_layout
-from deepcontext.store.apikeys import revoke_key
 from tests.server.helpers import ROOT, Api, cli_env, flat_routes, running
 
 EVIL = '<script>alert("x")</script> and "><img src=x onerror=alert(1)>'
@@ -60,7 +59,7 @@ async def test_every_page_needs_a_key(api: Api) -> None:
     assert open_routes <= set(routes) and len(routes) >= 14
     rw = api.key("acme")
     revoked = api.key("acme")
-    revoke_key(api.ctx.store, revoked.split("_")[1], now=api.ctx.clock.now())
+    api.ctx.store.keys.revoke(revoked.split("_")[1], now=api.ctx.clock.now())
     async with api.client() as c:
         for method, path in routes:
             if (method, path) in open_routes:
@@ -135,7 +134,7 @@ async def test_revoking_the_key_ends_its_sessions_at_once(api: Api) -> None:
     key = api.key("acme")
     async with browser(api, key) as (c, _):
         assert (await c.get("/ui/")).status_code == 200
-        revoke_key(api.ctx.store, key.split("_")[1], now=api.ctx.clock.now())
+        api.ctx.store.keys.revoke(key.split("_")[1], now=api.ctx.clock.now())
         r = await c.get("/ui/memories?user=ana")
         assert r.status_code == 401 and "sign in again" in r.text
 

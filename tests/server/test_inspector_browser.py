@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 
 from deepcontext import DeepContext
-from deepcontext.store.apikeys import create_key
 from tests.server.browser import CHROMEDRIVER, CHROMIUM, start_chromium
 from tests.server.helpers import ROOT, cli_env, serve
 
@@ -62,8 +61,8 @@ class Site:
 async def _seed(db_url: str) -> Site:
     async with DeepContext(database_url=db_url, embedder="hash") as ctx:
         now = ctx.clock.now()
-        writer = create_key(ctx.store, "acme", now=now, name="writer")[1]
-        reader = create_key(ctx.store, "acme", now=now, name="reader", read_only=True)[1]
+        writer = ctx.store.keys.create("acme", now=now, name="writer")[1]
+        reader = ctx.store.keys.create("acme", now=now, name="reader", read_only=True)[1]
         u = "acme/ana"
         says = [
             ("trip", "I moved to Lisbon in 2021 and I work at Orbital as a data engineer."),

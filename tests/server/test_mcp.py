@@ -16,7 +16,6 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from deepcontext import DeepContext
-from deepcontext.store.apikeys import create_key
 from tests.server.helpers import ROOT, cli_env, serve
 from tests.support.cli import run_cli
 
@@ -133,10 +132,10 @@ async def _keys(url: str) -> dict[str, str]:
     async with DeepContext(database_url=url, embedder="hash") as ctx:
         now = ctx.clock.now()
         return {
-            "acme": create_key(ctx.store, "acme", now=now)[1],
-            "globex": create_key(ctx.store, "globex", now=now)[1],
-            "acme-ro": create_key(ctx.store, "acme", now=now, read_only=True)[1],
-            "acme-bob": create_key(ctx.store, "acme", now=now, user_ids=["bob"])[1],
+            "acme": ctx.store.keys.create("acme", now=now)[1],
+            "globex": ctx.store.keys.create("globex", now=now)[1],
+            "acme-ro": ctx.store.keys.create("acme", now=now, read_only=True)[1],
+            "acme-bob": ctx.store.keys.create("acme", now=now, user_ids=["bob"])[1],
         }
 
 

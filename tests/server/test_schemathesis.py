@@ -18,7 +18,6 @@ from schemathesis.python import asgi
 from deepcontext import DeepContext
 from deepcontext.server import create_app
 from deepcontext.settings import DeepContextSettings
-from deepcontext.store.apikeys import create_key
 from tests.server.helpers import Api
 
 EXAMPLES = {schemathesis.GenerationMode.POSITIVE: 25, schemathesis.GenerationMode.NEGATIVE: 15}
@@ -28,7 +27,7 @@ def _make_key(url: str) -> str:
     async def go() -> str:
         async with DeepContext(database_url=url, embedder="hash") as ctx:
             await ctx.add([{"role": "user", "name": "Ana", "content": "I live in Lisbon and work at Globex."}], "acme/ana")
-            return create_key(ctx.store, "acme", now=ctx.clock.now())[1]
+            return ctx.store.keys.create("acme", now=ctx.clock.now())[1]
 
     return asyncio.run(go())
 

@@ -12,7 +12,6 @@ import httpx
 import pytest
 
 from deepcontext import DeepContext
-from deepcontext.store.apikeys import create_key
 from tests.server.helpers import ROOT, cli_env, serve
 from tests.support.cli import run_cli
 
@@ -20,7 +19,7 @@ from tests.support.cli import run_cli
 def _key(url: str, tenant: str = "acme") -> str:
     async def go() -> str:
         async with DeepContext(database_url=url, embedder="hash") as ctx:
-            return create_key(ctx.store, tenant, now=ctx.clock.now())[1]
+            return ctx.store.keys.create(tenant, now=ctx.clock.now())[1]
 
     return asyncio.run(go())
 

@@ -26,10 +26,9 @@ def create(
     json_out: bool = typer.Option(False, "--json", help="Print the key and its details as JSON"),
 ) -> None:
     """Create a key and print it (once: only its hash is stored)."""
-    from deepcontext.store import create_key
 
     async def body(ctx: Any) -> Any:
-        return create_key(ctx.store, tenant, now=ctx.clock.now(), user_ids=user or None, read_only=read_only, name=name)
+        return ctx.store.keys.create(tenant, now=ctx.clock.now(), user_ids=user or None, read_only=read_only, name=name)
 
     key, text = run(body, create=True, embeds=False)
     if json_out:
@@ -51,9 +50,11 @@ def list_cmd(
     json_out: bool = typer.Option(False, "--json", help="Print JSON"),
 ) -> None:
     """List keys (never their secrets)."""
-    from deepcontext.store import list_keys
 
-    keys = run(lambda ctx: _list(ctx, list_keys, tenant, active), embeds=False)
+    async def body(ctx: Any) -> Any:
+        return ctx.store.keys.all(tenant=tenant, include_revoked=not active)
+
+    keys = run(body, embeds=False)
     if json_out:
         print_json([k.as_dict() for k in keys])
         return
@@ -75,17 +76,12 @@ def list_cmd(
         print("  ".join(fields))
 
 
-async def _list(ctx: Any, list_keys: Any, tenant: str | None, active: bool) -> Any:
-    return list_keys(ctx.store, tenant=tenant, include_revoked=not active)
-
-
 @keys_app.command("revoke")
 def revoke(key_id: str = typer.Argument(..., help="The key's id (the part after 'dck_', as listed)")) -> None:
     """Revoke a key: every request with it is refused from now on."""
-    from deepcontext.store import revoke_key
 
     async def body(ctx: Any) -> Any:
-        return revoke_key(ctx.store, key_id, now=ctx.clock.now())
+        return ctx.store.keys.revoke(key_id, now=ctx.clock.now())
 
     key = run(body, embeds=False)
     console().print(f"revoked {key.key_id} (tenant {key.tenant!r})", markup=False)

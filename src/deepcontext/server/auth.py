@@ -21,7 +21,6 @@ from deepcontext.core import DeepContext
 from deepcontext.errors import AuthError, ConfigurationError
 from deepcontext.server.net import host_name, is_loopback
 from deepcontext.server.tenancy import Scope
-from deepcontext.store import verify_key
 
 __all__ = [
     "Ctx",
@@ -63,7 +62,7 @@ def get_ctx(request: Request) -> DeepContext:
 
 async def scope_from_key(ctx: DeepContext, presented: str) -> Scope:
     """The scope of an API key's text; AuthError (401) if it is not an active key."""
-    key = await asyncio.to_thread(verify_key, ctx.store, presented, now=ctx.clock.now())
+    key = await asyncio.to_thread(ctx.store.keys.verify, presented, now=ctx.clock.now())
     return Scope.from_key(key)
 
 

@@ -179,8 +179,6 @@ class ActivityLog:
             self._writer = self.tasks.spawn(self._drain(self._wake))
 
     async def _drain(self, wake: asyncio.Event) -> None:
-        from deepcontext.store import write_activity
-
         while self._queue:
             # gather the calls of a moment into one transaction: a busy agent's searches then share
             # a commit, and the writes stay out of the way of the searches that follow
@@ -188,7 +186,7 @@ class ActivityLog:
                 await asyncio.wait_for(wake.wait(), BATCH_SECONDS)
             batch, self._queue = self._queue, []
             since = self.clock.now() - timedelta(days=self.settings.activity_max_age_days)
-            await asyncio.to_thread(write_activity, self.store, batch, keep=self.settings.activity_max_calls, since=since)
+            await asyncio.to_thread(self.store.activity_log.write, batch, keep=self.settings.activity_max_calls, since=since)
 
     # --- reading ------------------------------------------------------------------------------------
 
@@ -197,7 +195,7 @@ class ActivityLog:
         run_id: str | None = None, conversation_id: str | None = None, after: datetime | str | None = None,
         before: datetime | str | None = None, limit: int = 50, cursor: str | None = None,
     ) -> ActivityPage:  # fmt: skip
-        from deepcontext.store import ActivityFilters, decode_cursor, encode_cursor, list_activity
+        from deepcontext.store import ActivityFilters, decode_cursor, encode_cursor
 
         user_id = check_id(user_id, "user_id")
         limit = check_limit(limit, hi=200)
@@ -211,17 +209,15 @@ class ActivityLog:
             before=parse_time(before, "before"),
         )  # fmt: skip
         before_id = decode_cursor(cursor) if cursor else None
-        rows = await asyncio.to_thread(list_activity, self.store, user_id, filters, limit=limit + 1, before_id=before_id)
+        rows = await asyncio.to_thread(self.store.activity_log.page, user_id, filters, limit=limit + 1, before_id=before_id)
         more = len(rows) > limit
         rows = rows[:limit]
         return ActivityPage(calls=[_call(r) for r in rows], next_cursor=encode_cursor(rows[-1].id) if more else None)
 
     async def call(self, user_id: str, call_id: int) -> ActivityCall:
-        from deepcontext.store import get_activity
-
         user_id = check_id(user_id, "user_id")
         cid = check_row_id(call_id, "call_id")
-        row = await asyncio.to_thread(get_activity, self.store, user_id, cid)
+        row = await asyncio.to_thread(self.store.activity_log.get, user_id, cid)
         if row is None:
             raise NotFoundError(f"no recorded call {cid} of user {user_id!r}")
         return _call(row)

@@ -34,7 +34,7 @@ from deepcontext.settings import DeepContextSettings
 from deepcontext.store import TTLCache
 from deepcontext.store.interface import AddOutcome, AddPlan, MemoryChange, NewMemory, NewTurn, Store
 from deepcontext.text import content_hash
-from deepcontext.types import AddResponse, HistoryEvent, MemoryType
+from deepcontext.types import AddResponse, HistoryEvent, MemoryType, Turn
 
 __all__ = ["Candidate", "IngestService", "turn_importance", "turn_memory_text"]
 
@@ -279,12 +279,20 @@ class IngestService:
         )  # fmt: skip
         return counts
 
+    def _context_rows(self, user_id: str, conversation_id: str, turns: int) -> tuple[str | None, list[Turn]]:
+        """The conversation's stored summary and its last ``turns`` turns (oldest first): one
+        worker-thread hop for both."""
+        summaries = self.store.summaries
+        state = summaries.read(user_id, conversation_id) if summaries is not None else None
+        if state is None and summaries is not None:
+            return None, []  # a new conversation: no turns either
+        recent = self.store.recent_turns(user_id, conversation_id, turns) if turns > 0 else []
+        return (state.summary if state is not None else None), recent
+
     async def _load_context(self, context: ExtractionContext, turns_wanted: int | None = None) -> None:
         """Fill the context with the conversation's summary and its last turns (before this add)."""
-        from deepcontext.store import load_context
-
         summary, turns = await asyncio.to_thread(
-            load_context, self.store, context.user_id, context.conversation_id, turns_wanted or self.context_turns
+            self._context_rows, context.user_id, context.conversation_id, turns_wanted or self.context_turns
         )
         context.summary = summary
         context.recent_messages = [

@@ -5,7 +5,7 @@ starts a background task for the conversation, unless one is already running for
 checks again when it finishes). The task counts the turns that arrived since the stored summary; from
 ``summary_every_turns`` on it asks the LLM for an updated summary (previous summary + the new turns,
 :func:`deepcontext.llm.tasks.summarize_conversation`) and writes it compare-and-set
-(:func:`deepcontext.store.summaries.write_summary`). An LLM failure is logged and changes nothing:
+(:meth:`deepcontext.store.summaries.Summaries.write`). An LLM failure is logged and changes nothing:
 the turns stay "new" and the next add tries again.
 """
 
@@ -20,14 +20,8 @@ from deepcontext.clock import Clock
 from deepcontext.errors import DeepContextError, LLMError
 from deepcontext.llm.client import LLM
 from deepcontext.llm.tasks import summarize_conversation
-from deepcontext.store import (
-    pending,
-    read_summary,
-    supports_summaries,
-    turns_since,
-    write_summary,
-)
 from deepcontext.store.interface import Store
+from deepcontext.types import Turn
 
 __all__ = ["SummaryService"]
 
@@ -54,7 +48,7 @@ class SummaryService:
 
     @property
     def enabled(self) -> bool:
-        return self.every_turns > 0 and supports_summaries(self.store)
+        return self.every_turns > 0 and self.store.summaries is not None
 
     def schedule(self, user_id: str, conversation_id: str, spawn: Callable[[Coroutine[Any, Any, Any]], Any]) -> None:
         """Refresh the conversation's summary in the background if enough new turns arrived.
@@ -85,7 +79,9 @@ class SummaryService:
     async def get(self, user_id: str, conversation_id: str) -> str | None:
         """The stored summary (None if none), after any running refresh of it finished."""
         await self.wait(user_id, conversation_id)
-        state = await asyncio.to_thread(read_summary, self.store, user_id, conversation_id)
+        if self.store.summaries is None:
+            return None
+        state = await asyncio.to_thread(self.store.summaries.read, user_id, conversation_id)
         return state.summary if state is not None else None
 
     # ------------------------------------------------------------------------------------------
@@ -107,17 +103,19 @@ class SummaryService:
     async def refresh(self, user_id: str, conversation_id: str, *, force: bool = False) -> bool:
         """Summarize the turns since the stored summary if there are ``every_turns`` of them (any
         number with ``force``). True if a new summary was written. Raises the LLM's error."""
-        state, new = await asyncio.to_thread(pending, self.store, user_id, conversation_id)
+        summaries = self.store.summaries
+        if summaries is None:
+            return False
+        state, new = await asyncio.to_thread(summaries.pending, user_id, conversation_id)
         if state is None or new == 0 or (not force and new < self.every_turns):
             return False
         since = state.summary_turn_id
-        turns = await asyncio.to_thread(turns_since, self.store, user_id, conversation_id, since, min(new, MAX_TURNS_PER_REFRESH))
+        turns = await asyncio.to_thread(self._turns_since, user_id, conversation_id, since, min(new, MAX_TURNS_PER_REFRESH))
         if not turns:
             return False
         text = await summarize_conversation(self.llm, turns, state.summary, max_words=self.max_words)
         written = await asyncio.to_thread(
-            write_summary,
-            self.store,
+            summaries.write,
             user_id,
             conversation_id,
             summary=text,
@@ -128,3 +126,8 @@ class SummaryService:
         if written:
             log.info("conversation summary of %s/%s refreshed (%d new turns)", user_id, conversation_id, len(turns))
         return written
+
+    def _turns_since(self, user_id: str, conversation_id: str, after_turn_id: int | None, limit: int) -> list[Turn]:
+        """The last ``limit`` turns of the conversation with an id above ``after_turn_id``, oldest first."""
+        turns = self.store.recent_turns(user_id, conversation_id, limit)
+        return turns if after_turn_id is None else [t for t in turns if t.id > after_turn_id]

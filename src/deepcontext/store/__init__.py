@@ -31,25 +31,8 @@ from deepcontext.store.interface import (
 
 if TYPE_CHECKING:
     from deepcontext.settings import DeepContextSettings
-    from deepcontext.store.activity import (
-        ActivityFilters,
-        ActivityRow,
-        count_activity,
-        get_activity,
-        list_activity,
-        memory_retrievals,
-        write_activity,
-    )
-    from deepcontext.store.apikeys import (
-        ApiKey,
-        create_key,
-        create_session,
-        end_session,
-        list_keys,
-        revoke_key,
-        session_key,
-        verify_key,
-    )
+    from deepcontext.store.activity import ActivityFilters, ActivityLog, ActivityRow
+    from deepcontext.store.apikeys import ApiKey, ApiKeys
     from deepcontext.store.conversations import (
         NODE_SUMMARY_KEY,
         PART_KEY,
@@ -80,27 +63,16 @@ if TYPE_CHECKING:
     from deepcontext.store.migrations import SLOT_KEY_PREFIX, latest_version
     from deepcontext.store.sql_transfer import IMPORTS_NAMESPACE
     from deepcontext.store.sqlparts import decode_cursor, encode_cursor
-    from deepcontext.store.summaries import load_context, pending, read_summary, supports_summaries, turns_since, write_summary
+    from deepcontext.store.summaries import ConversationSummary, Summaries
     from deepcontext.store.ttlcache import TTLCache
     from deepcontext.store.urls import libpq_conninfo, shown_url, sqlite_path
     from deepcontext.store.v01 import V01_TABLES, is_v01_database, is_v01_schema, open_read_only, table_names
 
 #: what the package re-exports from its modules, loaded on first use
 _LAZY: dict[str, str] = {
+    **dict.fromkeys(("ActivityFilters", "ActivityLog", "ActivityRow"), "activity"),
     **dict.fromkeys(
-        (
-            "ActivityFilters",
-            "ActivityRow",
-            "count_activity",
-            "get_activity",
-            "list_activity",
-            "memory_retrievals",
-            "write_activity",
-        ),
-        "activity",
-    ),  # fmt: skip
-    **dict.fromkeys(
-        ("ApiKey", "create_key", "create_session", "end_session", "list_keys", "revoke_key", "session_key", "verify_key"),
+        ("ApiKey", "ApiKeys"),
         "apikeys",
     ),
     "user_lock": "locks",
@@ -139,9 +111,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("SLOT_KEY_PREFIX", "latest_version"), "migrations"),
     **dict.fromkeys(("decode_cursor", "encode_cursor"), "sqlparts"),
     "IMPORTS_NAMESPACE": "sql_transfer",
-    **dict.fromkeys(
-        ("load_context", "pending", "read_summary", "supports_summaries", "turns_since", "write_summary"), "summaries"
-    ),
+    **dict.fromkeys(("ConversationSummary", "Summaries"), "summaries"),
     "TTLCache": "ttlcache",
     **dict.fromkeys(("libpq_conninfo", "shown_url", "sqlite_path"), "urls"),
     **dict.fromkeys(("V01_TABLES", "is_v01_database", "is_v01_schema", "open_read_only", "table_names"), "v01"),
@@ -179,45 +149,31 @@ __all__ = [
     "RelationEdge",
     "Scopes",
     "UserSummary",
+    "ConversationSummary",
+    "Summaries",
     "ActivityFilters",
+    "ActivityLog",
     "ActivityRow",
     "SLOT_KEY_PREFIX",
-    "count_activity",
-    "get_activity",
-    "list_activity",
-    "memory_retrievals",
-    "write_activity",
     "V01_TABLES",
-    "create_key",
-    "create_session",
-    "end_session",
     "decode_cursor",
     "encode_cursor",
     "is_v01_database",
     "is_v01_schema",
     "latest_version",
     "libpq_conninfo",
-    "list_keys",
-    "load_context",
     "open_read_only",
     "open_store",
     "parse_metadata_filter",
-    "pending",
-    "read_summary",
     "recorded_embedder",
-    "revoke_key",
-    "session_key",
     "shown_url",
     "sqlite_path",
-    "supports_summaries",
     "table_names",
-    "turns_since",
     "user_lock",
-    "verify_key",
-    "write_summary",
     "AddOutcome",
     "AddPlan",
     "ApiKey",
+    "ApiKeys",
     "CandidateRow",
     "DecayChange",
     "DecayRow",

@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from deepcontext.clock import Clock
+from deepcontext.store.activity import ActivityLog
+from deepcontext.store.apikeys import ApiKeys
 from deepcontext.store.conversations import ConversationRows
 from deepcontext.store.inspection import Inspection
 from deepcontext.store.records import (
@@ -41,6 +43,7 @@ from deepcontext.store.records import (
     RankFields,
     RelationUpsert,
 )
+from deepcontext.store.summaries import Summaries
 from deepcontext.types import (
     HistoryEntry,
     Memory,
@@ -86,6 +89,12 @@ class Store(ABC):
     disk_full: bool = False
     #: the inspector's reads (counts, the graph, a conversation's DAG, a lifecycle preview's inputs)
     inspection: Inspection
+    #: API keys of the REST API and MCP server, and the inspector's sign-in sessions
+    keys: ApiKeys
+    #: the recorded search and context calls
+    activity_log: ActivityLog
+    #: running conversation summaries (None: the store keeps none)
+    summaries: Summaries | None = None
 
     # --- lifecycle ----------------------------------------------------------------------------
     @abstractmethod

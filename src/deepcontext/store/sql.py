@@ -42,7 +42,9 @@ from deepcontext.store.locks import UserLockMixin
 from deepcontext.store.metafilter import compile_filter, parse_metadata_filter
 from deepcontext.store.migrations import MIGRATIONS, latest_version
 from deepcontext.store.schema import Tables, build_metadata, import_columns
+from deepcontext.store.sql_activity import SQLActivityLog
 from deepcontext.store.sql_add import AddWriter
+from deepcontext.store.sql_apikeys import SQLApiKeys
 from deepcontext.store.sql_calls import RepositoryCalls
 from deepcontext.store.sql_conversations import SQLConversationRows
 from deepcontext.store.sql_graph import GraphReads
@@ -50,9 +52,11 @@ from deepcontext.store.sql_inspection import SQLInspection
 from deepcontext.store.sql_kv import KeyValues
 from deepcontext.store.sql_memories import MemoryReads
 from deepcontext.store.sql_provenance import ProvenanceReads
+from deepcontext.store.sql_summaries import SQLSummaries
 from deepcontext.store.sql_transfer import IMPORTS_NAMESPACE, Transfer
 from deepcontext.store.sql_turns import TurnReads
 from deepcontext.store.sql_writes import MemoryWriter
+from deepcontext.store.summaries import Summaries
 
 __all__ = ["IMPORTS_NAMESPACE", "SQLStore"]
 
@@ -92,6 +96,9 @@ class SQLStore(UserLockMixin, RepositoryCalls, Store):
         self.kv = KeyValues(self)
         self.transfer = Transfer(self)
         self.inspection = SQLInspection(self)
+        self.keys = SQLApiKeys(self)
+        self.activity_log = SQLActivityLog(self)
+        self.summaries: Summaries | None = SQLSummaries(self)
 
     # the memory lifecycle's steps: functions of the store (store/lifecycle.py), bound as its methods
     count_short_term = lifecycle.count_short_term

@@ -179,9 +179,7 @@ def lifecycle_preview(store: Store, settings: Any, user_id: str, now: datetime, 
 
 def retrievals(store: Store, user_id: str, memory_id: int, limit: int) -> list[tuple[Any, int]]:
     """The newest recorded calls that returned the memory, with its rank in each."""
-    from deepcontext.store import memory_retrievals
-
-    return memory_retrievals(store, user_id, memory_id, limit=limit)
+    return store.activity_log.retrievals(user_id, memory_id, limit=limit)
 
 
 def agents_and_runs(store: Store, user_id: str, limit: int = 200) -> Scopes:

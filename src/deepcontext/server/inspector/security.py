@@ -1,7 +1,7 @@
 """Who is looking: the inspector's sign-in and its CSRF check.
 
 Keys and scopes are the REST API's; only the way the key travels differs. The sign-in form posts
-the key once (never in a URL); the server checks it and opens a session (``store.create_session``:
+the key once (never in a URL); the server checks it and opens a session (``store.keys.open_session``:
 a random id, stored hashed, tied to the key, ending after :data:`SESSION_SECONDS`). The browser's
 cookie holds the session id, never the key: ``HttpOnly``, ``SameSite=Strict``, limited to ``/ui``,
 ``Secure`` over HTTPS. Every request checks the session and its key, so signing out or revoking the
@@ -24,7 +24,6 @@ from starlette.responses import Response
 from deepcontext.errors import AuthError
 from deepcontext.server.auth import ServerState, local_scope
 from deepcontext.server.tenancy import Scope
-from deepcontext.store import create_session, end_session, session_key, verify_key
 
 __all__ = [
     "CSRF_COOKIE",
@@ -75,7 +74,7 @@ async def inspector_scope(request: Request) -> Scope:
     ctx = state.ctx
     assert ctx is not None
     try:
-        key = await asyncio.to_thread(session_key, ctx.store, presented, now=ctx.clock.now())
+        key = await asyncio.to_thread(ctx.store.keys.session_key, presented, now=ctx.clock.now())
     except AuthError:
         raise SignInRequired("your session ended (signed out, expired or its key revoked): sign in again") from None
     return Scope.from_key(key)
@@ -118,8 +117,8 @@ def _secure(request: Request) -> bool:
 async def sign_in(ctx: Any, presented: str) -> str:
     """Check the key and open a session for it; returns the session id. AuthError (401) for a key
     that is not active."""
-    scope_key = await asyncio.to_thread(verify_key, ctx.store, presented, now=ctx.clock.now())
-    return await asyncio.to_thread(create_session, ctx.store, scope_key, now=ctx.clock.now(), seconds=SESSION_SECONDS)
+    scope_key = await asyncio.to_thread(ctx.store.keys.verify, presented, now=ctx.clock.now())
+    return await asyncio.to_thread(ctx.store.keys.open_session, scope_key, now=ctx.clock.now(), seconds=SESSION_SECONDS)
 
 
 async def sign_out(request: Request) -> None:
@@ -127,7 +126,7 @@ async def sign_out(request: Request) -> None:
     token = request.cookies.get(SESSION_COOKIE)
     state = _state(request)
     if token and state.ctx is not None and state.require_auth:
-        await asyncio.to_thread(end_session, state.ctx.store, token)
+        await asyncio.to_thread(state.ctx.store.keys.end_session, token)
 
 
 def set_session_cookie(request: Request, response: Response, session: str | None) -> None:
