@@ -35,6 +35,8 @@ LAYERS: dict[str, int] = {
     "context": 5,
     "lifecycle": 5,
     "core": 6,
+    "core_memories": 6,  # DeepContext's mixins
+    "core_features": 6,
     "sync": 6,
     "deepcontext": 6,  # the package's lazy re-exports of the facade
     "cli": 7,
