@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "text": 0,
     "ids": 0,
     "settings": 1,
+    "settings_types": 1,
     "llm": 2,
     "embed": 2,
     "store": 2,
