@@ -87,7 +87,10 @@ def render() -> str:
             lines.append(f"    def {name}{_render_sig(sig)}: ...")
     body = "\n".join(lines)
     used = set(NAME.findall(body)) - {"self", "def", "None", "property", "True", "False"}
-    sources = {**_imports(SRC / "core.py"), **_imports(SRC / "sync.py"), "DeepContext": "deepcontext.core"}
+    # the names in DeepContext's signatures are imported by core.py and by its mixins' modules
+    facade = [SRC.joinpath(*c.__module__.split(".")[1:]).with_suffix(".py") for c in reversed(DeepContext.__mro__[:-1])]
+    sources = {name: module for path in facade for name, module in _imports(path).items()}
+    sources.update({**_imports(SRC / "sync.py"), "DeepContext": "deepcontext.core"})
     by_module: dict[str, list[str]] = {}
     for name in sorted(used):
         if name in sources:

@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "text": 0,
     "ids": 0,
     "settings": 1,
+    "settings_types": 1,
     "llm": 2,
     "embed": 2,
     "store": 2,
@@ -35,6 +36,8 @@ LAYERS: dict[str, int] = {
     "context": 5,
     "lifecycle": 5,
     "core": 6,
+    "core_memories": 6,  # DeepContext's mixins
+    "core_features": 6,
     "sync": 6,
     "deepcontext": 6,  # the package's lazy re-exports of the facade
     "cli": 7,

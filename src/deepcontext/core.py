@@ -5,18 +5,19 @@ Construction reads settings (arguments > environment ``DEEPCONTEXT_*`` > ``.env`
 nothing else; :meth:`DeepContext.init` opens the database (creating the default SQLite file under
 ``~/.deepcontext`` on first use), migrates it, loads the embedder and wires the services the methods
 delegate to: :attr:`~DeepContext.lifecycle`, :attr:`~DeepContext.conversations`,
-:attr:`~DeepContext.contexts` and the memory, search and ingest services.
+:attr:`~DeepContext.contexts` and the memory, search and ingest services. Its methods over memories,
+users and exports, and over the lifecycle, the conversation graphs and the activity log, come from
+two mixins: :class:`~deepcontext.core_memories.MemoryMethods` and
+:class:`~deepcontext.core_features.FeatureMethods`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import builtins
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timedelta
-from pathlib import Path
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from deepcontext.clock import Clock, SystemClock
@@ -26,6 +27,8 @@ from deepcontext.context.results import (
     DEFAULT_CONVERSATION_NODES,
     DEFAULT_MIN_SIMILARITY,
 )
+from deepcontext.core_features import FeatureMethods
+from deepcontext.core_memories import MemoryMethods
 from deepcontext.dialogue.conversations import DialogueService
 from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import ConfigurationError, ValidationError
@@ -48,22 +51,10 @@ from deepcontext.services.validation import (
 )
 from deepcontext.settings import DeepContextSettings, explain_settings_error
 from deepcontext.store.interface import Store
-from deepcontext.types import (
-    ActivityCall,
-    ActivityPage,
-    AddResponse,
-    HistoryEntry,
-    Memory,
-    MemoryPage,
-    SearchResponse,
-    Turn,
-)
+from deepcontext.types import AddResponse, SearchResponse
 
 if TYPE_CHECKING:
     from deepcontext.context.results import ContextResult, ContextShares
-    from deepcontext.dialogue.context import ConversationPath
-    from deepcontext.dialogue.plan import Planner
-    from deepcontext.dialogue.session import DialogueSession
     from deepcontext.llm.client import LLM
     from deepcontext.query.core import DeepCQ
     from deepcontext.query.schema import MemorySchema
@@ -74,7 +65,7 @@ __all__ = ["DeepContext", "MemoryEngine"]
 log = logging.getLogger("deepcontext")
 
 
-class DeepContext:
+class DeepContext(FeatureMethods, MemoryMethods):
     """Memory for AI agents: add conversations, search what matters, walk the knowledge graph.
     Every method takes the ``user_id`` whose data it touches and never touches anyone else's.
 
@@ -347,210 +338,6 @@ class DeepContext:
             _record(wired.activity.search, origin, res.user_id, res, params)
         return res
 
-    # --- single memories, users, graph, export (MemoryService) -------------------------------------
-    async def get(self, memory_id: int, user_id: str) -> Memory:
-        """A memory of this user with its provenance and entities, whatever its status."""
-        return await self._wired().memories.get(memory_id, user_id)
-
-    async def update(
-        self, memory_id: int, text: str, user_id: str, *, metadata: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
-        """Change a memory's text (re-embedded; the old text stays in its history) and, when given,
-        replace its metadata."""
-        return await self._wired().memories.update(memory_id, text, user_id, metadata=metadata)
-
-    async def edit(
-        self,
-        memory_id: int,
-        user_id: str,
-        *,
-        text: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        pinned: bool | None = None,
-        expires_at: datetime | str | None = None,
-        clear_expiry: bool = False,
-    ) -> Memory:
-        """Change any of a memory's text (re-embedded), metadata, pin and expiry in one transaction
-        and one history entry; what is not given stays, and nothing is written when any of it is
-        refused."""
-        return await self._wired().memories.edit(
-            memory_id, user_id, text=text, metadata=metadata, pinned=pinned, expires_at=expires_at, clear_expiry=clear_expiry
-        )
-
-    async def pin(self, memory_id: int, user_id: str) -> Memory:
-        """Pin a memory: never decayed, consolidated or cleaned up, and always in ``context``."""
-        return await self._wired().memories.pin(memory_id, user_id, True)
-
-    async def unpin(self, memory_id: int, user_id: str) -> Memory:
-        """Unpin a memory: it fades and merges like any other again."""
-        return await self._wired().memories.pin(memory_id, user_id, False)
-
-    async def restore(self, memory_id: int, user_id: str) -> Memory:
-        """Make a deleted or decayed memory active again (its history says so); a superseded or
-        merged one cannot be (ValidationError): its replacement holds what it said."""
-        return await self._wired().memories.restore(memory_id, user_id)
-
-    async def set_metadata(self, memory_id: int, user_id: str, metadata: Mapping[str, Any]) -> Memory:
-        """Replace a memory's metadata, its text unchanged (the history keeps the old metadata)."""
-        return await self._wired().memories.set_metadata(memory_id, user_id, metadata)
-
-    async def set_expiry(
-        self, memory_id: int, user_id: str, expires_at: datetime | str | None = None, *, ttl: float | timedelta | None = None
-    ) -> Memory:
-        """When a memory expires: at ``expires_at``, or ``ttl`` (seconds or a timedelta) from now;
-        neither clears its expiry."""
-        return await self._wired().memories.set_expiry(memory_id, user_id, expires_at, ttl=ttl)
-
-    async def delete(self, memory_id: int, user_id: str) -> dict[str, Any]:
-        """Soft-delete a memory: gone from search and list, kept in history."""
-        return await self._wired().memories.delete(memory_id, user_id)
-
-    async def delete_memories(
-        self,
-        user_id: str,
-        *,
-        agent_id: str | Iterable[str] | None = None,
-        run_id: str | Iterable[str] | None = None,
-        metadata: Mapping[str, Any] | None = None,
-    ) -> builtins.list[int]:
-        """Soft-delete every active memory of the user (of these agents / runs, passing the metadata
-        filter, when given) in one transaction; returns their ids. Their history stays."""
-        return await self._wired().memories.delete_memories(user_id, agent_id=agent_id, run_id=run_id, metadata=metadata)
-
-    async def memory_owner(self, memory_id: int) -> str:
-        """The user a memory belongs to (for in-process callers that hold only an id)."""
-        return await self._wired().memories.memory_owner(memory_id)
-
-    async def history(self, memory_id: int, user_id: str) -> builtins.list[HistoryEntry]:
-        """Every change of a memory, oldest first."""
-        return await self._wired().memories.history(memory_id, user_id)
-
-    async def list(
-        self, user_id: str, *, tier: str | Iterable[str] | None = None,
-        memory_type: str | Iterable[str] | None = None, conversation_id: str | Iterable[str] | None = None,
-        after: datetime | str | None = None, before: datetime | str | None = None,
-        metadata: Mapping[str, Any] | None = None, include_inactive: bool = False, limit: int = 50,
-        cursor: str | None = None, agent_id: str | Iterable[str] | None = None, run_id: str | Iterable[str] | None = None,
-    ) -> MemoryPage:  # fmt: skip
-        """Memories of a user, newest first, one page at a time (pass ``next_cursor`` back). The
-        filters are those of :meth:`search`."""
-        return await self._wired().memories.list(
-            user_id, tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before,
-            metadata=metadata, include_inactive=include_inactive, limit=limit, cursor=cursor, agent_id=agent_id,
-            run_id=run_id,
-        )  # fmt: skip
-
-    async def list_memories(
-        self, user_id: str, tier: str | None = None, memory_type: str | None = None, limit: int = 50, offset: int = 0
-    ) -> dict[str, Any]:
-        """DeepContext 0.1's listing (offset paging). Prefer :meth:`list` (cursor paging)."""
-        return await self._wired().memories.list_memories(user_id, tier, memory_type, limit, offset)
-
-    async def turns(
-        self, user_id: str, conversation_id: str = "default", limit: int = 50, *, before: int | None = None
-    ) -> builtins.list[Turn]:
-        """The last turns of a conversation, oldest first, verbatim; with ``before`` (a turn id),
-        the last ones older than that turn (the page before)."""
-        return await self._wired().memories.turns(user_id, conversation_id, limit, before=before)
-
-    async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[dict[str, Any]]:
-        """The knowledge-graph neighbourhood of an entity, breadth first (see
-        :meth:`MemoryService.get_entity_graph`). Raises EntityNotFoundError for an unknown entity."""
-        return await self._wired().memories.get_entity_graph(user_id, entity_name, depth)
-
-    async def delete_user(self, user_id: str) -> dict[str, int]:
-        """Delete everything of a user from every table and cache (the activity log too). Returns
-        rows deleted per table."""
-        wired = self._wired()
-        await wired.activity.flush()  # a call recorded before this one must not outlive the user
-        return await wired.memories.delete_user(user_id)
-
-    async def set_user(self, user_id: str, *, name: str) -> None:
-        """Set the user's display name: what memories call the user. One transaction."""
-        await self._wired().memories.set_user(user_id, name=name)
-
-    async def get_user(self, user_id: str) -> dict[str, Any]:
-        """The user's profile: ``{"user_id": ..., "name": display name or None}``."""
-        return await self._wired().memories.get_user(user_id)
-
-    async def users(self, *, tenant: str | None = None, after: str | None = None, limit: int | None = None) -> builtins.list[str]:
-        """User ids with data, in byte order: only ``tenant``'s (``tenant/...``) when given, the
-        ones after ``after`` (pass a page's last id back), at most ``limit``."""
-        return await self._wired().memories.users(tenant=tenant, after=after, limit=limit)
-
-    async def stats(self, user_id: str) -> dict[str, int]:
-        """Rows of a user per table."""
-        return await self._wired().memories.stats(user_id)
-
-    async def export(self, user_id: str) -> AsyncIterator[dict[str, Any]]:
-        """Everything of a user as JSON-ready records: what :meth:`import_records` restores."""
-        async for rec in self._wired().memories.export(user_id):
-            yield rec
-
-    async def import_records(
-        self,
-        records: Iterable[Mapping[str, Any]],
-        user_id: str | None = None,
-        *,
-        part_size: int | None = None,
-        progress: Callable[[int, int], None] | None = None,
-        defer_vector_index: bool = False,
-    ) -> dict[str, int]:
-        """Restore an export (into ``user_id``, default: the exported user). One transaction; with
-        ``part_size``, one per that many records, resumable: run again after an interruption, it
-        continues after the last committed part. ``progress(done, total)`` counts records.
-        ``defer_vector_index``: on PostgreSQL, drop the HNSW index for the import and build it once
-        after it (several times faster for a large import; other processes' searches scan exactly
-        meanwhile and their writes wait while it builds); nothing changes on SQLite."""
-        return await self._wired().memories.import_records(
-            records, user_id, part_size=part_size, progress=progress, defer_vector_index=defer_vector_index
-        )
-
-    async def import_v01(self, path: str | Path) -> dict[str, dict[str, int]]:
-        """Import a DeepContext 0.1 SQLite file (read-only), one transaction per user."""
-        return await self._wired().memories.import_v01(path)
-
-    # --- the memory lifecycle (LifecycleService) ----------------------------------------------------
-    async def run_lifecycle(self, user_id: str, *, consolidate: bool | None = None, wait: float | None = None) -> dict[str, Any]:
-        """Decay, consolidation (when due) and cleanup for one user: see :meth:`LifecycleService.run`."""
-        return await self.lifecycle.run(user_id, consolidate=consolidate, wait=wait)
-
-    async def consolidate(self, user_id: str, *, wait: float | None = None) -> dict[str, Any]:
-        """Consolidate a user's short-term memories now, whatever the threshold (no decay, no cleanup)."""
-        return await self.lifecycle.consolidate(user_id, wait=wait)
-
-    # --- conversation graphs (DialogueService) ------------------------------------------------------
-    async def dialogue(
-        self, user_id: str, conversation_id: str = "default", *, fetcher: Any = None,
-        planner: Planner | str | None = None, max_context_nodes: int = 6, pack_keep_recent: int = 1,
-        system_prompt: str | None = None, extract: bool = True,
-    ) -> DialogueSession:  # fmt: skip
-        """A :class:`DialogueSession` over the conversation's turns: see :meth:`DialogueService.session`."""
-        return await self.conversations.session(
-            user_id, conversation_id, fetcher=fetcher, planner=planner, max_context_nodes=max_context_nodes,
-            pack_keep_recent=pack_keep_recent, system_prompt=system_prompt, extract=extract,
-        )  # fmt: skip
-
-    async def conversation_path(
-        self, user_id: str, conversation_id: str = "default", *, node_id: int | None = None,
-        max_nodes: int | None = 8, strategy: str = "longest",
-    ) -> ConversationPath:  # fmt: skip
-        """The conversation's active chain ending at ``node_id`` or the tip (its last ``max_nodes``)."""
-        return await self.conversations.path(user_id, conversation_id, node_id=node_id, max_nodes=max_nodes, strategy=strategy)
-
-    async def export_conversation(self, user_id: str, conversation_id: str = "default", format: str = "json") -> str:
-        """The conversation graph as ``json``, Graphviz ``dot`` or ``mermaid`` text."""
-        return await self.conversations.export(user_id, conversation_id, format)
-
-    async def compress_conversation(
-        self, user_id: str, conversation_id: str = "default", *, node_id: int | None = None, keep_recent: int = 2,
-        max_nodes: int | None = 20,
-    ) -> int | None:  # fmt: skip
-        """Compress the older part of the chain into a summary node; returns its id or None."""
-        return await self.conversations.compress(
-            user_id, conversation_id, node_id=node_id, keep_recent=keep_recent, max_nodes=max_nodes
-        )
-
     # --- context for the next prompt (ContextService) -----------------------------------------------
     async def tiers(self, user_id: str, schema: MemorySchema, *, cache_size: int = 30, history_turns: int = 6) -> DeepCQ:
         """A :class:`~deepcontext.query.DeepCQ` whose tiers persist in the database, for ``user_id``."""
@@ -579,25 +366,6 @@ class DeepContext:
                           agent_id=agent_id, run_id=run_id, schema=type(schema).__name__ if schema is not None else None)  # fmt: skip
             _record(wired.activity.context, origin, res.user_id, res, params)
         return res
-
-    # --- the activity log (ActivityLog) ------------------------------------------------------------
-    async def activity(
-        self, user_id: str, *, kind: str | None = None, via: str | None = None, agent_id: str | None = None,
-        run_id: str | None = None, conversation_id: str | None = None, after: datetime | str | None = None,
-        before: datetime | str | None = None, limit: int = 50, cursor: str | None = None,
-    ) -> ActivityPage:  # fmt: skip
-        """The user's recorded ``search`` and ``context`` calls, newest first (see the
-        ``activity_log`` setting): ``kind`` "search" or "context", ``via`` "python", "rest", "mcp"
-        or "cli", the call's agent, run or conversation, a time range; pass ``next_cursor`` back as
-        ``cursor`` for the next page."""
-        return await self._wired().activity.page(
-            user_id, kind=kind, via=via, agent_id=agent_id, run_id=run_id, conversation_id=conversation_id,
-            after=after, before=before, limit=limit, cursor=cursor,
-        )  # fmt: skip
-
-    async def activity_call(self, user_id: str, call_id: int) -> ActivityCall:
-        """One recorded call of the user with everything it returned (NotFoundError if gone)."""
-        return await self._wired().activity.call(user_id, call_id)
 
 
 class _Services:

@@ -2,7 +2,8 @@
 
 Sources, highest priority first: arguments given in code, environment variables prefixed with
 ``DEEPCONTEXT_``, a ``.env`` file in the working directory, the defaults below. Nothing here runs at
-import time: the environment is read when :class:`DeepContextSettings` is instantiated.
+import time: the environment is read when :class:`DeepContextSettings` is instantiated. The types of
+some values (LLM providers and backends, embedder kinds) are :mod:`deepcontext.settings_types`.
 """
 
 from __future__ import annotations
@@ -10,12 +11,21 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Iterable
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from deepcontext.settings_types import (
+    _LOCAL_DIMENSIONS,
+    _LOCAL_MODELS,
+    EmbedderKind,
+    JSONMode,
+    LLMBackendConfig,
+    LLMProvider,
+    _split_list,
+)
 
 __all__ = [
     "KEYWORD_CONTEXT_TURNS",
@@ -30,62 +40,6 @@ __all__ = [
 #: earlier turns indexed for keyword search with each message's memory (fitted on LoCoMo dev by
 #: leave-one-conversation-out cross-validation over 0, 1 and 2)
 KEYWORD_CONTEXT_TURNS = 2
-
-
-class LLMProvider(str, Enum):
-    """Where LLM calls go. ``none`` keeps everything offline (rule-based extraction)."""
-
-    NONE = "none"
-    OPENAI = "openai"  # also any OpenAI-compatible server through llm_base_url (vLLM, Ollama, LM Studio, DeepSeek)
-    OPENROUTER = "openrouter"
-    LITELLM = "litellm"
-
-
-class JSONMode(str, Enum):
-    """How structured (JSON) answers are requested from a backend.
-
-    ``auto``: a JSON schema response_format first; if the backend rejects it (HTTP 400/422), a plain
-    JSON-object response_format, then instructions in the prompt only (remembered per backend).
-    The prompt always carries the JSON instructions and the schema, whatever the mode.
-    """
-
-    AUTO = "auto"
-    JSON_SCHEMA = "json_schema"
-    JSON_OBJECT = "json_object"
-    PROMPT = "prompt"
-
-
-class LLMBackendConfig(BaseModel):
-    """One named LLM backend (an item of ``llm_backends``). Unset values fall back to the llm_* settings."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(pattern=r"^[A-Za-z0-9_.:-]{1,64}$", description="Name used by llm_fallback and routing")
-    provider: LLMProvider = LLMProvider.OPENAI
-    model: str = Field(min_length=1)
-    base_url: str | None = Field(default=None, description="Default: OpenAI's, or OpenRouter's for openrouter")
-    api_key: SecretStr | None = Field(default=None, description="Default: the provider's key among the settings")
-    timeout: float | None = Field(default=None, gt=0, le=3600, description="Seconds per call; default llm_timeout")
-    max_retries: int | None = Field(default=None, ge=0, le=10, description="Default llm_max_retries")
-    json_mode: JSONMode | None = None
-
-    @field_validator("provider")
-    @classmethod
-    def _not_none(cls, v: LLMProvider) -> LLMProvider:
-        if v is LLMProvider.NONE:
-            raise ValueError("a backend's provider cannot be 'none'; leave the backend out instead")
-        return v
-
-
-class EmbedderKind(str, Enum):
-    LOCAL = "local"  # all-MiniLM-L6-v2 on onnxruntime, bundled weights, no network
-    OPENAI = "openai"  # any OpenAI-compatible /embeddings endpoint
-    HASH = "hash"  # deterministic feature hashing: for tests and tiny installs, not for quality
-
-
-#: names of the local embedder's model, the default of ``embedding_model`` first
-_LOCAL_MODELS: tuple[str, ...] = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
-_LOCAL_DIMENSIONS = 384
 
 
 def _default_data_dir() -> Path:
@@ -488,18 +442,6 @@ class DeepContextSettings(BaseSettings):
             if isinstance(getattr(self, k, None), SecretStr):
                 out[k] = "**********" if v else None
         return out
-
-
-def _split_list(v: Any) -> Any:
-    """A list setting given as a string: a JSON list, or comma-separated items."""
-    if isinstance(v, str):
-        text = v.strip()
-        if text.startswith("["):
-            import json
-
-            return json.loads(text)
-        return [part.strip() for part in text.split(",") if part.strip()]
-    return v
 
 
 def explain_settings_error(exc: Exception) -> str:

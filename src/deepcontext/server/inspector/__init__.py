@@ -53,12 +53,14 @@ def create_inspector(state: ServerState) -> FastAPI:
     from deepcontext.server.inspector.activity_pages import router as activity_router
     from deepcontext.server.inspector.dashboard_pages import router as dashboard_router
     from deepcontext.server.inspector.graph_pages import router as graph_router
+    from deepcontext.server.inspector.memory_pages import router as memory_router
     from deepcontext.server.inspector.pages import error_page, http_error_page, render, router
     from deepcontext.server.inspector.security import SignInRequired
 
     ui = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     ui.state.deepcontext = state
     ui.include_router(router)
+    ui.include_router(memory_router)
     ui.include_router(activity_router)
     ui.include_router(dashboard_router)
     ui.include_router(graph_router)
