@@ -304,3 +304,81 @@ def test_times_survive_the_file_exactly(tmp_path: Path) -> None:
         assert len(got) == 1
     finally:
         store.close()
+
+
+def test_opening_reads_the_newest_saved_users_ahead(tmp_path: Path) -> None:
+    """``warm_up`` reads the saved matrices (and starts the graph loads) of the users saved most
+    recently, before any search, as many as the cache holds; a user that would not fit is left to
+    its first search."""
+    db = tmp_path / "m.db"
+    saved_and_closed(db)
+    store = open_store(db)
+    mat = clustered_vectors(300, DIM, 9)
+    for b in range(0, 300, 100):
+        store.apply_add(plan("w", now=later(b), memories=[memory(f"w {i}", vec=mat[i]) for i in range(b, b + 100)]))
+    first_search(store, "w")
+    assert store.vectors.get("w").wait_for_index(60)  # type: ignore[attr-defined]
+    store.close()
+    want = {"u": from_rows(db)}
+
+    store = open_store(db)
+    try:
+        store.warm_up()
+        store._read_ahead.join(60)  # type: ignore[attr-defined]
+        held = store.vectors._users  # type: ignore[attr-defined]
+        assert set(held) == {"u", "w"}
+        assert held["u"].matrix_source == "file" and state(store) == want["u"]
+        assert held["u"].wait_for_index(60) and held["u"].source == "file"
+    finally:
+        store.close()
+
+    store = open_store(db, vector_cache_max_rows=350)  # room for "w" (saved last, 300 rows), not "u" too
+    try:
+        store.warm_up()
+        store._read_ahead.join(60)  # type: ignore[attr-defined]
+        assert set(store.vectors._users) == {"w"}  # type: ignore[attr-defined]
+    finally:
+        store.close()
+
+
+def test_closing_while_reading_ahead(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    saved_and_closed(db)
+    store = open_store(db)
+    store.warm_up()
+    store.close()  # waits for the user being read, then stops
+    assert not store._read_ahead.is_alive()  # type: ignore[attr-defined]
+    store = open_store(db)
+    try:
+        assert matrix_source(store) == "file"
+    finally:
+        store.close()
+
+
+def test_the_engine_reads_ahead_when_it_opens(tmp_path: Path) -> None:
+    import asyncio
+
+    from deepcontext import DeepContext
+
+    async def held_users(**settings: object) -> set[str]:
+        ctx = DeepContext(database_url=f"sqlite:///{tmp_path / 'e.db'}", embedder="hash", embedding_dimensions=DIM,
+                          vector_index_min_rows=MIN_ROWS, **settings)  # fmt: skip
+        await ctx.init()
+        try:
+            thread = ctx.store._read_ahead  # type: ignore[attr-defined]
+            if thread is not None:
+                thread.join(60)
+            return set(ctx.store.vectors._users)  # type: ignore[attr-defined]
+        finally:
+            await ctx.close()
+
+    store = open_store(tmp_path / "e.db")
+    store.ensure_embedder(f"hash-v1-{DIM}", DIM)
+    store.close()
+    saved = open_store(tmp_path / "e.db")
+    fill(saved)
+    first_search(saved)
+    assert saved.vectors.get("u").wait_for_index(60)  # type: ignore[attr-defined]
+    saved.close()
+    assert asyncio.run(held_users()) == {"u"}
+    assert asyncio.run(held_users(vector_read_ahead=False)) == set()

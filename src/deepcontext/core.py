@@ -148,6 +148,8 @@ class DeepContext(FeatureMethods, MemoryMethods):
                 return
             await asyncio.to_thread(self._init_sync)
             self._initialized = True
+            if self.settings.vector_read_ahead:
+                self.store.warm_up()
             if self.settings.warm_up_embedder and self._embedder is not None:
                 # the model loads beside the caller's own start-up, off the first search's path
                 threading.Thread(target=_warm_up, args=(self._embedder,), name="deepcontext-warm-up", daemon=True).start()

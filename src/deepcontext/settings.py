@@ -87,8 +87,16 @@ class DeepContextSettings(BaseSettings):
     vector_index_files: bool = Field(
         default=True,
         description=(
-            "SQLite backend: save users' HNSW graphs in <database>.vectors/ beside the file, so a restart loads "
-            "them instead of building them again"
+            "SQLite backend: save big users' HNSW graphs and vector matrices in <database>.vectors/ beside the "
+            "file, so a restart reads them instead of building the graphs and reading every row"
+        ),
+    )
+    vector_read_ahead: bool = Field(
+        default=True,
+        description=(
+            "SQLite backend: when the engine opens, read the saved vectors and graphs of the users saved most "
+            "recently (as many as vector_cache_max_rows holds) in the background, so their first searches neither "
+            "read every row nor wait for a graph"
         ),
     )
     db_pool_size: int = Field(

@@ -150,7 +150,8 @@ class AnnBuilder:
             stale = keys[~np.isin(keys, live)]
             idx.remove(stale.tolist())
             idx.upsert(changed.tolist(), vectors)
-            missing = np.setdiff1d(live, np.union1d(keys, changed), assume_unique=False)
+            missing = live[~np.isin(live, keys)]  # (np.isin sorts once; setdiff1d took seconds at a million)
+            missing = missing[~np.isin(missing, changed)]
             if len(missing):
                 raise ValueError(f"{len(missing)} live vectors missing")
             self.replayed = len(stale) + len(changed)

@@ -74,6 +74,8 @@ class MatrixHeader:
     count: int
     #: bytes of the conversation ids' JSON list that ends the body (a row's ``conv`` indexes it)
     conversations: int
+    #: whose matrix it is (read at start-up to know which users to read ahead)
+    user_id: str
     format: int = FORMAT
 
 
@@ -150,6 +152,15 @@ class GraphFiles:
             return None
         return header
 
+    def saved_users(self) -> list[tuple[str, int]]:
+        """(user id, rows) of each saved matrix, the most recently saved first."""
+        try:
+            paths = sorted(self.dir.glob("*.vecs"), key=lambda p: p.stat().st_mtime, reverse=True)
+        except OSError:  # no folder yet, or a file removed while listing
+            return []
+        headers = (self._header(p, MatrixHeader) for p in paths)
+        return [(h.user_id, h.count) for h in headers if h is not None]
+
     def matches(self, header: GraphHeader | MatrixHeader, incarnation: str) -> bool:
         """Whether a saved file belongs to this user row and this database's vectors."""
         return header.incarnation == incarnation and header.dim == self.dim and header.embedder == (self.embedder or "")
@@ -219,7 +230,9 @@ class GraphFiles:
                 f.write(names)
 
         def header(size: int, crc: int) -> MatrixHeader:
-            return MatrixHeader(incarnation, version, self.dim, self.embedder or "", size, crc, len(saved.ids), len(names))
+            return MatrixHeader(
+                incarnation, version, self.dim, self.embedder or "", size, crc, len(saved.ids), len(names), user_id
+            )
 
         return self._seal(self.matrix_path(user_id), body, header, user_id, incarnation, still_wanted)
 

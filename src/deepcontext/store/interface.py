@@ -113,6 +113,10 @@ class Store(ABC):
     @abstractmethod
     def close(self) -> None: ...
 
+    def warm_up(self) -> None:
+        """Start background work that makes the first searches after opening faster, and return at
+        once (SQLite: reading big users' saved vectors and graphs); nothing by default."""
+
     @abstractmethod
     def size_bytes(self) -> int | None:
         """The database's size on disk (SQLite: the file with its write-ahead log; PostgreSQL: the

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -122,6 +123,8 @@ class SQLiteStore(SQLStore):
         self.vectors = VectorCache(dim, vector_cache_max_rows, ann_min_rows=vector_index_min_rows, files=files)
         self.keyword_index = SQLiteKeywordIndex(self)
         self.vector_index = SQLiteVectorIndex(self, self.vectors)
+        self._closing = threading.Event()
+        self._read_ahead: threading.Thread | None = None
 
     # --- connection setup -----------------------------------------------------------------------
     def _on_connect(self, dbapi_conn: sqlite3.Connection, _record: Any) -> None:
@@ -172,6 +175,23 @@ class SQLiteStore(SQLStore):
                     yield conn
 
         return cm()
+
+    def warm_up(self) -> None:
+        if self._read_ahead is None:
+            self._read_ahead = threading.Thread(target=self._read_ahead_run, name="deepcontext-vector-read-ahead", daemon=True)
+            self._read_ahead.start()
+
+    def _read_ahead_run(self) -> None:
+        try:
+            self.vector_index.read_ahead(self._closing)
+        except Exception as exc:  # noqa: BLE001 - a search reads what this did not
+            log.warning("reading saved vectors ahead failed: %s: %s", type(exc).__name__, exc)
+
+    def close(self) -> None:
+        self._closing.set()
+        if self._read_ahead is not None:
+            self._read_ahead.join()  # it stops after the user it is reading (a second or so at most)
+        super().close()
 
     def migrate(self) -> int:
         if not self.read_only:

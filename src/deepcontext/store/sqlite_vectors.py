@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -13,7 +14,7 @@ from deepcontext.store.indexes import VectorIndex
 from deepcontext.store.interface import MemoryFilters
 from deepcontext.store.repository import Lookups, Raw
 from deepcontext.store.vector_cache import VectorCache
-from deepcontext.store.vectors import VectorRow
+from deepcontext.store.vectors import UserVectors, VectorRow
 
 if TYPE_CHECKING:
     from deepcontext.store.sql_memories import MemoryReads
@@ -77,21 +78,43 @@ class SQLiteVectorIndex(VectorIndex):
         sql = "SELECT count(*) FROM memories WHERE user_id = ? AND status = 'active'"
         return int(self.s.raw(conn, sql, (user_id,)).fetchone()[0])
 
+    def _refresh(self, conn: Connection, user_id: str) -> UserVectors | None:
+        files = self.cache.files
+        if files is not None and files.embedder is None:
+            files.embedder = self._embedder(conn)  # saved files name it (set once, before any is read)
+        return self.cache.refresh(
+            user_id,
+            lambda: self.s.memories.user_state(conn, user_id),
+            lambda since: self.vector_rows(conn, user_id, since),
+            lambda: self.live_count(conn, user_id),
+        )
+
+    def read_ahead(self, stop: threading.Event) -> int:
+        """Read the saved matrices of the users saved most recently, as many as the cache holds,
+        and start loading their graphs, as their first searches would (start-up, in a background
+        thread; ``stop`` ends it between two users). The number of users read."""
+        files = self.cache.files
+        if files is None or self.cache.ann_min_rows <= 0:
+            return 0
+        budget, done = self.cache.max_rows, 0
+        for user_id, rows in files.saved_users():
+            if stop.is_set():
+                break
+            if rows > budget:
+                continue
+            budget -= rows
+            with self.s.connection() as conn:
+                self._refresh(conn, user_id)
+            done += 1
+        return done
+
     def search_batch(
         self, user_id: str, queries: np.ndarray, k: int, filters: MemoryFilters, now: datetime
     ) -> list[list[tuple[int, float]]]:
         if not filters.only_active:
             raise ConfigurationError("vector search covers active memories only")
         with self.s.connection() as conn:
-            files = self.cache.files
-            if files is not None and files.embedder is None:
-                files.embedder = self._embedder(conn)  # saved graphs name it (set once, before any)
-            uv = self.cache.refresh(
-                user_id,
-                lambda: self.s.memories.user_state(conn, user_id),
-                lambda since: self.vector_rows(conn, user_id, since),
-                lambda: self.live_count(conn, user_id),
-            )
+            uv = self._refresh(conn, user_id)
             allowed = None
             if filters.needs_sql:
                 mt = self.s.t.memories
