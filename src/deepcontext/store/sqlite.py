@@ -122,7 +122,8 @@ class SQLiteStore(SQLStore):
             files = GraphFiles(Path(f"{self.path}.vectors"), dim, writable=not self.read_only)
         self.vectors = VectorCache(dim, vector_cache_max_rows, ann_min_rows=vector_index_min_rows, files=files)
         self.keyword_index = SQLiteKeywordIndex(self)
-        self.vector_index = SQLiteVectorIndex(self, self.vectors)
+        self.sqlite_vectors = SQLiteVectorIndex(self, self.vectors)
+        self.vector_index = self.sqlite_vectors
         self._closing = threading.Event()
         self._read_ahead: threading.Thread | None = None
 
@@ -183,7 +184,7 @@ class SQLiteStore(SQLStore):
 
     def _read_ahead_run(self) -> None:
         try:
-            self.vector_index.read_ahead(self._closing)
+            self.sqlite_vectors.read_ahead(self._closing)
         except Exception as exc:  # noqa: BLE001 - a search reads what this did not
             log.warning("reading saved vectors ahead failed: %s: %s", type(exc).__name__, exc)
 
