@@ -244,3 +244,44 @@ def extraction(
             c.print(f"\n{kind} ({len(items)}):")
             for line in items[:show]:
                 c.print(f"  {line}", markup=False, highlight=False)
+
+
+@bench.command()
+def dates(
+    data: Path = typer.Option(None, "--data", help="Labelled sentences, JSON lines (default: the bundled dates set)"),
+    json_out: bool = typer.Option(False, "--json", help="Print the report as JSON"),
+    failures: bool = typer.Option(False, "--failures", help="Also list each sentence a parser got wrong"),
+) -> None:
+    """Time expressions: the extractor's own parser beside dateparser (when installed: the bench extra)
+    on labelled sentences said at known moments; the share each resolves inside the period meant,
+    per part (rules: the parser's unit-test sentences; new: written for this comparison), and its speed."""
+    from deepcontext_bench.dates import DEFAULT_DATES, run_dates
+    from deepcontext_bench.report import markdown_table
+
+    path, _, c = _labelled(data, DEFAULT_DATES, [], json_out=json_out)
+    try:
+        report = run_dates(path)
+    except (ValueError, KeyError) as exc:
+        fail(f"cannot read {path}: {exc}")
+    if json_out:
+        print_json(report)
+        return
+    summary: dict[str, dict[str, dict[str, float]]] = report["summary"]  # type: ignore[assignment]
+    rows = [
+        [
+            name,
+            part,
+            f"{100 * s['share']:.1f} % ({s['right']:.0f}/{s['cases']:.0f})",
+            f"{s['wrong_date']:.0f}",
+            s["us_per_sentence"],
+        ]
+        for name, parts in summary.items()
+        for part, s in parts.items()
+    ]
+    c.print(markdown_table(["parser", "part", "right", "a wrong date", "µs per sentence"], rows))
+    if "dateparser" not in summary:
+        c.print("dateparser is not installed (pip install -e '.[bench]'): only the extractor's parser was measured", markup=False)
+    if failures:
+        for r in report["cases"]:  # type: ignore[attr-defined]
+            if not r["ok"]:
+                c.print(f"- {r['parser']} ({r['part']}): {r['text']!r} means the {r['expect']}, got {r['got']}", markup=False)
