@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from deepcontext.extract.timeparse import resolve_time
 
@@ -80,14 +81,14 @@ def _timeparse(text: str, said_at: datetime, tense: str) -> date | None:
 
 def _dateparser() -> Parser | None:
     try:
-        from dateparser.search import search_dates
+        from dateparser.search import search_dates  # type: ignore[import-untyped,unused-ignore]
     except ImportError:
         return None
 
     def parse(text: str, said_at: datetime, tense: str) -> date | None:
         prefer = {"past": "past", "future": "future"}.get(tense, "current_period")
-        settings = {"RELATIVE_BASE": said_at.replace(tzinfo=None), "PREFER_DATES_FROM": prefer}
-        found = search_dates(text, languages=["en"], settings=settings)  # type: ignore[arg-type]
+        settings: Any = {"RELATIVE_BASE": said_at.replace(tzinfo=None), "PREFER_DATES_FROM": prefer}
+        found: Any = search_dates(text, languages=["en"], settings=settings)
         # the longest match: its search also reads short words as dates ("We" as Wednesday)
         return max(found, key=lambda f: len(f[0]))[1].date() if found else None
 
