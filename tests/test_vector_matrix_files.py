@@ -382,3 +382,23 @@ def test_the_engine_reads_ahead_when_it_opens(tmp_path: Path) -> None:
     saved.close()
     assert asyncio.run(held_users()) == {"u"}
     assert asyncio.run(held_users(vector_read_ahead=False)) == set()
+
+
+def test_a_first_search_during_the_read_ahead_reads_the_user_once(tmp_path: Path) -> None:
+    """A search of a user the read-ahead is reading waits for it and uses what it read: the saved
+    matrix is checked (its active rows counted) once, and one graph is loaded."""
+    db = tmp_path / "m.db"
+    saved_and_closed(db)
+    for _ in range(5):
+        store = open_store(db)
+        counts: list[str] = []
+        store.tracer = lambda sql, _params: counts.append(sql) if "count(*)" in sql else None  # type: ignore[attr-defined]
+        try:
+            store.warm_up()
+            first_search(store)
+            store._read_ahead.join(60)  # type: ignore[attr-defined]
+            uv = store.vectors.get("u")  # type: ignore[attr-defined]
+            assert uv.matrix_source == "file" and len(counts) == 1
+            assert uv.wait_for_index(60) and uv.source == "file"
+        finally:
+            store.close()

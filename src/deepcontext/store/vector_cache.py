@@ -106,33 +106,37 @@ class VectorCache:
         """Bring the user's matrix up to date. ``read_state`` returns (incarnation, version) or
         None if the user does not exist; ``read_rows(since_rev)`` returns the rows changed after it;
         ``count_live()`` the user's active rows (checks a saved matrix; without it none is read)."""
-        uv = self.get(user_id)
-        with uv.lock:
-            state = read_state()
-            if state is None:
-                self.drop(user_id)
-                return None
-            incarnation, version = state
-            if incarnation != uv.incarnation:
-                uv.retired = True
-                if uv.builder is not None:  # a graph of the old incarnation is of no use
-                    uv.builder.cancelled.set()
-                fresh = self._new(user_id, incarnation)
-                if count_live is not None and fresh.read_saved(version, read_rows, count_live):
-                    fresh.matrix_source = "file"
+        while True:
+            uv = self.get(user_id)
+            with uv.lock:
+                if self._users.get(user_id) is not uv:
+                    continue  # replaced while this waited for its lock (a read-ahead, another first search)
+                state = read_state()
+                if state is None:
+                    self.drop(user_id)
+                    return None
+                incarnation, version = state
+                if incarnation != uv.incarnation:
+                    uv.retired = True
+                    if uv.builder is not None:  # a graph of the old incarnation is of no use
+                        uv.builder.cancelled.set()
+                    fresh = self._new(user_id, incarnation)
+                    if count_live is not None and fresh.read_saved(version, read_rows, count_live):
+                        fresh.matrix_source = "file"
+                    else:
+                        fresh.apply(read_rows(-1))
+                        fresh.matrix_source, fresh.matrix_unsaved = "rows", fresh.files is not None
+                    fresh.version = version
+                    fresh.look_for_file(read_rows)  # before it is published: nobody else holds it yet
+                    with self._lock:
+                        self._users[user_id] = fresh
+                    uv = fresh
                 else:
-                    fresh.apply(read_rows(-1))
-                    fresh.matrix_source, fresh.matrix_unsaved = "rows", fresh.files is not None
-                fresh.version = version
-                fresh.look_for_file(read_rows)  # before it is published: nobody else holds it yet
-                with self._lock:
-                    self._users[user_id] = fresh
-                uv = fresh
-            else:
-                if version != uv.version:
-                    uv.apply(read_rows(uv.version))
-                    uv.version = version
-                uv.look_for_file(read_rows)
+                    if version != uv.version:
+                        uv.apply(read_rows(uv.version))
+                        uv.version = version
+                    uv.look_for_file(read_rows)
+            break
         if uv.save_due():
             uv.saver = in_background(uv.save, "deepcontext-ann-save")
         self.evict(keep=user_id)
