@@ -150,7 +150,7 @@ class AnnBuilder:
             stale = keys[~np.isin(keys, live)]
             idx.remove(stale.tolist())
             idx.upsert(changed.tolist(), vectors)
-            missing = live[~np.isin(live, keys)]  # (np.isin sorts once; setdiff1d took seconds at a million)
+            missing = live[~np.isin(live, keys)]  # two membership tests: a set difference of a union is far slower
             missing = missing[~np.isin(missing, changed)]
             if len(missing):
                 raise ValueError(f"{len(missing)} live vectors missing")
