@@ -252,7 +252,7 @@ class GraphFiles:
         tmp = target.with_name(f"{target.name}.tmp-{os.getpid()}-{threading.get_ident()}")
         try:
             self.dir.mkdir(exist_ok=True)
-            self._sweep(target.name)
+            self._sweep()
             body(tmp)
             size = tmp.stat().st_size
             crc = 0
@@ -288,9 +288,9 @@ class GraphFiles:
                 except OSError as exc:
                     log.warning("removing a deleted user's vector index failed: %s", exc)
 
-    def _sweep(self, name: str) -> None:
-        """Remove temporary files of this user's file left by processes that died while writing."""
-        for p in self.dir.glob(f"{name}.tmp-*"):
+    def _sweep(self) -> None:
+        """Remove temporary files left by processes that died while writing one."""
+        for p in self.dir.glob("*.tmp-*"):
             pid = p.name.rsplit(".tmp-", 1)[1].split("-", 1)[0]
             if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
                 p.unlink(missing_ok=True)

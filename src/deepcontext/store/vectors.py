@@ -225,6 +225,7 @@ class UserVectors(MatrixSearch):
         self.n = n
         if header.version < version:
             self.apply(read_rows(header.version))
+            self.matrix_unsaved = True  # saved again, caught up, once the graph is ready
         if self.n - self.dead != count_live():
             self._reset()
             return False
