@@ -92,6 +92,17 @@ def from_rows(db: Path) -> dict[int, tuple[object, ...]]:
         plain.close()
 
 
+def reopened_from(db: Path, source: str) -> None:
+    """A new store's matrix of "u" came from ``source`` and equals the one read from the rows."""
+    want = from_rows(db)
+    store = open_store(db)
+    try:
+        assert matrix_source(store) == source
+        assert state(store) == want
+    finally:
+        store.close()
+
+
 FILTERED = [
     MemoryFilters(),
     MemoryFilters(include_expired=True),
@@ -138,13 +149,7 @@ def test_rows_changed_since_the_save_are_applied(tmp_path: Path) -> None:
     saved_and_closed(db)
     # while no process holds the user: another one adds 50 memories and deletes 10
     run_processes(write_vectors_worker, [(f"sqlite:///{db}", DIM, 50, 77, 10)])
-    want = from_rows(db)
-    store = open_store(db)
-    try:
-        assert matrix_source(store) == "file"
-        assert state(store) == want
-    finally:
-        store.close()
+    reopened_from(db, "file")
 
 
 def test_an_active_row_removed_for_good_meanwhile_means_the_rows_are_read(tmp_path: Path) -> None:
@@ -238,13 +243,7 @@ def test_a_matrix_of_an_earlier_incarnation_is_ignored(tmp_path: Path) -> None:
     fill(store, seed=5)
     store.close()
     shutil.copy(old, f)
-    want = from_rows(db)
-    store = open_store(db)
-    try:
-        assert matrix_source(store) == "rows"
-        assert state(store) == want
-    finally:
-        store.close()
+    reopened_from(db, "rows")
 
 
 def test_a_read_only_database_maps_saved_matrices(tmp_path: Path) -> None:
