@@ -29,6 +29,12 @@ _EXPORTS: dict[str, str] = {
     "ManualClock": "deepcontext.clock",
     "SystemClock": "deepcontext.clock",
     "Clock": "deepcontext.clock",
+    # one request per operation
+    "AddRequest": "deepcontext.services.requests",
+    "ContextRequest": "deepcontext.services.requests",
+    "EditRequest": "deepcontext.services.requests",
+    "ListRequest": "deepcontext.services.requests",
+    "SearchRequest": "deepcontext.services.requests",
     # types
     "ActivityCall": "deepcontext.types",
     "ActivityHit": "deepcontext.types",
@@ -51,6 +57,13 @@ _EXPORTS: dict[str, str] = {
     "SearchResponse": "deepcontext.types",
     "ToolAction": "deepcontext.types",
     "Turn": "deepcontext.types",
+    "DeletedMemoryInfo": "deepcontext.types",
+    "GraphNeighbourInfo": "deepcontext.types",
+    "LifecycleRun": "deepcontext.types",
+    "MemoryListing": "deepcontext.types",
+    "RowCounts": "deepcontext.types",
+    "UpdatedMemory": "deepcontext.types",
+    "UserInfo": "deepcontext.types",
     # errors
     "AuthError": "deepcontext.errors",
     "ConfigurationError": "deepcontext.errors",
@@ -128,6 +141,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         WriteConflictError,
     )
     from deepcontext.retrieve.config import PRESETS, SearchConfig
+    from deepcontext.services.requests import AddRequest, ContextRequest, EditRequest, ListRequest, SearchRequest
     from deepcontext.settings import DeepContextSettings, EmbedderKind, LLMProvider
     from deepcontext.sync import SyncDeepContext
     from deepcontext.types import (
@@ -136,11 +150,15 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         ActivityItem,
         ActivityPage,
         AddResponse,
+        DeletedMemoryInfo,
         EntityInfo,
         EntityType,
+        GraphNeighbourInfo,
         HistoryEntry,
         HistoryEvent,
+        LifecycleRun,
         Memory,
+        MemoryListing,
         MemoryPage,
         MemorySearchResult,
         MemoryStatus,
@@ -149,7 +167,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         Message,
         Provenance,
         RelationInfo,
+        RowCounts,
         SearchResponse,
         ToolAction,
         Turn,
+        UpdatedMemory,
+        UserInfo,
     )

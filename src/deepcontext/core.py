@@ -31,7 +31,7 @@ from deepcontext.core_features import FeatureMethods
 from deepcontext.core_memories import MemoryMethods
 from deepcontext.dialogue.conversations import DialogueService
 from deepcontext.embed.embedder import Embedder
-from deepcontext.errors import ConfigurationError, ValidationError
+from deepcontext.errors import ConfigurationError
 from deepcontext.extract.interface import Classifier, Extractor
 from deepcontext.lifecycle.service import LifecycleService
 from deepcontext.retrieve.config import SearchConfig
@@ -40,15 +40,8 @@ from deepcontext.services.background import BackgroundTasks
 from deepcontext.services.components import Components, build_components
 from deepcontext.services.memories import MemoryService
 from deepcontext.services.memory_search import SearchService
-from deepcontext.services.validation import (
-    check_flag,
-    check_id,
-    check_json,
-    check_scope,
-    expiry,
-    parse_messages,
-    parse_time,
-)
+from deepcontext.services.requests import AddRequest, ContextRequest, SearchRequest
+from deepcontext.services.validation import check_id
 from deepcontext.settings import DeepContextSettings, explain_settings_error
 from deepcontext.store.interface import Store
 from deepcontext.types import AddResponse, SearchResponse
@@ -275,26 +268,17 @@ class DeepContext(FeatureMethods, MemoryMethods):
         One transaction: on any error nothing is written.
         """
         self._check()
-        user_id = check_id(user_id, "user_id")
-        agent_id, run_id = check_scope(agent_id, "agent_id"), check_scope(run_id, "run_id")
-        conversation_id = check_id(conversation_id, "conversation_id")
         now = self.clock.now()
-        s = self.settings
-        msgs = parse_messages(
-            messages,
-            now=now,
-            default_time=parse_time(timestamp, "timestamp"),
-            max_messages=s.max_messages_per_add,
-            max_chars=s.max_message_chars,
-        )
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise ValidationError("metadata must be an object", field="metadata")
-        check_json(metadata, "metadata")
-        exp = expiry(now, expires_at, ttl)
-        check_flag(infer, "infer")
+        req = AddRequest.of(
+            self.settings, messages=messages, user_id=user_id, conversation_id=conversation_id, timestamp=timestamp,
+            metadata=metadata, expires_at=expires_at, ttl=ttl, infer=infer, agent_id=agent_id, run_id=run_id,
+            _context={"now": now},
+        )  # fmt: skip
+        user_id, conversation_id = req.user_id, req.conversation_id
         response = await self._wired().ingest.add(
-            msgs, user_id=user_id, conversation_id=conversation_id, now=now, metadata=dict(metadata or {}),
-            expires_at=exp, infer=infer, agent_id=agent_id, run_id=run_id,
+            req.parsed_messages, user_id=user_id, conversation_id=conversation_id, now=now,
+            metadata=dict(req.metadata or {}), expires_at=req.expiry, infer=infer, agent_id=req.agent_id,
+            run_id=req.run_id,
         )  # fmt: skip
         if self._summaries is not None and infer:  # after the transaction, in the background
             self._summaries.schedule(user_id, conversation_id, self._tasks.spawn)
@@ -327,16 +311,16 @@ class DeepContext(FeatureMethods, MemoryMethods):
         """Hybrid search (vector + keyword + graph, fused by weighted RRF, spread to neighbouring
         turns, rescored by importance, recency and confidence): see :meth:`SearchService.search`."""
         wired = self._wired()
-        origin = wired.activity.origin()
-        res = await wired.search.search(
-            query, user_id, limit, tier, memory_type, include_graph, conversation_id=conversation_id, after=after,
-            before=before, metadata=metadata, config=config, track_access=track_access,
-            include_superseded=include_superseded, min_score=min_score, agent_id=agent_id, run_id=run_id,
+        req = SearchRequest.of(
+            self.settings, query=query, user_id=user_id, limit=limit, tier=tier, memory_type=memory_type,
+            include_graph=include_graph, conversation_id=conversation_id, after=after, before=before,
+            metadata=metadata, config=config, track_access=track_access, include_superseded=include_superseded,
+            min_score=min_score, agent_id=agent_id, run_id=run_id,
         )  # fmt: skip
+        origin = wired.activity.origin()
+        res = await wired.search.search(req)
         if origin is not None:
-            params = dict(limit=limit, tier=tier, memory_type=memory_type, include_graph=include_graph,
-                          conversation_id=conversation_id, after=after, before=before, metadata=metadata, config=config,
-                          include_superseded=include_superseded, min_score=min_score, agent_id=agent_id, run_id=run_id)  # fmt: skip
+            params = req.params(leave_out=("query", "user_id", "track_access"))
             _record(wired.activity.search, origin, res.user_id, res, params)
         return res
 
@@ -356,16 +340,17 @@ class DeepContext(FeatureMethods, MemoryMethods):
         """What the next prompt needs about ``query``, within ``budget_tokens``: see
         :meth:`ContextService.context`."""
         wired = self._wired()
-        origin = wired.activity.origin()
-        res = await wired.context.context(
-            query, user_id, conversation_id, budget_tokens=budget_tokens, shares=shares, schema=schema,
-            min_intent=min_intent, memory_limit=memory_limit, min_similarity=min_similarity,
-            max_conversation_nodes=max_conversation_nodes, track_access=track_access, agent_id=agent_id, run_id=run_id,
+        req = ContextRequest.of(
+            self.settings, query=query, user_id=user_id, conversation_id=conversation_id, budget_tokens=budget_tokens,
+            shares=shares, schema=schema, min_intent=min_intent, memory_limit=memory_limit,
+            min_similarity=min_similarity, max_conversation_nodes=max_conversation_nodes, track_access=track_access,
+            agent_id=agent_id, run_id=run_id,
         )  # fmt: skip
+        origin = wired.activity.origin()
+        res = await wired.context.context(req)
         if origin is not None:
-            params = dict(conversation_id=conversation_id, shares=shares, min_intent=min_intent, memory_limit=memory_limit,
-                          min_similarity=min_similarity, max_conversation_nodes=max_conversation_nodes,
-                          agent_id=agent_id, run_id=run_id, schema=type(schema).__name__ if schema is not None else None)  # fmt: skip
+            params = req.params(leave_out=("query", "user_id", "budget_tokens", "track_access", "schema_"))
+            params["schema"] = type(schema).__name__ if schema is not None else None
             _record(wired.activity.context, origin, res.user_id, res, params)
         return res
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from deepcontext.dialogue.plan import Planner
     from deepcontext.dialogue.session import DialogueSession
     from deepcontext.lifecycle.service import LifecycleService
+    from deepcontext.types import LifecycleRun
 
 __all__ = ["FeatureMethods"]
 
@@ -37,11 +38,11 @@ class FeatureMethods:
         def _wired(self) -> _Services: ...
 
     # --- the memory lifecycle (LifecycleService) ----------------------------------------------------
-    async def run_lifecycle(self, user_id: str, *, consolidate: bool | None = None, wait: float | None = None) -> dict[str, Any]:
+    async def run_lifecycle(self, user_id: str, *, consolidate: bool | None = None, wait: float | None = None) -> LifecycleRun:
         """Decay, consolidation (when due) and cleanup for one user: see :meth:`LifecycleService.run`."""
         return await self.lifecycle.run(user_id, consolidate=consolidate, wait=wait)
 
-    async def consolidate(self, user_id: str, *, wait: float | None = None) -> dict[str, Any]:
+    async def consolidate(self, user_id: str, *, wait: float | None = None) -> LifecycleRun:
         """Consolidate a user's short-term memories now, whatever the threshold (no decay, no cleanup)."""
         return await self.lifecycle.consolidate(user_id, wait=wait)
 

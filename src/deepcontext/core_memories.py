@@ -13,10 +13,24 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deepcontext.types import HistoryEntry, Memory, MemoryPage, Turn
+from deepcontext.services.requests import EditRequest, ListRequest
+from deepcontext.types import (
+    DeletedMemoryInfo,
+    GraphNeighbourInfo,
+    HistoryEntry,
+    Memory,
+    MemoryListing,
+    MemoryPage,
+    RowCounts,
+    Turn,
+    UpdatedMemory,
+    UserInfo,
+)
 
 if TYPE_CHECKING:
+    from deepcontext.clock import Clock
     from deepcontext.core import _Services
+    from deepcontext.settings import DeepContextSettings
 
 __all__ = ["MemoryMethods"]
 
@@ -25,6 +39,8 @@ class MemoryMethods:
     """DeepContext's calls of :class:`~deepcontext.services.memories.MemoryService`."""
 
     if TYPE_CHECKING:
+        settings: DeepContextSettings
+        clock: Clock
 
         def _wired(self) -> _Services: ...
 
@@ -35,7 +51,7 @@ class MemoryMethods:
 
     async def update(
         self, memory_id: int, text: str, user_id: str, *, metadata: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
+    ) -> UpdatedMemory:
         """Change a memory's text (re-embedded; the old text stays in its history) and, when given,
         replace its metadata."""
         return await self._wired().memories.update(memory_id, text, user_id, metadata=metadata)
@@ -54,9 +70,12 @@ class MemoryMethods:
         """Change any of a memory's text (re-embedded), metadata, pin and expiry in one transaction
         and one history entry; what is not given stays, and nothing is written when any of it is
         refused."""
-        return await self._wired().memories.edit(
-            memory_id, user_id, text=text, metadata=metadata, pinned=pinned, expires_at=expires_at, clear_expiry=clear_expiry
-        )
+        now = self.clock.now()
+        req = EditRequest.of(
+            self.settings, memory_id=memory_id, user_id=user_id, text=text, metadata=metadata, pinned=pinned,
+            expires_at=expires_at, clear_expiry=clear_expiry, _context={"now": now},
+        )  # fmt: skip
+        return await self._wired().memories.edit(req, now)
 
     async def pin(self, memory_id: int, user_id: str) -> Memory:
         """Pin a memory: never decayed, consolidated or cleaned up, and always in ``context``."""
@@ -82,7 +101,7 @@ class MemoryMethods:
         neither clears its expiry."""
         return await self._wired().memories.set_expiry(memory_id, user_id, expires_at, ttl=ttl)
 
-    async def delete(self, memory_id: int, user_id: str) -> dict[str, Any]:
+    async def delete(self, memory_id: int, user_id: str) -> DeletedMemoryInfo:
         """Soft-delete a memory: gone from search and list, kept in history."""
         return await self._wired().memories.delete(memory_id, user_id)
 
@@ -115,15 +134,16 @@ class MemoryMethods:
     ) -> MemoryPage:  # fmt: skip
         """Memories of a user, newest first, one page at a time (pass ``next_cursor`` back). The
         filters are those of :meth:`search`."""
-        return await self._wired().memories.list(
-            user_id, tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before,
-            metadata=metadata, include_inactive=include_inactive, limit=limit, cursor=cursor, agent_id=agent_id,
-            run_id=run_id,
+        req = ListRequest.of(
+            self.settings, user_id=user_id, tier=tier, memory_type=memory_type, conversation_id=conversation_id,
+            after=after, before=before, metadata=metadata, include_inactive=include_inactive, limit=limit,
+            cursor=cursor, agent_id=agent_id, run_id=run_id,
         )  # fmt: skip
+        return await self._wired().memories.list(req)
 
     async def list_memories(
         self, user_id: str, tier: str | None = None, memory_type: str | None = None, limit: int = 50, offset: int = 0
-    ) -> dict[str, Any]:
+    ) -> MemoryListing:
         """DeepContext 0.1's listing (offset paging). Prefer :meth:`list` (cursor paging)."""
         return await self._wired().memories.list_memories(user_id, tier, memory_type, limit, offset)
 
@@ -134,12 +154,12 @@ class MemoryMethods:
         the last ones older than that turn (the page before)."""
         return await self._wired().memories.turns(user_id, conversation_id, limit, before=before)
 
-    async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[dict[str, Any]]:
+    async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[GraphNeighbourInfo]:
         """The knowledge-graph neighbourhood of an entity, breadth first (see
         :meth:`MemoryService.get_entity_graph`). Raises EntityNotFoundError for an unknown entity."""
         return await self._wired().memories.get_entity_graph(user_id, entity_name, depth)
 
-    async def delete_user(self, user_id: str) -> dict[str, int]:
+    async def delete_user(self, user_id: str) -> RowCounts:
         """Delete everything of a user from every table and cache (the activity log too). Returns
         rows deleted per table."""
         wired = self._wired()
@@ -150,7 +170,7 @@ class MemoryMethods:
         """Set the user's display name: what memories call the user. One transaction."""
         await self._wired().memories.set_user(user_id, name=name)
 
-    async def get_user(self, user_id: str) -> dict[str, Any]:
+    async def get_user(self, user_id: str) -> UserInfo:
         """The user's profile: ``{"user_id": ..., "name": display name or None}``."""
         return await self._wired().memories.get_user(user_id)
 
@@ -159,7 +179,7 @@ class MemoryMethods:
         ones after ``after`` (pass a page's last id back), at most ``limit``."""
         return await self._wired().memories.users(tenant=tenant, after=after, limit=limit)
 
-    async def stats(self, user_id: str) -> dict[str, int]:
+    async def stats(self, user_id: str) -> RowCounts:
         """Rows of a user per table."""
         return await self._wired().memories.stats(user_id)
 
@@ -176,7 +196,7 @@ class MemoryMethods:
         part_size: int | None = None,
         progress: Callable[[int, int], None] | None = None,
         defer_vector_index: bool = False,
-    ) -> dict[str, int]:
+    ) -> RowCounts:
         """Restore an export (into ``user_id``, default: the exported user). One transaction; with
         ``part_size``, one per that many records, resumable: run again after an interruption, it
         continues after the last committed part. ``progress(done, total)`` counts records.
@@ -187,6 +207,6 @@ class MemoryMethods:
             records, user_id, part_size=part_size, progress=progress, defer_vector_index=defer_vector_index
         )
 
-    async def import_v01(self, path: str | Path) -> dict[str, dict[str, int]]:
+    async def import_v01(self, path: str | Path) -> dict[str, RowCounts]:
         """Import a DeepContext 0.1 SQLite file (read-only), one transaction per user."""
         return await self._wired().memories.import_v01(path)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
 
 __all__ = [
     "ActivityCall",
@@ -18,11 +19,15 @@ __all__ = [
     "ActivityItem",
     "ActivityPage",
     "AddResponse",
+    "DeletedMemoryInfo",
     "EntityInfo",
     "EntityType",
+    "GraphNeighbourInfo",
     "HistoryEntry",
     "HistoryEvent",
+    "LifecycleRun",
     "Memory",
+    "MemoryListing",
     "MemoryPage",
     "MemorySearchResult",
     "MemoryStatus",
@@ -31,9 +36,12 @@ __all__ = [
     "Message",
     "Provenance",
     "RelationInfo",
+    "RowCounts",
     "SearchResponse",
     "ToolAction",
     "Turn",
+    "UpdatedMemory",
+    "UserInfo",
 ]
 
 
@@ -326,3 +334,95 @@ class ActivityPage(BaseModel):
 
     calls: list[ActivityCall]
     next_cursor: str | None = None
+
+
+# --- plain results -------------------------------------------------------------------------------
+# DeepContext 0.1 answered these calls with dicts, and its users index them; typed dicts keep that
+# and give editors and type checkers the keys.
+
+
+class UpdatedMemory(TypedDict):
+    """``DeepContext.update``'s answer."""
+
+    memory_id: int
+    text: str
+    status: Literal["updated"]
+
+
+class DeletedMemoryInfo(TypedDict):
+    """``DeepContext.delete``'s answer."""
+
+    memory_id: int
+    status: Literal["deleted"]
+
+
+class MemoryListing(TypedDict):
+    """``DeepContext.list_memories``'s page (offset paging, DeepContext 0.1's form)."""
+
+    total: int
+    limit: int
+    offset: int
+    #: each memory as JSON (``Memory.model_dump(mode="json")``)
+    memories: list[dict[str, Any]]
+
+
+class UserInfo(TypedDict):
+    """``DeepContext.get_user``'s answer."""
+
+    user_id: str
+    #: the display name memories use for the user (None: "User")
+    name: str | None
+
+
+class GraphNeighbourInfo(TypedDict):
+    """One entity of ``DeepContext.get_entity_graph``'s breadth-first walk."""
+
+    entity: str
+    entity_type: str
+    #: the relation that reached it (None for the entity asked about)
+    relation: str | None
+    depth: int
+    strength: float
+    #: the entity it was reached from
+    via: str | None
+    #: "out" (via -> entity) or "in"; None for the entity asked about
+    direction: str | None
+
+
+class LifecycleRun(TypedDict):
+    """What a lifecycle run (``run_lifecycle``, ``consolidate``) did for one user."""
+
+    user_id: str
+    #: memories whose importance the forgetting curve lowered
+    memories_decayed: int
+    #: of those, memories that fell under decay_min_importance (status decayed)
+    memories_deactivated: int
+    #: short-term memories that moved to long-term: merged into a new memory or promoted alone
+    memories_consolidated: int
+    #: of those, memories promoted alone (same row, tier long_term)
+    memories_promoted: int
+    #: new long-term memories written by merges
+    long_term_created: int
+    #: groups of two or more memories consolidated
+    groups: int
+    #: groups not written because a source changed meanwhile (tried again next run)
+    groups_skipped: int
+    #: groups merged offline because the LLM failed
+    llm_fallbacks: int
+    consolidation_ran: bool
+    #: "llm" or "extractive" when consolidation ran
+    method: str | None
+    #: faded memories soft-deleted by cleanup
+    memories_cleaned: int
+    #: memories purged for good after the retention period
+    purged: int
+    #: expired memories purged
+    expired: int
+    #: entities removed with the last memories mentioning them
+    entities_purged: int
+    took_ms: float
+
+
+#: rows per table (``stats``, ``delete_user``, ``import_records``): keyed by table name, since the
+#: tables a database holds grow with its schema
+RowCounts: TypeAlias = dict[str, int]

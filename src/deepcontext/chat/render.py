@@ -3,7 +3,7 @@ breakdown, the conversation path, a memory's history, the help. Pure functions o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich import box
@@ -124,7 +124,7 @@ def stored_view(node: int, memories: Sequence[Memory], *, verbose: bool, note: s
     return t
 
 
-def graph_view(entity: str, hood: Sequence[dict[str, Any]]) -> RenderableType:
+def graph_view(entity: str, hood: Sequence[Mapping[str, Any]]) -> RenderableType:
     """An entity's neighbourhood as a tree."""
     if not hood:
         return Text(f"{entity}: nothing connected")

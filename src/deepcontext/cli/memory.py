@@ -6,13 +6,16 @@ import asyncio
 import contextlib
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from deepcontext.cli.app import app
 from deepcontext.cli.bulk_input import ADD_CHUNK, committed_count, mark_positions, read_batches, source_key, turn_texts
 from deepcontext.cli.common import console, esc, print_json, run, short
+
+if TYPE_CHECKING:
+    from deepcontext.types import GraphNeighbourInfo
 
 USER = typer.Option(..., "--user", "-u", help="The user whose memories to use")
 AGENT_HELP = "The agent the memories belong to, inside the user"
@@ -355,7 +358,7 @@ def graph(
     print_graph(entity, hood)
 
 
-def print_graph(entity: str, hood: list[dict[str, Any]]) -> None:
+def print_graph(entity: str, hood: list[GraphNeighbourInfo]) -> None:
     from deepcontext.chat.render import graph_view
 
     console().print(graph_view(entity, hood))

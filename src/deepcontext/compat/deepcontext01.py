@@ -10,10 +10,10 @@ entity itself first, at depth 0 with no relation). Everything else is deepcontex
 from __future__ import annotations
 
 import builtins
-from typing import Any
 
 from deepcontext.core import DeepContext as _DeepContext
 from deepcontext.errors import EntityNotFoundError
+from deepcontext.types import GraphNeighbourInfo
 
 __all__ = ["DeepContext", "MemoryEngine"]
 
@@ -21,7 +21,7 @@ __all__ = ["DeepContext", "MemoryEngine"]
 class DeepContext(_DeepContext):
     """:class:`deepcontext.DeepContext` with DeepContext 0.1's ``get_entity_graph``."""
 
-    async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[dict[str, Any]]:
+    async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[GraphNeighbourInfo]:
         """The entity's neighbours up to ``depth`` hops, breadth first (``[{entity, entity_type,
         relation, depth, strength, via, direction}]``); ``[]`` when the entity is unknown."""
         try:

@@ -15,20 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deepcontext.context.results import (
-    DEFAULT_BUDGET_TOKENS,
-    DEFAULT_CONVERSATION_NODES,
-    DEFAULT_MEMORY_LIMIT,
-    DEFAULT_MIN_SIMILARITY,
-    MAX_BUDGET_TOKENS,
-    TOKENS_PER_RESULT,
     ContextShares,
 )
 from deepcontext.errors import ValidationError
-from deepcontext.services.validation import check_flag, check_fraction, check_id, check_limit, check_text, parse_filters
+from deepcontext.services.validation import check_id
 
 if TYPE_CHECKING:
     from deepcontext.clock import Clock
@@ -38,16 +31,11 @@ if TYPE_CHECKING:
     from deepcontext.query.core import DeepCQ
     from deepcontext.query.schema import MemorySchema
     from deepcontext.services.background import BackgroundTasks
+    from deepcontext.services.requests import ContextRequest
     from deepcontext.settings import DeepContextSettings
     from deepcontext.store.interface import Store
 
 __all__ = ["ContextService"]
-
-
-def _check_int(value: Any, field: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValidationError(f"{field} must be an integer between {lo} and {hi}, got {value!r}", field=field)
-    return value
 
 
 class ContextService:
@@ -96,23 +84,7 @@ class ContextService:
             clock=self.clock,
         )
 
-    async def context(
-        self,
-        query: str,
-        user_id: str,
-        conversation_id: str | None = None,
-        *,
-        budget_tokens: int = DEFAULT_BUDGET_TOKENS,
-        shares: ContextShares | Mapping[str, float] | None = None,
-        schema: MemorySchema | None = None,
-        min_intent: float | None = None,
-        memory_limit: int | None = None,
-        min_similarity: float = DEFAULT_MIN_SIMILARITY,
-        max_conversation_nodes: int = DEFAULT_CONVERSATION_NODES,
-        track_access: bool | None = None,
-        agent_id: str | Iterable[str] | None = None,
-        run_id: str | Iterable[str] | None = None,
-    ) -> ContextResult:
+    async def context(self, req: ContextRequest) -> ContextResult:
         """What the next prompt needs about ``query``, within ``budget_tokens``.
 
         Four parts, in this order: pinned memories; memories retrieved by hybrid search (relevant
@@ -128,41 +100,20 @@ class ContextService:
         from deepcontext.context.build import build_context
 
         started = time.perf_counter()
-        user_id = check_id(user_id, "user_id")
-        query = check_text(query, "query", self.settings.max_query_chars, "max_query_chars")
-        if conversation_id is not None:
-            conversation_id = check_id(conversation_id, "conversation_id")
-        budget = _check_int(budget_tokens, "budget_tokens", 1, MAX_BUDGET_TOKENS)
-        chosen_shares = ContextShares.coerce(shares)
-        if schema is not None:
-            from deepcontext.query.schema import MemorySchema
-
-            if not isinstance(schema, MemorySchema):
-                raise ValidationError("schema must be a MemorySchema", field="schema")
-        intent_bar = None if min_intent is None else check_fraction(min_intent, "min_intent")
-        limit = (
-            check_limit(memory_limit, "memory_limit")
-            if memory_limit is not None
-            else min(100, max(DEFAULT_MEMORY_LIMIT, budget // TOKENS_PER_RESULT))
-        )
-        min_sim = check_fraction(min_similarity, "min_similarity")
-        nodes = _check_int(max_conversation_nodes, "max_conversation_nodes", 1, 1000)
-        check_flag(track_access, "track_access", optional=True)
-        filters = parse_filters(agent_id=agent_id, run_id=run_id)
         result = await build_context(
             self,
-            query,
-            user_id,
-            conversation_id,
-            budget=budget,
-            shares=chosen_shares,
-            schema=schema,
-            min_intent=intent_bar,
-            memory_limit=limit,
-            min_similarity=min_sim,
-            max_nodes=nodes,
-            track_access=self.settings.track_access if track_access is None else bool(track_access),
-            filters=filters,
+            req.query,
+            req.user_id,
+            req.conversation_id,
+            budget=req.budget_tokens,
+            shares=ContextShares.coerce(req.shares),
+            schema=req.schema_,
+            min_intent=req.min_intent,
+            memory_limit=req.search_limit,
+            min_similarity=req.min_similarity,
+            max_nodes=req.max_conversation_nodes,
+            track_access=self.settings.track_access if req.track_access is None else req.track_access,
+            filters=req.filters,
         )
         result.took_ms = round((time.perf_counter() - started) * 1000, 3)
         return result

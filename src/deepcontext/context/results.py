@@ -9,6 +9,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from deepcontext.errors import ValidationError
+from deepcontext.services.requests import (  # the context's defaults live with its request
+    DEFAULT_BUDGET_TOKENS,
+    DEFAULT_CONVERSATION_NODES,
+    DEFAULT_MEMORY_LIMIT,
+    DEFAULT_MIN_SIMILARITY,
+    MAX_BUDGET_TOKENS,
+    TOKENS_PER_RESULT,
+)
 from deepcontext.services.validation import check_number
 
 __all__ = [
@@ -26,18 +34,6 @@ __all__ = [
     "LeftOutItem",
     "PartName",
 ]
-
-#: the default ``budget_tokens``
-DEFAULT_BUDGET_TOKENS = 2000
-#: the largest budget accepted
-MAX_BUDGET_TOKENS = 1_000_000
-#: the default ``memory_limit``, ``min_similarity`` and ``max_conversation_nodes``; without a
-#: ``memory_limit`` a context considers one search result per ``TOKENS_PER_RESULT`` tokens of
-#: budget, at least ``DEFAULT_MEMORY_LIMIT`` (a larger budget has room for more memories), at most 100
-DEFAULT_MEMORY_LIMIT = 20
-TOKENS_PER_RESULT = 40
-DEFAULT_MIN_SIMILARITY = 0.3
-DEFAULT_CONVERSATION_NODES = 12
 
 PartName = Literal["pinned", "memories", "tiers", "conversation"]
 #: the parts, in the order they appear in the text

@@ -18,7 +18,7 @@ from collections.abc import AsyncIterator, Callable, Collection, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from deepcontext.settings import DeepContextSettings
     from deepcontext.store import HeldLock
     from deepcontext.store.interface import Store
+    from deepcontext.types import LifecycleRun
 
 __all__ = ["CONSOLIDATION_STATE", "LOCK_NAME", "LifecycleReport", "LifecycleRunner", "consolidation_due", "left_over"]
 
@@ -117,8 +118,8 @@ class LifecycleReport:
     entities_purged: int = 0
     took_ms: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> LifecycleRun:
+        return cast("LifecycleRun", asdict(self))
 
 
 class LifecycleRunner:

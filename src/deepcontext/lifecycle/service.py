@@ -10,7 +10,7 @@ time per process: adds arriving meanwhile ask it to check once more.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from deepcontext.errors import ValidationError
 from deepcontext.services.validation import check_id, check_number
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from deepcontext.services.background import BackgroundTasks
     from deepcontext.settings import DeepContextSettings
     from deepcontext.store.interface import Store
-    from deepcontext.types import AddResponse
+    from deepcontext.types import AddResponse, LifecycleRun
 
 __all__ = ["LifecycleService"]
 
@@ -66,7 +66,7 @@ class LifecycleService:
 
         return LifecycleRunner(self.store, self.embedder, self.settings, self.clock, self.llm)
 
-    async def run(self, user_id: str, *, consolidate: bool | None = None, wait: float | None = None) -> dict[str, Any]:
+    async def run(self, user_id: str, *, consolidate: bool | None = None, wait: float | None = None) -> LifecycleRun:
         """Run the memory lifecycle for one user: forgetting-curve decay, consolidation of short-term
         memories into long-term ones (when due; ``consolidate=True`` forces it, ``False`` skips it),
         then cleanup (faded memories soft-deleted, old deletions and expired memories purged).
@@ -80,7 +80,7 @@ class LifecycleService:
         report = await self.runner().run(user_id, consolidate=consolidate, lock_timeout=_check_timeout(wait))
         return report.as_dict()
 
-    async def consolidate(self, user_id: str, *, wait: float | None = None) -> dict[str, Any]:
+    async def consolidate(self, user_id: str, *, wait: float | None = None) -> LifecycleRun:
         """Consolidate a user's short-term memories now, whatever the threshold (no decay, no cleanup)."""
         user_id = check_id(user_id, "user_id")
         report = await self.runner().consolidate_now(user_id, lock_timeout=_check_timeout(wait))

@@ -284,7 +284,7 @@ def build_mcp_server(ctx: DeepContext, resolve_scope: ScopeResolver, *, default_
 
         async def go() -> dict[str, Any]:
             _, _, uid = user_of(mcp_ctx, user_id, write=True)
-            return await ctx.delete(memory_id, uid)
+            return dict(await ctx.delete(memory_id, uid))
 
         return await guarded(go)
 

@@ -25,6 +25,7 @@ from deepcontext.types import EntityType, MemoryTier, MemoryType
 
 if TYPE_CHECKING:
     from deepcontext.services.memories import MemoryService
+    from deepcontext.types import RowCounts
 
 __all__ = ["V01_TABLES", "import_v01", "is_v01_database", "read_v01"]
 
@@ -140,7 +141,7 @@ def read_v01(path: str | Path, now: datetime) -> dict[str, list[dict[str, Any]]]
     return out
 
 
-async def import_v01(memories: MemoryService, path: str | Path) -> dict[str, dict[str, int]]:
+async def import_v01(memories: MemoryService, path: str | Path) -> dict[str, RowCounts]:
     """Import every user of a 0.1 database: ``{user_id: rows per table}``."""
     users = read_v01(path, memories.clock.now())
     return {user: await memories.import_records(recs, user) for user, recs in users.items()}

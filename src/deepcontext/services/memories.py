@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from deepcontext.errors import EntityNotFoundError, MemoryNotFoundError, ValidationError
 from deepcontext.ids import check_tenant
 from deepcontext.services.naming import rename_user
+from deepcontext.services.requests import ListRequest
 from deepcontext.services.validation import (
     check_flag,
     check_id,
@@ -26,12 +27,24 @@ from deepcontext.services.validation import (
 )
 from deepcontext.store.interface import MemoryEdit
 from deepcontext.text import content_hash, entity_norm
-from deepcontext.types import HistoryEntry, Memory, MemoryPage, MemoryStatus, Turn
+from deepcontext.types import (
+    DeletedMemoryInfo,
+    GraphNeighbourInfo,
+    HistoryEntry,
+    Memory,
+    MemoryListing,
+    MemoryPage,
+    RowCounts,
+    Turn,
+    UpdatedMemory,
+    UserInfo,
+)
 
 if TYPE_CHECKING:
     from deepcontext.clock import Clock
     from deepcontext.embed.embedder import Embedder
     from deepcontext.services.ingest import IngestService
+    from deepcontext.services.requests import EditRequest
     from deepcontext.settings import DeepContextSettings
     from deepcontext.store.interface import Store
 
@@ -78,7 +91,7 @@ class MemoryService:
 
     async def update(
         self, memory_id: int, text: str, user_id: str, *, metadata: Mapping[str, Any] | None = None
-    ) -> dict[str, Any]:
+    ) -> UpdatedMemory:
         """Change a memory's text (re-embedded; the old text stays in its history) and, when given,
         replace its metadata."""
         user_id = check_id(user_id, "user_id")
@@ -126,34 +139,10 @@ class MemoryService:
         edit = MemoryEdit(expires_at=when, clear_expiry=when is None, reason="expiry set" if when else "expiry cleared")
         return await self._change(memory_id, user_id, edit)
 
-    async def edit(
-        self,
-        memory_id: int,
-        user_id: str,
-        *,
-        text: str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        pinned: bool | None = None,
-        expires_at: datetime | str | None = None,
-        clear_expiry: bool = False,
-    ) -> Memory:
+    async def edit(self, req: EditRequest, now: datetime) -> Memory:
         """Change any of a memory's text, metadata, pin and expiry in one transaction (one history
         entry); what is not given stays. Everything is checked before anything is written."""
-        user_id = check_id(user_id, "user_id")
-        mid = check_memory_id(memory_id)
-        if text is not None:
-            text = check_text(text, "text", self.settings.max_message_chars, "max_message_chars").strip()
-        if metadata is not None:
-            if not isinstance(metadata, Mapping):
-                raise ValidationError("metadata must be an object", field="metadata")
-            check_json(metadata, "metadata")
-        if pinned is not None:
-            check_flag(pinned, "pinned")
-        check_flag(clear_expiry, "clear_expiry")
-        if clear_expiry and expires_at is not None:
-            raise ValidationError("give expires_at or clear_expiry, not both", field="expires_at")
-        now = self.clock.now()
-        when = expiry(now, expires_at, None) if expires_at is not None else None
+        text, metadata, pinned, clear_expiry, when = req.new_text, req.metadata, req.pinned, req.clear_expiry, req.new_expiry
         vec = None if text is None else await asyncio.to_thread(self.embedder.embed_one, text)
         change = MemoryEdit(
             text=text, content_hash=None if text is None else content_hash(text), embedding=vec, pinned=pinned,
@@ -162,14 +151,14 @@ class MemoryService:
         )  # fmt: skip
         if change.empty:
             raise ValidationError("nothing to change: give text, metadata, pinned, expires_at or clear_expiry", field="memory_id")
-        return await self._db(self.store.change_memory, user_id, mid, change, now=now, actor="user")
+        return await self._db(self.store.change_memory, req.user_id, req.memory_id, change, now=now, actor="user")
 
     async def _change(self, memory_id: int, user_id: str, edit: MemoryEdit) -> Memory:
         user_id = check_id(user_id, "user_id")
         mid = check_memory_id(memory_id)
         return await self._db(self.store.change_memory, user_id, mid, edit, now=self.clock.now(), actor="user")
 
-    async def delete(self, memory_id: int, user_id: str) -> dict[str, Any]:
+    async def delete(self, memory_id: int, user_id: str) -> DeletedMemoryInfo:
         """Soft-delete a memory: gone from search and list, kept in history."""
         user_id = check_id(user_id, "user_id")
         mid = check_memory_id(memory_id)
@@ -208,37 +197,11 @@ class MemoryService:
         user_id = check_id(user_id, "user_id")
         return await self._db(self.store.history, user_id, check_memory_id(memory_id))
 
-    async def list(
-        self,
-        user_id: str,
-        *,
-        tier: str | Iterable[str] | None = None,
-        memory_type: str | Iterable[str] | None = None,
-        conversation_id: str | Iterable[str] | None = None,
-        after: datetime | str | None = None,
-        before: datetime | str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        include_inactive: bool = False,
-        limit: int = 50,
-        cursor: str | None = None,
-        agent_id: str | Iterable[str] | None = None,
-        run_id: str | Iterable[str] | None = None,
-    ) -> MemoryPage:
+    async def list(self, req: ListRequest) -> MemoryPage:
         """Memories of a user, newest first, one page at a time (pass ``next_cursor`` back). The
         filters are those of :meth:`search`."""
-        user_id = check_id(user_id, "user_id")
-        limit = check_limit(limit, hi=1000)
-        check_flag(include_inactive, "include_inactive")
-        if cursor is not None and not isinstance(cursor, str):
-            raise ValidationError(f"cursor must be the next_cursor string of a previous page, got {cursor!r}", field="cursor")
-        filters = parse_filters(
-            tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before,
-            metadata=metadata, agent_id=agent_id, run_id=run_id,
-        )  # fmt: skip
-        if include_inactive:
-            filters.statuses = tuple(MemoryStatus)
         memories, total, nxt = await self._db(
-            self.store.list_memories, user_id, filters, limit=limit, cursor=cursor, now=self.clock.now()
+            self.store.list_memories, req.user_id, req.filters, limit=req.limit, cursor=req.cursor, now=self.clock.now()
         )
         return MemoryPage(total=total, memories=memories, next_cursor=nxt)
 
@@ -249,12 +212,13 @@ class MemoryService:
         memory_type: str | None = None,
         limit: int = 50,
         offset: int = 0,
-    ) -> dict[str, Any]:
+    ) -> MemoryListing:
         """DeepContext 0.1's listing (offset paging). Prefer :meth:`list` (cursor paging)."""
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValidationError("offset must be a non-negative integer", field="offset")
         limit = check_limit(limit, hi=1000)
-        page = await self.list(user_id, tier=tier, memory_type=memory_type, limit=min(1000, offset + limit))
+        req = ListRequest.of(self.settings, user_id=user_id, tier=tier, memory_type=memory_type, limit=min(1000, offset + limit))
+        page = await self.list(req)
         items = page.memories[offset : offset + limit]
         return {
             "total": page.total,
@@ -275,7 +239,7 @@ class MemoryService:
             before = check_memory_id(before, "before")
         return await self._db(self.store.recent_turns, user_id, conversation_id, limit, before=before)
 
-    async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[dict[str, Any]]:
+    async def get_entity_graph(self, user_id: str, entity_name: str, depth: int = 2) -> builtins.list[GraphNeighbourInfo]:
         """The knowledge-graph neighbourhood of an entity (matched case-insensitively by whole
         name): ``[{entity, entity_type, relation, depth, strength, via, direction}]``, breadth first.
         The entity itself comes first with depth 0 (no relation). ``direction`` is "out" for
@@ -302,7 +266,7 @@ class MemoryService:
             for h in hood
         ]
 
-    async def delete_user(self, user_id: str) -> dict[str, int]:
+    async def delete_user(self, user_id: str) -> RowCounts:
         """Delete everything of a user from every table and cache. Returns rows deleted per table."""
         user_id = check_id(user_id, "user_id")
         return await self._db(self.store.delete_user, user_id)
@@ -317,7 +281,7 @@ class MemoryService:
         await rename_user(self.store, self.embedder, user_id, name, self.clock.now())
         self.ingest.name_changed(user_id, name)
 
-    async def get_user(self, user_id: str) -> dict[str, Any]:
+    async def get_user(self, user_id: str) -> UserInfo:
         """The user's profile: ``{"user_id": ..., "name": display name or None}``."""
         user_id = check_id(user_id, "user_id")
         return {"user_id": user_id, "name": await self.ingest.user_name(user_id)}
@@ -334,7 +298,7 @@ class MemoryService:
             limit = check_limit(limit, hi=1_000_000)
         return await self._db(self.store.list_users, tenant, after=after, limit=limit)
 
-    async def stats(self, user_id: str) -> dict[str, int]:
+    async def stats(self, user_id: str) -> RowCounts:
         """Rows of a user per table."""
         return await self._db(self.store.count_rows, check_id(user_id, "user_id"))
 
@@ -355,7 +319,7 @@ class MemoryService:
         part_size: int | None = None,
         progress: Callable[[int, int], None] | None = None,
         defer_vector_index: bool = False,
-    ) -> dict[str, int]:
+    ) -> RowCounts:
         """Restore an export (into ``user_id``, default: the exported user). One transaction, or one
         per ``part_size`` records, resumable (see :func:`deepcontext.services.transfer.import_records`).
         ``defer_vector_index``: see :meth:`deepcontext.store.interface.Store.deferred_vector_index`."""
@@ -373,7 +337,7 @@ class MemoryService:
                 self.store, self.embedder, rows, user_id, self.clock.now(), part_size=part_size, progress=progress
             )
 
-    async def import_v01(self, path: str | Path) -> dict[str, dict[str, int]]:
+    async def import_v01(self, path: str | Path) -> dict[str, RowCounts]:
         """Import a DeepContext 0.1 SQLite file (read-only): every user's memories, entities,
         relations and conversation summaries, one transaction per user. Returns rows per table
         per user."""

@@ -5,23 +5,19 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from deepcontext.errors import ValidationError
 from deepcontext.extract.standing_model import model_for
-from deepcontext.retrieve.config import SearchConfig, preset
 from deepcontext.retrieve.search import MAX_SOURCES, Hit, hybrid_search, start_vector_leg
 from deepcontext.retrieve.supersession import add_superseded
-from deepcontext.services.validation import check_flag, check_fraction, check_id, check_limit, check_text, parse_filters
 from deepcontext.types import MemorySearchResult, SearchResponse
 
 if TYPE_CHECKING:
     from deepcontext.clock import Clock
     from deepcontext.embed.embedder import Embedder
     from deepcontext.services.background import BackgroundTasks
+    from deepcontext.services.requests import SearchRequest
     from deepcontext.settings import DeepContextSettings
     from deepcontext.store.interface import Store
 
@@ -54,26 +50,7 @@ class SearchService:
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    async def search(
-        self,
-        query: str,
-        user_id: str,
-        limit: int = 10,
-        tier: str | Iterable[str] | None = None,
-        memory_type: str | Iterable[str] | None = None,
-        include_graph: bool = True,
-        *,
-        conversation_id: str | Iterable[str] | None = None,
-        after: datetime | str | None = None,
-        before: datetime | str | None = None,
-        metadata: Mapping[str, Any] | None = None,
-        config: SearchConfig | str | None = None,
-        track_access: bool | None = None,
-        include_superseded: bool = False,
-        min_score: float | None = None,
-        agent_id: str | Iterable[str] | None = None,
-        run_id: str | Iterable[str] | None = None,
-    ) -> SearchResponse:
+    async def search(self, req: SearchRequest) -> SearchResponse:
         """Hybrid search (vector + keyword + graph, fused by weighted RRF, spread to neighbouring
         turns, rescored by importance, recency and confidence). Every leg honours the same filters:
         ``metadata`` takes equality or operators (see :mod:`deepcontext.store.metafilter`),
@@ -84,18 +61,9 @@ class SearchService:
         it. Each result's ``score`` is its calibrated relevance in [0, 1]; ``min_score`` drops the
         results below it (of the ``limit`` best)."""
         started = time.perf_counter()
-        user_id = check_id(user_id, "user_id")
-        query = check_text(query, "query", self.settings.max_query_chars, "max_query_chars")
-        limit = check_limit(limit)
-        floor = check_fraction(min_score, "min_score") if min_score is not None else 0.0
-        filters = parse_filters(
-            tier=tier, memory_type=memory_type, conversation_id=conversation_id, after=after, before=before,
-            metadata=metadata, agent_id=agent_id, run_id=run_id,
-        )  # fmt: skip
-        cfg = self._config(config)
-        check_flag(include_superseded, "include_superseded")
-        check_flag(include_graph, "include_graph")
-        check_flag(track_access, "track_access", optional=True)
+        user_id, query, limit, filters, cfg = req.user_id, req.query, req.limit, req.filters, req.search_config
+        include_graph, include_superseded, track_access = req.include_graph, req.include_superseded, req.track_access
+        floor = req.min_score if req.min_score is not None else 0.0
         now = self.clock.now()
         per_memory = self.settings.max_connections_per_memory
         store, standing = self.store, self.standing_model
@@ -178,12 +146,3 @@ class SearchService:
             results=results,
             took_ms=round((time.perf_counter() - started) * 1000, 3),
         )
-
-    def _config(self, config: SearchConfig | str | None) -> SearchConfig:
-        if config is None:
-            return SearchConfig.from_settings(self.settings)
-        if isinstance(config, str):
-            return preset(config)
-        if isinstance(config, SearchConfig):
-            return config
-        raise ValidationError("config must be a SearchConfig or a preset name", field="config")

@@ -26,7 +26,7 @@ from deepcontext.server.schemas import (
     UserId,
 )
 from deepcontext.store import encode_cursor
-from deepcontext.types import AddResponse, HistoryEntry, Memory, MemoryPage, MemoryTier, MemoryType
+from deepcontext.types import AddResponse, DeletedMemoryInfo, HistoryEntry, Memory, MemoryPage, MemoryTier, MemoryType
 
 __all__ = ["router"]
 
@@ -149,7 +149,7 @@ async def restore_memory(memory_id: MemoryIdPath, body: UserBody, scope: WriteSc
 
 
 @router.delete("/{memory_id}", response_model=DeletedMemory)
-async def delete_memory(memory_id: MemoryIdPath, user_id: UserQuery, scope: WriteScope, ctx: Ctx) -> dict[str, Any]:
+async def delete_memory(memory_id: MemoryIdPath, user_id: UserQuery, scope: WriteScope, ctx: Ctx) -> DeletedMemoryInfo:
     """Soft-delete a memory: gone from search and list, kept in its history."""
     return await ctx.delete(memory_id, scope.user(user_id))
 

@@ -9,8 +9,6 @@ contain ``/``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 import deepcontext
@@ -30,7 +28,7 @@ from deepcontext.server.schemas import (
     UpdateBody,
 )
 from deepcontext.services.activity import calls_from
-from deepcontext.types import AddResponse, SearchResponse
+from deepcontext.types import AddResponse, DeletedMemoryInfo, GraphNeighbourInfo, SearchResponse, UpdatedMemory
 
 __all__ = ["router"]
 
@@ -70,19 +68,19 @@ async def search_memory(body: SeedSearchBody, scope: ReadScope, ctx: Ctx) -> Sea
 
 
 @router.put("/memory/update", responses=PROBLEM_RESPONSES)
-async def update_memory(body: UpdateBody, scope: WriteScope, ctx: Ctx) -> dict[str, Any]:
+async def update_memory(body: UpdateBody, scope: WriteScope, ctx: Ctx) -> UpdatedMemory:
     """New text for a memory (re-embedded); ``{memory_id, text, status: "updated"}``."""
     return await ctx.update(body.memory_id, body.text, scope.user(body.user_id))
 
 
 @router.delete("/memory/delete", response_model=DeletedMemory, responses=PROBLEM_RESPONSES)
-async def delete_memory(body: DeleteBody, scope: WriteScope, ctx: Ctx) -> dict[str, Any]:
+async def delete_memory(body: DeleteBody, scope: WriteScope, ctx: Ctx) -> DeletedMemoryInfo:
     """Soft-delete a memory (the body carries memory_id and user_id)."""
     return await ctx.delete(body.memory_id, scope.user(body.user_id))
 
 
 @router.post("/graph/neighbors", response_model=list[GraphNeighbour], responses=PROBLEM_RESPONSES)
-async def graph_neighbors(body: GraphBody, scope: ReadScope, ctx: Ctx) -> list[dict[str, Any]]:
+async def graph_neighbors(body: GraphBody, scope: ReadScope, ctx: Ctx) -> list[GraphNeighbourInfo]:
     """The knowledge-graph neighbourhood of an entity (an empty list for an unknown entity, as in 0.1)."""
     try:
         return await ctx.get_entity_graph(scope.user(body.user_id), body.entity_name, depth=body.depth)
