@@ -1,6 +1,6 @@
-"""Fit the embedding models of :mod:`deepcontext.extract.standing_model` on the labelled sentences.
+"""Fit the embedding models of :mod:`deepcontext.language.standing_model` on the labelled sentences.
 
-    python benchmarks/fit_standing.py            # writes src/deepcontext/extract/standing_model.npz
+    python benchmarks/fit_standing.py            # writes src/deepcontext/language/standing_model.npz
 
 Data (written for the project, in careful and in chat English): ``benchmarks/data/standing-train.jsonl``
 (``{"text", "kind"}``, kind one of the standing kinds or null) and
@@ -83,7 +83,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--standing", type=Path, default=ROOT / "data" / "standing-train.jsonl")
     ap.add_argument("--requests", type=Path, default=ROOT / "data" / "requests-train.jsonl")
-    ap.add_argument("--out", type=Path, default=ROOT.parent / "src" / "deepcontext" / "extract" / "standing_model.npz")
+    ap.add_argument("--out", type=Path, default=ROOT.parent / "src" / "deepcontext" / "language" / "standing_model.npz")
     args = ap.parse_args()
 
     emb = MiniLMEmbedder()

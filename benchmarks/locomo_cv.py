@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from deepcontext import DeepContext
-from deepcontext.extract.standing_model import model_for
+from deepcontext.language.standing_model import model_for
 from deepcontext.retrieve import SearchConfig
 from deepcontext.retrieve.search import MAX_SOURCES, Candidates, gather, leg_k, neighbour_reader, rank
 from deepcontext.services.validation import parse_filters

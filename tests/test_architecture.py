@@ -28,24 +28,25 @@ LAYERS: dict[str, int] = {
     "llm": 2,
     "embed": 2,
     "store": 2,
-    "extract": 3,
-    "query": 3,
-    "retrieve": 3,
-    "services": 4,
-    "dialogue": 5,
-    "context": 5,
-    "lifecycle": 5,
-    "core": 6,
-    "core_memories": 6,  # DeepContext's mixins
-    "core_features": 6,
-    "sync": 6,
-    "deepcontext": 6,  # the package's lazy re-exports of the facade
-    "cli": 7,
-    "server": 7,
-    "chat": 7,
-    "compat": 7,
-    "demo": 7,
-    "__main__": 7,
+    "language": 3,  # word lists, dates, standing facts: shared by extraction and retrieval
+    "extract": 4,
+    "query": 4,
+    "retrieve": 4,
+    "services": 5,
+    "dialogue": 6,
+    "context": 6,
+    "lifecycle": 6,
+    "core": 7,
+    "core_memories": 7,  # DeepContext's mixins
+    "core_features": 7,
+    "sync": 7,
+    "deepcontext": 7,  # the package's lazy re-exports of the facade
+    "cli": 8,
+    "server": 8,
+    "chat": 8,
+    "compat": 8,
+    "demo": 8,
+    "__main__": 8,
 }
 
 
@@ -197,9 +198,27 @@ def test_no_layer_imports_upward() -> None:
     assert not upward, "upward imports:\n" + "\n".join(upward)
 
 
+#: sibling packages of one layer that must not import each other
+SIBLINGS_APART = [("retrieve", "extract"), ("extract", "retrieve")]
+
+
+@pytest.mark.parametrize(("importer", "imported"), SIBLINGS_APART)
+def test_retrieval_and_extraction_share_only_the_language_layer(importer: str, imported: str) -> None:
+    found = sorted(
+        f"{m} imports {t}"
+        for m, targets in GRAPH.items()
+        if m.split(".")[1:2] == [importer]
+        for t in targets
+        if t.split(".")[1:2] == [imported]
+    )
+    assert not found, "\n".join(found)
+
+
 @pytest.mark.parametrize(
     ("low", "high"),
     [
+        ("language", "extract"),
+        ("language", "retrieve"),
         ("store", "server"),
         ("store", "cli"),
         ("store", "core"),

@@ -8,7 +8,7 @@ import pytest
 
 from deepcontext.extract.interface import ExtractionContext, MessageIn
 from deepcontext.extract.rules import RuleExtractor
-from deepcontext.extract.timeparse import resolve_time
+from deepcontext.language.timeparse import resolve_time
 from deepcontext.types import MemoryType
 
 SAID = datetime(2025, 3, 10, 9, 0, tzinfo=UTC)  # a Monday

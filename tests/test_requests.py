@@ -75,7 +75,9 @@ def _check(op: str, layer_name: str, layer: Layer) -> None:
             assert default == want_default, f"{layer_name} {op}.{name}: default {default!r}, the request's {want_default!r}"
         # a layer's own encodings (a time as epoch seconds) have ranges of their own
         if (lo is not None or hi is not None) and (want_lo is not None or want_hi is not None):
-            assert (lo, hi) == (want_lo, want_hi), f"{layer_name} {op}.{name}: limits {lo}..{hi}, the request's {want_lo}..{want_hi}"
+            assert (lo, hi) == (want_lo, want_hi), (
+                f"{layer_name} {op}.{name}: limits {lo}..{hi}, the request's {want_lo}..{want_hi}"
+            )
 
 
 # --- the layers' parameters ------------------------------------------------------------------------
@@ -169,15 +171,13 @@ def _mcp(surfaces: dict[str, Any]) -> dict[str, Layer]:
         ),
         "search": Layer(
             _json_schema_params(tools["search_memories"]),
-            left_out={
-                k: scope_only
-                for k in ("include_graph", "conversation_id", "after", "before", "config", "track_access")
-            },
+            left_out={k: scope_only for k in ("include_graph", "conversation_id", "after", "before", "config", "track_access")},
         ),
         "context": Layer(
             context,
             left_out={
-                k: scope_only for k in ("shares", "schema", "min_intent", "min_similarity", "max_conversation_nodes", "track_access")
+                k: scope_only
+                for k in ("shares", "schema", "min_intent", "min_similarity", "max_conversation_nodes", "track_access")
             },
             differs={"budget_tokens": "capped like the REST API's"},
         ),

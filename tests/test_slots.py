@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from deepcontext.extract.slots import find_slots, same_value
-from deepcontext.extract.standing import asks_for_time, bears_on_time, is_request_for_user, standing_kind
+from deepcontext.language.standing import asks_for_time, bears_on_time, is_request_for_user, standing_kind
 
 
 def one(text: str, speaker: str = "User") -> tuple[str, str, str, bool]:

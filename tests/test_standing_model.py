@@ -13,8 +13,8 @@ from deepcontext import DeepContext
 from deepcontext.embed.hashing import HashEmbedder
 from deepcontext.embed.minilm import MiniLMEmbedder
 from deepcontext.errors import ConfigurationError
-from deepcontext.extract.standing import is_request_for_user, standing_kind
-from deepcontext.extract.standing_model import StandingModel, model_for
+from deepcontext.language.standing import is_request_for_user, standing_kind
+from deepcontext.language.standing_model import StandingModel, model_for
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext_bench.filler import filler_turns
 

@@ -1,4 +1,4 @@
-"""Time expressions resolved against the moment a message was said (deepcontext.extract.timeparse)."""
+"""Time expressions resolved against the moment a message was said (deepcontext.language.timeparse)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from deepcontext.extract.timeparse import find_calendar_dates, resolve_time
+from deepcontext.language.timeparse import find_calendar_dates, resolve_time
 
 # Wednesday 10 May 2023, 14:30 UTC
 SAID = datetime(2023, 5, 10, 14, 30, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Dates: the extractor's own time parser (:mod:`deepcontext.extract.timeparse`) beside
+"""Dates: the extractor's own time parser (:mod:`deepcontext.language.timeparse`) beside
 ``dateparser`` on labelled sentences, each said at a known moment.
 
 A case holds a sentence with one time expression, when it was said, its tense, and the period it
@@ -20,7 +20,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from deepcontext.extract.timeparse import resolve_time
+from deepcontext.language.timeparse import resolve_time
 
 __all__ = ["DEFAULT_DATES", "DateCase", "PARSERS", "load_cases", "run_dates"]
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from deepcontext.extract.standing_model import model_for
+from deepcontext.language.standing_model import model_for
 from deepcontext.retrieve.asked import asks_about_user
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.profile import uses_profile, vector_pool

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deepcontext.extract.entities import EntitySpan
-from deepcontext.extract.gazetteer import ORG_HEADS, ORG_SUFFIXES, STOPCAPS
 from deepcontext.extract.interface import ExtractedEntity, ExtractedFact, ExtractedRelationship, ExtractionResult
 from deepcontext.extract.relations import RelationHit
+from deepcontext.language.gazetteer import ORG_HEADS, ORG_SUFFIXES, STOPCAPS
 from deepcontext.types import EntityType
 
 __all__ = ["BatchAcc"]

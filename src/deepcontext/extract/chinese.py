@@ -11,7 +11,7 @@ from deepcontext.extract.batch import BatchAcc
 from deepcontext.extract.entities import find_entities
 from deepcontext.extract.interface import ExtractedFact, MessageIn
 from deepcontext.extract.resolve import absolute_time_zh
-from deepcontext.extract.timeparse import resolve_time
+from deepcontext.language.timeparse import resolve_time
 from deepcontext.types import EntityType, MemoryType
 
 __all__ = ["chinese_fact", "cjk_patterns"]

@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from deepcontext.extract.gazetteer import (
+from deepcontext.extract.sentences import URL_RE
+from deepcontext.language.gazetteer import (
     COMPANIES,
     EVENT_NAMES,
     EVENT_SUFFIXES,
@@ -43,8 +44,7 @@ from deepcontext.extract.gazetteer import (
     TITLES,
     words,
 )
-from deepcontext.extract.sentences import URL_RE
-from deepcontext.extract.timeparse import find_calendar_dates
+from deepcontext.language.timeparse import find_calendar_dates
 from deepcontext.types import EntityType
 
 __all__ = ["EntitySpan", "find_entities", "gazetteer_type"]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from deepcontext.extract.gazetteer import (
+from deepcontext.language.gazetteer import (
     CONTENT_STOP,
     IMPERATIVE_VERBS,
     IRREGULAR_PAST,

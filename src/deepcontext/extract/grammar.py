@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import re
 
-from deepcontext.extract.gazetteer import words
 from deepcontext.extract.verbs import is_base_verb, lemmas_of
+from deepcontext.language.gazetteer import words
 
 __all__ = ["defects", "unresolved"]
 

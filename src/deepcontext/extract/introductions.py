@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 
 from deepcontext.extract.entities import find_entities
-from deepcontext.extract.gazetteer import ADVERBS, CONTENT_STOP, JOB_NOUNS, LANGUAGES, NATIONALITIES, STOPCAPS, TITLES
 from deepcontext.extract.verbs import is_base_verb
+from deepcontext.language.gazetteer import ADVERBS, CONTENT_STOP, JOB_NOUNS, LANGUAGES, NATIONALITIES, STOPCAPS, TITLES
 from deepcontext.types import EntityType
 
 __all__ = ["introduced_name"]

@@ -32,7 +32,6 @@ from deepcontext.extract.facts import (
     strip_lead,
     tense_of,
 )
-from deepcontext.extract.gazetteer import IRREGULAR_PAST
 from deepcontext.extract.interface import (
     ExtractedFact,
     ExtractionContext,
@@ -65,8 +64,9 @@ from deepcontext.extract.rewrite import (
     rewrite_second_person,
 )
 from deepcontext.extract.sentences import Sentence, clean_text, is_foreign, split_sentences
-from deepcontext.extract.timeparse import TimeMention, resolve_time
 from deepcontext.extract.verbs import is_base_verb, lemmas_of
+from deepcontext.language.gazetteer import IRREGULAR_PAST
+from deepcontext.language.timeparse import TimeMention, resolve_time
 from deepcontext.types import EntityType, MemoryType
 
 __all__ = ["RulePipeline"]

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 
 from deepcontext.extract.entities import EntitySpan
 from deepcontext.extract.facts import content_word_count
-from deepcontext.extract.gazetteer import IRREGULAR_PAST
 from deepcontext.extract.resolve import thing_phrase
 from deepcontext.extract.slots import OBJECT_PRONOUN_RE, pronoun_attributes
+from deepcontext.language.gazetteer import IRREGULAR_PAST
 from deepcontext.types import EntityType
 
 __all__ = ["IT_STATE_RE", "PRONOUN_START_RE", "Referents", "it_is_thing", "name_pronoun", "single_person", "single_thing"]

@@ -8,14 +8,6 @@ from collections.abc import Callable
 from typing import Any
 
 from deepcontext.extract.entities import EntitySpan
-from deepcontext.extract.gazetteer import (
-    HAS_NOUNS,
-    INSTRUMENTS_SPORTS,
-    JOB_NOUNS,
-    KIN,
-    PET_NOUNS,
-    words,
-)
 from deepcontext.extract.relation_parts import (
     ADJ,
     ANY_THING,
@@ -34,6 +26,14 @@ from deepcontext.extract.relation_parts import (
     objects_after,
     span_at,
     subjects_before,
+)
+from deepcontext.language.gazetteer import (
+    HAS_NOUNS,
+    INSTRUMENTS_SPORTS,
+    JOB_NOUNS,
+    KIN,
+    PET_NOUNS,
+    words,
 )
 from deepcontext.types import EntityType
 

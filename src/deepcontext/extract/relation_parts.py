@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from deepcontext.extract.entities import EntitySpan
-from deepcontext.extract.gazetteer import (
+from deepcontext.language.gazetteer import (
     CONTENT_STOP,
     LANGUAGES,
     NATIONALITIES,

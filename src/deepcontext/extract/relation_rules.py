@@ -7,7 +7,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from deepcontext.extract.gazetteer import LANGUAGES, words
 from deepcontext.extract.relation_parts import (
     ANY_THING,
     LOC_OK,
@@ -21,6 +20,7 @@ from deepcontext.extract.relation_parts import (
     objects_after,
     subjects_before,
 )
+from deepcontext.language.gazetteer import LANGUAGES, words
 from deepcontext.types import EntityType
 
 __all__ = ["RULES", "apply_rule"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deepcontext.extract.gazetteer import KIN
+from deepcontext.language.gazetteer import KIN
 
 __all__ = ["EndedThing", "ended_things", "ends", "taken_up", "with_new_thing"]
 

@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from deepcontext.extract.gazetteer import words
-from deepcontext.extract.timeparse import TimeMention
 from deepcontext.extract.verbs import is_base_verb, third_person
+from deepcontext.language.gazetteer import words
+from deepcontext.language.timeparse import TimeMention
 
 __all__ = [
     "absolute_time",

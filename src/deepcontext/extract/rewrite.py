@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import re
 
-from deepcontext.extract.gazetteer import (
+from deepcontext.extract.verbs import AGREE as _AGREE
+from deepcontext.extract.verbs import agree_coordinated, is_base_verb, third_person
+from deepcontext.language.gazetteer import (
     ADVERBS,
     IRREGULAR_PARTICIPLES,
     IRREGULAR_PAST,
     words,
 )
-from deepcontext.extract.verbs import AGREE as _AGREE
-from deepcontext.extract.verbs import agree_coordinated, is_base_verb, third_person
 
 __all__ = [
     "FIRST_PERSON_RE",

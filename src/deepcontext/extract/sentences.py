@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deepcontext.extract.gazetteer import words
+from deepcontext.language.gazetteer import words
 
 __all__ = ["URL_RE", "Sentence", "clean_text", "is_foreign", "split_sentences"]
 

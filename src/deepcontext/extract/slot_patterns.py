@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deepcontext.extract.gazetteer import JOB_NOUNS as _GAZ_JOBS
-from deepcontext.extract.gazetteer import KIN
+from deepcontext.language.gazetteer import JOB_NOUNS as _GAZ_JOBS
+from deepcontext.language.gazetteer import KIN
 
 __all__ = ["DRINKS", "JOB_NOUNS"]
 

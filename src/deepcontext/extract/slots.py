@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deepcontext.extract.gazetteer import KIN
 from deepcontext.extract.slot_patterns import _DIETS, _PATTERNS, _REL_STATUS, _VAL, _value_ok
 from deepcontext.extract.slot_patterns import DRINKS as DRINKS
 from deepcontext.extract.slot_patterns import JOB_NOUNS as JOB_NOUNS
+from deepcontext.language.gazetteer import KIN
 
 __all__ = ["OBJECT_PRONOUN_RE", "Slot", "find_slots", "pronoun_attributes", "same_value"]
 

@@ -11,7 +11,7 @@ import functools
 import re
 from typing import Any
 
-from deepcontext.extract.gazetteer import words
+from deepcontext.language.gazetteer import words
 
 __all__ = ["AGREE", "agree_coordinated", "is_base_verb", "lemmas_of", "lexicon", "third_person"]
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from deepcontext.extract.timeparse import resolve_time
+from deepcontext.language.timeparse import resolve_time
 
 __all__ = ["DateWindow", "query_window"]
 

@@ -17,8 +17,8 @@ from datetime import datetime
 
 import numpy as np
 
-from deepcontext.extract.standing import asks_for_time, bears_on_time
-from deepcontext.extract.standing_model import StandingModel
+from deepcontext.language.standing import asks_for_time, bears_on_time
+from deepcontext.language.standing_model import StandingModel
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.profile import profile_leg, uses_profile, vector_pool
 from deepcontext.store.interface import MemoryFilters, RankFields, Store

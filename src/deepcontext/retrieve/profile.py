@@ -3,7 +3,7 @@
 "What dessert should I bring?" shares no word with "I'm lactose intolerant" and is only loosely
 near it in meaning, while everyday chat about food is nearer. Memories that state a standing fact
 (an allergy, a diet, a preference, a habit, a constraint, an instruction; marked at ingest, see
-:mod:`deepcontext.extract.standing`) are what such a question needs, so for a request (a
+:mod:`deepcontext.language.standing`) are what such a question needs, so for a request (a
 recommendation, a plan, a choice) the search reads a deeper vector pool and ranks the standing
 memories in it, as a leg of their own fused with ``profile_weight``: by similarity, plus
 ``profile_hard_bonus`` for what constrains any decision (allergies, diets, constraints,
@@ -17,8 +17,8 @@ from datetime import datetime
 
 import numpy as np
 
-from deepcontext.extract.standing import HARD_KINDS, is_request_for_user
-from deepcontext.extract.standing_model import StandingModel
+from deepcontext.language.standing import HARD_KINDS, is_request_for_user
+from deepcontext.language.standing_model import StandingModel
 from deepcontext.retrieve.asked import asked_slot
 from deepcontext.store.interface import RankFields
 

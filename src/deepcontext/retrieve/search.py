@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from deepcontext.extract.standing_model import StandingModel
+from deepcontext.language.standing_model import StandingModel
 from deepcontext.retrieve.asked import asked_slot, asks_about_user, slot_factor
 from deepcontext.retrieve.calibration import calibrate
 from deepcontext.retrieve.config import SearchConfig

@@ -24,7 +24,7 @@ from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import LLMError, MemoryNotFoundError, ValidationError, WriteConflictError
 from deepcontext.extract.interface import Classifier, ExtractionContext, ExtractionResult, Extractor, MessageIn
 from deepcontext.extract.introductions import introduced_name
-from deepcontext.extract.standing_model import model_for
+from deepcontext.language.standing_model import model_for
 from deepcontext.services import ingest_steps as steps
 from deepcontext.services.ingest_classify import classify
 from deepcontext.services.ingest_steps import Candidate, Counts, turn_importance, turn_memory_text

@@ -15,8 +15,8 @@ import numpy as np
 from deepcontext.embed.embedder import Embedder
 from deepcontext.extract.interface import Decision, ExistingMemory, ExtractedFact, ExtractionResult, MessageIn
 from deepcontext.extract.slots import Slot
-from deepcontext.extract.standing import HARD_KINDS, STANDING_KEY, admits, standing_kind
-from deepcontext.extract.standing_model import StandingModel
+from deepcontext.language.standing import HARD_KINDS, STANDING_KEY, admits, standing_kind
+from deepcontext.language.standing_model import StandingModel
 from deepcontext.services.updates import Conflict, slot_metadata, slots_of
 from deepcontext.settings import DeepContextSettings
 from deepcontext.store.interface import AddPlan, EntityUpsert, MemoryChange, MemoryFilters, NewMemory, RelationUpsert, Store

@@ -15,8 +15,8 @@ import re
 from collections.abc import Sequence
 from datetime import datetime
 
-from deepcontext.extract.gazetteer import KIN_GENDER
 from deepcontext.extract.interface import MessageIn
+from deepcontext.language.gazetteer import KIN_GENDER
 from deepcontext.services.updates import SLOT_PREFIX
 from deepcontext.store.interface import Store
 

@@ -8,7 +8,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from deepcontext.extract.standing_model import model_for
+from deepcontext.language.standing_model import model_for
 from deepcontext.retrieve.search import MAX_SOURCES, Hit, hybrid_search, start_vector_leg
 from deepcontext.retrieve.supersession import add_superseded
 from deepcontext.types import MemorySearchResult, SearchResponse

@@ -46,7 +46,7 @@ def slot_metadata(slots: list[Slot]) -> dict[str, Any]:
 
 def fact_keys(text: str, speaker: str) -> dict[str, Any]:
     """The metadata a fact's text gives: its current slots and, if it states one, its standing kind."""
-    from deepcontext.extract.standing import STANDING_KEY, standing_kind
+    from deepcontext.language.standing import STANDING_KEY, standing_kind
 
     kind = standing_kind(text)
     return {**slot_metadata(slots_of(text, speaker)), **({STANDING_KEY: kind} if kind else {})}
@@ -54,7 +54,7 @@ def fact_keys(text: str, speaker: str) -> dict[str, Any]:
 
 def without_fact_keys(metadata: dict[str, Any]) -> dict[str, Any]:
     """``metadata`` without what :func:`fact_keys` derives (a merged text is read again)."""
-    from deepcontext.extract.standing import STANDING_KEY
+    from deepcontext.language.standing import STANDING_KEY
 
     return {k: v for k, v in metadata.items() if not (k.startswith(SLOT_PREFIX) or k in (SLOTS_KEY, STANDING_KEY))}
 

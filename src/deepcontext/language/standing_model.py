@@ -1,6 +1,6 @@
 """Standing facts and requests recognised from sentence embeddings, beside the rules.
 
-The rules of :mod:`deepcontext.extract.standing` read careful English well and chat poorly: "cat
+The rules of :mod:`deepcontext.language.standing` read careful English well and chat poorly: "cat
 dander wrecks me, eyes swell shut in like an hour" states an allergy in words no rule lists. Two
 linear models over the default embedder's vectors (multinomial logistic regression, fitted by
 ``benchmarks/fit_standing.py`` on the project's labelled sentences, every number chosen by
@@ -61,7 +61,7 @@ class StandingModel:
 @cache
 def _load() -> StandingModel | None:
     try:
-        ref = resources.files("deepcontext.extract").joinpath(_WEIGHTS)
+        ref = resources.files("deepcontext.language").joinpath(_WEIGHTS)
         with resources.as_file(ref) as path, np.load(path, allow_pickle=False) as z:
             return StandingModel(
                 model_id=str(z["model_id"]),

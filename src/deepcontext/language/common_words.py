@@ -1,7 +1,7 @@
 """Common words for the rule-based extractor, written and compared in lower case: grammar words
 (stop words, words never an entity, adverbs, irregular and false past forms, imperatives) and common
 nouns (kin with the relation each names, pets, possessions, jobs, instruments and sports). They
-stand apart from :mod:`deepcontext.extract.gazetteer`, whose lists are proper names matched by their
+stand apart from :mod:`deepcontext.language.gazetteer`, whose lists are proper names matched by their
 written form (places, people, organisations, technology, events) and which re-exports these.
 """
 

@@ -1,6 +1,6 @@
 """Word lists for the rule-based extractor: names, places, organisations, technology, events. The
 common words (grammar words, and common nouns such as kin and jobs) are
-:mod:`deepcontext.extract.common_words`, re-exported here.
+:mod:`deepcontext.language.common_words`, re-exported here.
 
 Everything here is plain data built once at import (frozensets and dicts, a few thousand strings).
 Lookups are by exact surface form (``COUNTRIES``...) or by lower-cased form (``*_LOWER`` and the
@@ -10,7 +10,7 @@ Lookups are by exact surface form (``COUNTRIES``...) or by lower-cased form (``*
 
 from __future__ import annotations
 
-from deepcontext.extract.common_words import (
+from deepcontext.language.common_words import (
     ADVERBS,
     CONTENT_STOP,
     HAS_NOUNS,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from deepcontext.extract.gazetteer import LANGUAGES
+from deepcontext.language.gazetteer import LANGUAGES
 
 __all__ = ["HARD_KINDS", "STANDING_KEY", "admits", "asks_for_time", "bears_on_time", "is_request_for_user", "standing_kind"]
 
@@ -174,7 +174,7 @@ def standing_kind(text: str) -> str | None:
 
 def admits(text: str, kind: str) -> bool:
     """Whether ``text`` can state a standing fact of ``kind`` found another way (by the embedding
-    model of :mod:`deepcontext.extract.standing_model`): not a question, and not said of an occasion
+    model of :mod:`deepcontext.language.standing_model`): not a question, and not said of an occasion
     close at hand unless an allergy or a diet, as for the rules."""
     return not text.rstrip().endswith("?") and (kind in _LASTING_KINDS or not _OCCASION_RE.search(text))
 

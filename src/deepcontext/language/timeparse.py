@@ -8,7 +8,7 @@ weekdays (``last`` / ``next`` / ``this`` Monday; a bare "on Monday" follows the 
 "every Monday", "on Thursday nights" or "in March every year" is no date and is ignored), calendar dates (a date without a year takes the year that fits the tense) and
 a few Chinese expressions (昨天, 上周, 下个月...). The first expression in the sentence wins. What
 each expression found means (its words' values, the date arithmetic) is
-:mod:`deepcontext.extract.time_resolution`.
+:mod:`deepcontext.language.time_resolution`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from deepcontext.extract.gazetteer import words
-from deepcontext.extract.time_resolution import _MONTHS, _WEEKDAYS, _resolve
+from deepcontext.language.gazetteer import words
+from deepcontext.language.time_resolution import _MONTHS, _WEEKDAYS, _resolve
 
 __all__ = ["TimeMention", "find_calendar_dates", "resolve_time"]
 

@@ -1,4 +1,4 @@
-"""What a time expression found by :mod:`deepcontext.extract.timeparse` means: the values of its words
+"""What a time expression found by :mod:`deepcontext.language.timeparse` means: the values of its words
 (months, weekdays, numbers, seasons, parts of the day, the Chinese expressions) and the date
 arithmetic that turns a match, by its named groups, into the start of the period meant, its
 granularity and whether it is a calendar date. It stands apart from the finding of expressions (the
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta, tzinfo
 
-# nothing public: deepcontext.extract.timeparse resolves its matches with these
+# nothing public: deepcontext.language.timeparse resolves its matches with these
 __all__: list[str] = []
 
 
