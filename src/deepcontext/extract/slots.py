@@ -13,9 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deepcontext.extract.slot_patterns import _DIETS, _PATTERNS, _REL_STATUS, _VAL, _value_ok
-from deepcontext.extract.slot_patterns import DRINKS as DRINKS
-from deepcontext.extract.slot_patterns import JOB_NOUNS as JOB_NOUNS
+from deepcontext.extract.slot_patterns import _VAL, PATTERNS, _value_ok
+from deepcontext.extract.slot_words import _DIETS, _REL_STATUS
+from deepcontext.extract.slot_words import DRINKS as DRINKS
+from deepcontext.extract.slot_words import JOB_NOUNS as JOB_NOUNS
 from deepcontext.language.gazetteer import KIN
 
 __all__ = ["OBJECT_PRONOUN_RE", "Slot", "find_slots", "pronoun_attributes", "same_value"]
@@ -256,7 +257,7 @@ def find_slots(text: str, speaker: str = "User") -> list[Slot]:
             continue
         done: set[str] = set()
         ended: dict[str, str] = {}  # attribute -> the value the clause says stopped
-        for p in _PATTERNS:
+        for p in PATTERNS:
             if p.attribute in done and not (p.attribute in ended and not p.ended):
                 continue
             m = p.regex.search(clause)
