@@ -33,8 +33,10 @@ _EXPORTS: dict[str, str] = {
     "AddRequest": "deepcontext.services.requests",
     "ContextRequest": "deepcontext.services.requests",
     "EditRequest": "deepcontext.services.requests",
+    "ImportRequest": "deepcontext.services.requests",
     "ListRequest": "deepcontext.services.requests",
     "SearchRequest": "deepcontext.services.requests",
+    "UpdateRequest": "deepcontext.services.requests",
     # types
     "ActivityCall": "deepcontext.types",
     "ActivityHit": "deepcontext.types",
@@ -141,7 +143,15 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs
         WriteConflictError,
     )
     from deepcontext.retrieve.config import PRESETS, SearchConfig
-    from deepcontext.services.requests import AddRequest, ContextRequest, EditRequest, ListRequest, SearchRequest
+    from deepcontext.services.requests import (
+        AddRequest,
+        ContextRequest,
+        EditRequest,
+        ImportRequest,
+        ListRequest,
+        SearchRequest,
+        UpdateRequest,
+    )
     from deepcontext.settings import DeepContextSettings, EmbedderKind, LLMProvider
     from deepcontext.sync import SyncDeepContext
     from deepcontext.types import (

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from deepcontext.services.requests import EditRequest, ListRequest
+from deepcontext.services.requests import EditRequest, ImportRequest, ListRequest, UpdateRequest
 from deepcontext.types import (
     DeletedMemoryInfo,
     GraphNeighbourInfo,
@@ -54,7 +54,8 @@ class MemoryMethods:
     ) -> UpdatedMemory:
         """Change a memory's text (re-embedded; the old text stays in its history) and, when given,
         replace its metadata."""
-        return await self._wired().memories.update(memory_id, text, user_id, metadata=metadata)
+        req = UpdateRequest.of(self.settings, memory_id=memory_id, text=text, user_id=user_id, metadata=metadata)
+        return await self._wired().memories.update(req)
 
     async def edit(
         self,
@@ -203,9 +204,11 @@ class MemoryMethods:
         ``defer_vector_index``: on PostgreSQL, drop the HNSW index for the import and build it once
         after it (several times faster for a large import; other processes' searches scan exactly
         meanwhile and their writes wait while it builds); nothing changes on SQLite."""
-        return await self._wired().memories.import_records(
-            records, user_id, part_size=part_size, progress=progress, defer_vector_index=defer_vector_index
-        )
+        req = ImportRequest.of(
+            self.settings, records=records, user_id=user_id, part_size=part_size, progress=progress,
+            defer_vector_index=defer_vector_index,
+        )  # fmt: skip
+        return await self._wired().memories.import_records(req)
 
     async def import_v01(self, path: str | Path) -> dict[str, RowCounts]:
         """Import a DeepContext 0.1 SQLite file (read-only), one transaction per user."""

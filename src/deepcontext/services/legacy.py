@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from deepcontext.errors import ValidationError
+from deepcontext.services.requests import ImportRequest
 from deepcontext.services.transfer import FORMAT, VERSION
 from deepcontext.store import V01_TABLES, is_v01_database, is_v01_schema
 from deepcontext.store import open_read_only as _open
@@ -144,4 +145,7 @@ def read_v01(path: str | Path, now: datetime) -> dict[str, list[dict[str, Any]]]
 async def import_v01(memories: MemoryService, path: str | Path) -> dict[str, RowCounts]:
     """Import every user of a 0.1 database: ``{user_id: rows per table}``."""
     users = read_v01(path, memories.clock.now())
-    return {user: await memories.import_records(recs, user) for user, recs in users.items()}
+    return {
+        user: await memories.import_records(ImportRequest.of(memories.settings, records=recs, user_id=user))
+        for user, recs in users.items()
+    }

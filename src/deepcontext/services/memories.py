@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from deepcontext.clock import Clock
     from deepcontext.embed.embedder import Embedder
     from deepcontext.services.ingest import IngestService
-    from deepcontext.services.requests import EditRequest
+    from deepcontext.services.requests import EditRequest, ImportRequest, UpdateRequest
     from deepcontext.settings import DeepContextSettings
     from deepcontext.store.interface import Store
 
@@ -89,17 +89,10 @@ class MemoryService:
             raise MemoryNotFoundError(memory_id, user_id)
         return found[0]
 
-    async def update(
-        self, memory_id: int, text: str, user_id: str, *, metadata: Mapping[str, Any] | None = None
-    ) -> UpdatedMemory:
+    async def update(self, req: UpdateRequest) -> UpdatedMemory:
         """Change a memory's text (re-embedded; the old text stays in its history) and, when given,
         replace its metadata."""
-        user_id = check_id(user_id, "user_id")
-        mid = check_memory_id(memory_id)
-        text = check_text(text, "text", self.settings.max_message_chars, "max_message_chars").strip()
-        if metadata is not None and not isinstance(metadata, Mapping):
-            raise ValidationError("metadata must be an object", field="metadata")
-        check_json(metadata, "metadata")
+        user_id, mid, text, metadata = req.user_id, req.memory_id, req.text, req.metadata
         vec = await asyncio.to_thread(self.embedder.embed_one, text)
         mem = await self._db(
             self.store.update_memory,
@@ -311,30 +304,16 @@ class MemoryService:
         async for rec in export_records(self.store, self.embedder, user_id, self.clock.now()):
             yield rec
 
-    async def import_records(
-        self,
-        records: Iterable[Mapping[str, Any]],
-        user_id: str | None = None,
-        *,
-        part_size: int | None = None,
-        progress: Callable[[int, int], None] | None = None,
-        defer_vector_index: bool = False,
-    ) -> RowCounts:
+    async def import_records(self, req: ImportRequest) -> RowCounts:
         """Restore an export (into ``user_id``, default: the exported user). One transaction, or one
         per ``part_size`` records, resumable (see :func:`deepcontext.services.transfer.import_records`).
         ``defer_vector_index``: see :meth:`deepcontext.store.interface.Store.deferred_vector_index`."""
         from deepcontext.services.transfer import import_records
 
-        if user_id is not None:
-            user_id = check_id(user_id, "user_id")
-        if part_size is not None and (isinstance(part_size, bool) or not isinstance(part_size, int) or part_size < 1):
-            raise ValidationError("part_size must be a positive integer", field="part_size")
-        if not isinstance(defer_vector_index, bool):
-            raise ValidationError("defer_vector_index must be true or false", field="defer_vector_index")
-        rows = list(records)
-        async with deferred_vector_index(self.store) if defer_vector_index else nullcontext():
+        rows = list(req.records)
+        async with deferred_vector_index(self.store) if req.defer_vector_index else nullcontext():
             return await import_records(
-                self.store, self.embedder, rows, user_id, self.clock.now(), part_size=part_size, progress=progress
+                self.store, self.embedder, rows, req.user_id, self.clock.now(), part_size=req.part_size, progress=req.progress
             )
 
     async def import_v01(self, path: str | Path) -> dict[str, RowCounts]:

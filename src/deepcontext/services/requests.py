@@ -12,7 +12,7 @@ settings passed to :meth:`Request.of`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self
 
@@ -49,9 +49,11 @@ __all__ = [
     "AddRequest",
     "ContextRequest",
     "EditRequest",
+    "ImportRequest",
     "ListRequest",
     "Request",
     "SearchRequest",
+    "UpdateRequest",
     "bounds",
 ]
 
@@ -101,9 +103,15 @@ def _query(value: Any, info: ValidationInfo) -> Any:
     return check_text(value, info.field_name or "query", limit, "max_query_chars")
 
 
+def _message_text(value: Any, info: ValidationInfo) -> Any:
+    limit = _settings(info).max_message_chars
+    return check_text(value, info.field_name or "text", limit, "max_message_chars").strip()
+
+
+MemoryId = Annotated[int, Field(ge=1, le=MAX_MEMORY_ID, description="The memory")]
 UserId = Annotated[str, BeforeValidator(_id), Field(description="The user whose memories these are")]
 ConversationId = Annotated[str, BeforeValidator(_id)]
-OptionalConversation = Annotated[str | None, BeforeValidator(_optional_id)]
+OptionalId = Annotated[str | None, BeforeValidator(_optional_id)]
 ScopeId = Annotated[str | None, BeforeValidator(_optional_id)]
 Query = Annotated[str, BeforeValidator(_query), Field(description="What to look for")]
 Metadata = Annotated[Mapping[str, Any] | None, PlainValidator(_json)]
@@ -289,7 +297,7 @@ class ContextRequest(Request):
 
     query: Query
     user_id: UserId
-    conversation_id: OptionalConversation = Field(default=None, description="Include this conversation's path")
+    conversation_id: OptionalId = Field(default=None, description="Include this conversation's path")
     budget_tokens: Annotated[int, Field(ge=1, le=MAX_BUDGET_TOKENS, description="Most tokens the context may take")] = (
         DEFAULT_BUDGET_TOKENS
     )
@@ -395,7 +403,7 @@ class EditRequest(Request):
 
     operation: ClassVar[str] = "edit"
 
-    memory_id: Annotated[int, Field(ge=1, le=MAX_MEMORY_ID, description="The memory to change")]
+    memory_id: MemoryId
     user_id: UserId
     text: Annotated[str | None, SkipValidation] = Field(default=None, description="New text (re-embedded)")
     metadata: Metadata = Field(default=None, description="Replaces the memory's metadata")
@@ -427,7 +435,42 @@ class EditRequest(Request):
         return self._expires
 
 
+class UpdateRequest(Request):
+    """``DeepContext.update``: a memory's new text (and metadata), DeepContext 0.1's edit."""
+
+    operation: ClassVar[str] = "update"
+
+    memory_id: MemoryId
+    text: Annotated[str, BeforeValidator(_message_text), Field(description="The new text (re-embedded)")]
+    user_id: UserId
+    metadata: Metadata = Field(default=None, description="Replaces the memory's metadata")
+
+
+def _progress(value: Any, info: ValidationInfo) -> Any:
+    if value is not None and not callable(value):
+        raise ValidationError("progress must be a function of (done, total)", field="progress")
+    return value
+
+
+class ImportRequest(Request):
+    """``DeepContext.import_records``: an export restored, in one transaction or in parts."""
+
+    operation: ClassVar[str] = "import_records"
+
+    records: Annotated[Iterable[Mapping[str, Any]], SkipValidation] = Field(description="Records of an export")
+    user_id: OptionalId = Field(default=None, description="Import into this user (default: the exported one)")
+    part_size: Annotated[int | None, Field(ge=1, le=MAX_MEMORY_ID)] = Field(
+        default=None, description="Records per transaction; resumable after an interruption"
+    )
+    progress: Annotated[Callable[[int, int], None] | None, PlainValidator(_progress)] = Field(
+        default=None, description="Called with (records done, records in all)"
+    )
+    defer_vector_index: Flag = Field(
+        default=False, description="PostgreSQL: build the HNSW index once after the import instead of per row"
+    )
+
+
 #: every operation's request, by the facade method it serves
 REQUESTS: dict[str, type[Request]] = {
-    r.operation: r for r in (AddRequest, SearchRequest, ContextRequest, ListRequest, EditRequest)
+    r.operation: r for r in (AddRequest, SearchRequest, ContextRequest, ListRequest, EditRequest, UpdateRequest, ImportRequest)
 }
