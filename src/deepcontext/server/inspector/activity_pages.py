@@ -15,6 +15,7 @@ from deepcontext.retrieve.config import SearchConfig
 from deepcontext.server.inspector.pages import Ctx, UiScope, _need_user, _user, render
 from deepcontext.server.schemas import MAX_INT64
 from deepcontext.services.activity import calls_from
+from deepcontext.services.requests import ContextRequest, SearchRequest
 from deepcontext.types import ActivityCall
 
 __all__ = ["router"]
@@ -106,9 +107,13 @@ async def _run_again(ctx: DeepContext, uid: str, call: ActivityCall) -> list[Cha
     return _compare(_ranked(call), now)
 
 
+#: a re-run passes a recorded call's parameters, by its request's fields, but these: the query and
+#: user are given apart, and a re-run never counts access
+_GIVEN_APART = {"query", "user_id", "track_access"}
+
+
 def _search_args(p: dict[str, Any]) -> dict[str, Any]:
-    names = ("limit", "tier", "memory_type", "include_graph", "conversation_id", "after", "before", "metadata",
-             "include_superseded", "min_score", "agent_id", "run_id")  # fmt: skip
+    names = [n for n in SearchRequest.model_fields if n not in _GIVEN_APART | {"config"}]  # config: below
     args = {k: p[k] for k in names if p.get(k) is not None}
     config = p.get("config")
     if isinstance(config, str):
@@ -119,8 +124,8 @@ def _search_args(p: dict[str, Any]) -> dict[str, Any]:
 
 
 def _context_args(p: dict[str, Any]) -> dict[str, Any]:
-    names = ("budget_tokens", "shares", "min_intent", "memory_limit", "min_similarity", "max_conversation_nodes",
-             "agent_id", "run_id")  # fmt: skip
+    # the conversation's path is today's, not the call's (a re-run compares memories); a schema is code
+    names = [n for n in ContextRequest.model_fields if n not in _GIVEN_APART | {"conversation_id", "schema_"}]
     return {k: p[k] for k in names if p.get(k) is not None}
 
 

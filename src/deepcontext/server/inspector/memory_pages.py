@@ -19,6 +19,7 @@ from deepcontext.retrieve.config import PRESETS
 from deepcontext.server.inspector import data
 from deepcontext.server.inspector.pages import Ctx, MemoryId, UiScope, _need_user, _user, _write_form, render
 from deepcontext.services.activity import calls_from
+from deepcontext.services.requests import SearchRequest, bounds
 from deepcontext.services.validation import parse_filters
 from deepcontext.types import MemoryStatus, MemoryTier, MemoryType
 
@@ -29,7 +30,6 @@ router = APIRouter()
 #: a page of the memory list, and the default number of search results
 PAGE_SIZE = 50
 #: the most results the search form asks for (the engine's limit)
-MAX_SEARCH_LIMIT = 100
 #: how many earlier pages a memory list page can link back through; the marker of the first page
 MAX_TRAIL = 40
 FIRST_PAGE = "first"
@@ -120,8 +120,9 @@ async def memories_page(
         "metadata": metadata or "", "conversation": conversation or "", "agent": agent or "", "run": run or "",
         "preset": preset or "", "limit": limit, "superseded": superseded,
     }  # fmt: skip
-    if not 1 <= limit <= MAX_SEARCH_LIMIT:
-        raise ValidationError(f"limit must be 1 to {MAX_SEARCH_LIMIT}", field="limit")
+    lowest, highest = bounds(SearchRequest, "limit")  # the search's own range, also when no query runs
+    if not lowest <= limit <= highest:  # type: ignore[operator]
+        raise ValidationError(f"limit must be {lowest:g} to {highest:g}", field="limit")
     if preset and preset not in PRESETS:
         raise ValidationError(f"unknown preset {preset!r}; expected one of {sorted(PRESETS)}", field="preset")
     common: dict[str, Any] = dict(user=ext, form=form, all_tiers=[t.value for t in MemoryTier], all_types=[t.value for t in MemoryType],
