@@ -23,14 +23,14 @@ from deepcontext.extract.relation_parts import (
 from deepcontext.language.gazetteer import LANGUAGES, words
 from deepcontext.types import EntityType
 
-__all__ = ["RULES", "apply_rule"]
+__all__ = ["RULES", "Rule", "apply_rule"]
 
 _PERFECT_GAP_RE = re.compile(r"\b(?:has|have|'ve|'s)\b", re.IGNORECASE)
 _OVER_RE = re.compile(r"\s+(?:over|to|rather\s+than|instead\s+of|more\s+than)\s+", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
-class _Rule:
+class Rule:
     relation: str
     triggers: frozenset[str]
     pattern: re.Pattern[str]
@@ -42,6 +42,9 @@ class _Rule:
     negatable: bool = False  # negation turns it into `negated_relation`
     negated_relation: str | None = None
     keep_future: bool = True
+    #: a sentence the rule must read, with the subject and object it finds (the relation is the
+    #: rule's name; ``tests/test_relation_rules.py`` reads every rule's example)
+    says: tuple[str, str, str] = ("", "", "")
 
 
 def _rx(p: str) -> re.Pattern[str]:
@@ -49,8 +52,8 @@ def _rx(p: str) -> re.Pattern[str]:
     return re.compile(p, re.IGNORECASE | re.VERBOSE)
 
 
-RULES: tuple[_Rule, ...] = (
-    _Rule(
+RULES: tuple[Rule, ...] = (
+    Rule(
         "works_at",
         words("work works worked working job employed intern interns interned interning internship position role gig hired"),
         _rx(r"""\b(?: work(?:s|ed|ing)? | employed | intern(?:s|ed|ing)? | hired\s+(?:by|at)
@@ -62,15 +65,17 @@ RULES: tuple[_Rule, ...] = (
         ORG_OK,
         retype={T.OTHER: T.ORGANIZATION},
         past_words=words("worked interned held had"),
+        says=("User works at Globex.", "User", "Globex"),
     ),
-    _Rule(
+    Rule(
         "colleague_of",
         words("work works worked working"),
         _rx(r"\bwork(?:s|ed|ing)?\s+(?:closely\s+)?with\s+"),
         frozenset({T.PERSON}),
         past_words=words("worked"),
+        says=("User works with Priya at Globex.", "User", "Priya"),
     ),
-    _Rule(
+    Rule(
         "studies_at",
         words(
             "study studies studied studying student enrolled graduated graduate graduates attend attends attended "
@@ -82,8 +87,9 @@ RULES: tuple[_Rule, ...] = (
         frozenset({T.ORGANIZATION, T.OTHER}),
         retype={T.OTHER: T.ORGANIZATION},
         past_words=words("studied graduated attended majored"),
+        says=("User studies at Leeds University.", "User", "Leeds University"),
     ),
-    _Rule(
+    Rule(
         "lives_in",
         words("live lives lived living based reside resides resided residing settled"),
         _rx(r"""\b(?:live[sd]?|living|resid(?:es?|ed|ing)|based|settled)\s+
@@ -92,24 +98,34 @@ RULES: tuple[_Rule, ...] = (
         LOC_OK,
         retype={T.OTHER: T.LOCATION},
         past_words=words("lived resided"),
+        says=("User lives in Porto.", "User", "Porto"),
     ),
-    _Rule(
+    Rule(
         "from",
         words("from grew raised"),
         _rx(r"""\b(?: (?:is|was|comes|came|hails|are)\s+(?:originally\s+)?from | grew\s+up\s+in
                 | (?:was\s+)?raised\s+in )\s+"""),
         LOC_OK,
         retype={T.OTHER: T.LOCATION},
+        says=("User is from Brazil.", "User", "Brazil"),
     ),
-    _Rule("born_in", words("born"), _rx(r"\bborn\s+(?:and\s+raised\s+)?in\s+"), LOC_OK, retype={T.OTHER: T.LOCATION}),
-    _Rule(
+    Rule(
+        "born_in",
+        words("born"),
+        _rx(r"\bborn\s+(?:and\s+raised\s+)?in\s+"),
+        LOC_OK,
+        retype={T.OTHER: T.LOCATION},
+        says=("User was born in Kyoto.", "User", "Kyoto"),
+    ),
+    Rule(
         "moved_to",
         words("moved move moves moving relocated relocate relocates relocating"),
         _rx(r"\b(?:moved|moves|moving|move|relocat(?:ed|es|ing|e))\s+(?:back\s+|here\s+|out\s+|over\s+)?to\s+"),
         LOC_OK,
         retype={T.OTHER: T.LOCATION},
+        says=("User moved to Lisbon.", "User", "Lisbon"),
     ),
-    _Rule(
+    Rule(
         "visited",
         words(
             "visited visit visits visiting went go goes going gone been traveled travelled travel travels traveling "
@@ -120,8 +136,9 @@ RULES: tuple[_Rule, ...] = (
                     |vacation(?:ed|ing)?|holiday(?:ed|ing)?)\s+(?:back\s+|out\s+)?(?:to|in)\s+ )"""),
         PLACE_OK,
         retype={T.OTHER: T.LOCATION},
+        says=("User visited Japan.", "User", "Japan"),
     ),
-    _Rule(
+    Rule(
         "likes",
         words(
             "love loves loved loving enjoy enjoys enjoyed enjoying like likes liked adore adores adored into fan "
@@ -138,8 +155,9 @@ RULES: tuple[_Rule, ...] = (
         negatable=True,
         negated_relation="dislikes",
         keep_future=False,
+        says=("User likes jazz.", "User", "jazz"),
     ),
-    _Rule(
+    Rule(
         "dislikes",
         words("hate hates hated dislike dislikes disliked stand detest detests loathe loathes fan into"),
         _rx(r"""\b(?: hat(?:e|es|ed) | dislik(?:e|es|ed) | detests? | loathes?
@@ -150,8 +168,9 @@ RULES: tuple[_Rule, ...] = (
         phrase_type=T.PREFERENCE,
         negatable=True,
         keep_future=False,
+        says=("User hates cilantro.", "User", "cilantro"),
     ),
-    _Rule(
+    Rule(
         "prefers",
         words("prefer prefers preferred"),
         _rx(r"\bprefer(?:s|red)?\s+"),
@@ -160,8 +179,9 @@ RULES: tuple[_Rule, ...] = (
         phrase_type=T.PREFERENCE,
         negatable=True,
         keep_future=False,
+        says=("User prefers tea over coffee.", "User", "tea"),
     ),
-    _Rule(
+    Rule(
         "allergic_to",
         words("allergic"),
         _rx(r"\ballergic\s+to\s+"),
@@ -169,8 +189,9 @@ RULES: tuple[_Rule, ...] = (
         phrases=True,
         phrase_type=T.CONCEPT,
         negatable=True,
+        says=("User is allergic to peanuts.", "User", "peanuts"),
     ),
-    _Rule(
+    Rule(
         "uses",
         words(
             "use uses used using code codes coded coding program programs programming programmed write writes wrote "
@@ -186,8 +207,9 @@ RULES: tuple[_Rule, ...] = (
         retype={T.OTHER: T.TECHNOLOGY},
         negatable=True,
         keep_future=False,
+        says=("User uses Python.", "User", "Python"),
     ),
-    _Rule(
+    Rule(
         "learns",
         words("learn learns learned learnt learning study studies studied studying taking"),
         _rx(r"""\b(?: learn(?:s|ed|t|ing)? | stud(?:y|ies|ied|ying)
@@ -198,15 +220,17 @@ RULES: tuple[_Rule, ...] = (
         phrase_type=T.CONCEPT,
         negatable=True,
         keep_future=False,
+        says=("User is learning Spanish.", "User", "Spanish"),
     ),
-    _Rule(
+    Rule(
         "owns",
         words("run runs ran own owns owned founded co-founded cofounded opened"),
         _rx(r"\b(?:runs?|ran|owns?|owned|(?:co-?)?founded|opened)\s+"),
         frozenset({T.ORGANIZATION}),
         past_words=words("ran owned"),
+        says=("User founded Brightleaf Studio.", "User", "Brightleaf Studio"),
     ),
-    _Rule(
+    Rule(
         "member_of",
         words("member joined join joins joining belongs belong part volunteer volunteers volunteered volunteering"),
         _rx(r"""\b(?: (?:is|was|became|becomes)\s+(?:a\s+)?(?:proud\s+|founding\s+|active\s+|new\s+)?member\s+of
@@ -214,8 +238,9 @@ RULES: tuple[_Rule, ...] = (
                 | volunteer(?:s|ed|ing)?\s+(?:at|with|for) )\s+"""),
         frozenset({T.ORGANIZATION, T.OTHER, T.EVENT}),
         retype={T.OTHER: T.ORGANIZATION},
+        says=("User is a member of the Leeds Running Club.", "User", "Leeds Running Club"),
     ),
-    _Rule(
+    Rule(
         "speaks",
         words("speak speaks spoke speaking fluent native"),
         _rx(r"""\b(?: speak(?:s|ing)? | spoke | (?:is\s+)?fluent\s+in
@@ -223,28 +248,32 @@ RULES: tuple[_Rule, ...] = (
               (?:some\s+|a\s+little\s+|fluent\s+|basic\s+|conversational\s+)?"""),
         frozenset({T.CONCEPT}),
         negatable=True,
+        says=("User speaks Portuguese.", "User", "Portuguese"),
     ),
-    _Rule(
+    Rule(
         "married_to",
         words("married"),
         _rx(r"\bmarried\s+to\s+"),
         frozenset({T.PERSON, T.OTHER}),
         retype={T.OTHER: T.PERSON},
+        says=("User is married to Sam.", "User", "Sam"),
     ),
-    _Rule(
+    Rule(
         "partner_of",
         words("engaged dating"),
         _rx(r"\b(?:engaged\s+to|dating)\s+"),
         frozenset({T.PERSON, T.OTHER}),
         retype={T.OTHER: T.PERSON},
         keep_future=False,
+        says=("User is dating Alex.", "User", "Alex"),
     ),
-    _Rule(
+    Rule(
         "friend_of",
         words("friends"),
         _rx(r"\b(?:best\s+|good\s+|close\s+|old\s+)?friends\s+with\s+"),
         frozenset({T.PERSON, T.OTHER}),
         retype={T.OTHER: T.PERSON},
+        says=("User is friends with Jo.", "User", "Jo"),
     ),
 )
 
@@ -252,7 +281,7 @@ RULES: tuple[_Rule, ...] = (
 _PLANNABLE = frozenset({"visited", "moved_to", "works_at", "studies_at", "lives_in", "member_of"})
 
 
-def apply_rule(ctx: RelCtx, rule: _Rule) -> None:
+def apply_rule(ctx: RelCtx, rule: Rule) -> None:
     for m in rule.pattern.finditer(ctx.text):
         subjects, gap = subjects_before(ctx, m.start())
         if not subjects:
