@@ -392,3 +392,9 @@ def test_the_facade_refuses_through_the_request(tmp_path: Path) -> None:
             ctx.add([{"role": "user", "content": "hi"}], "ana", infer="no")  # type: ignore[arg-type]
         assert err.value.field == "infer"
         assert ctx.stats("ana").get("memories", 0) == 0
+
+
+def test_an_error_shows_a_huge_value_briefly() -> None:
+    with pytest.raises(ValidationError) as err:
+        SearchRequest.of(SETTINGS, query="where", user_id="ana", limit="9" * 1_000_000)
+    assert err.value.field == "limit" and len(str(err.value)) < 200

@@ -112,7 +112,6 @@ MemoryId = Annotated[int, Field(ge=1, le=MAX_MEMORY_ID, description="The memory"
 UserId = Annotated[str, BeforeValidator(_id), Field(description="The user whose memories these are")]
 ConversationId = Annotated[str, BeforeValidator(_id)]
 OptionalId = Annotated[str | None, BeforeValidator(_optional_id)]
-ScopeId = Annotated[str | None, BeforeValidator(_optional_id)]
 Query = Annotated[str, BeforeValidator(_query), Field(description="What to look for")]
 Metadata = Annotated[Mapping[str, Any] | None, PlainValidator(_json)]
 Time = Annotated[datetime | None, PlainValidator(_time)]
@@ -191,7 +190,9 @@ class Request(BaseModel):
             if lo is not None and hi is not None:
                 whole = "int" in str(cls.model_fields[name].annotation)
                 kind = f"{'an integer' if whole else 'a number'} between {_shown(lo)} and {_shown(hi)}"
-        return ValidationError(f"{field} must be {kind}, got {value!r}", field=field)
+        shown = repr(value)
+        shown = shown if len(shown) <= 80 else f"{shown[:60]}... ({type(value).__name__})"  # a 10 MB string stays out
+        return ValidationError(f"{field} must be {kind}, got {shown}", field=field)
 
 
 class SearchRequest(Request):
@@ -370,8 +371,8 @@ class AddRequest(Request):
     )
     ttl: Annotated[float | None, SkipValidation] = Field(default=None, description="Seconds until they expire")
     infer: Flag = Field(default=True, description="False: store the turns without extraction")
-    agent_id: ScopeId = Field(default=None, description="The agent the turns and memories belong to")
-    run_id: ScopeId = Field(default=None, description="The run (session) they belong to")
+    agent_id: OptionalId = Field(default=None, description="The agent the turns and memories belong to")
+    run_id: OptionalId = Field(default=None, description="The run (session) they belong to")
 
     _parsed: list[MessageIn] = PrivateAttr()
     _expires: datetime | None = PrivateAttr()
