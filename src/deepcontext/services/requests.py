@@ -187,9 +187,11 @@ class Request(BaseModel):
         kind = _KINDS.get(first["type"], "a finite number")
         if name in cls.model_fields:
             lo, hi = bounds(cls, name)
+            whole = "int" in str(cls.model_fields[name].annotation)
             if lo is not None and hi is not None:
-                whole = "int" in str(cls.model_fields[name].annotation)
                 kind = f"{'an integer' if whole else 'a number'} between {_shown(lo)} and {_shown(hi)}"
+            elif lo is not None:
+                kind = f"{'an integer' if whole else 'a number'} of at least {_shown(lo)}"
         shown = repr(value)
         shown = shown if len(shown) <= 80 else f"{shown[:60]}... ({type(value).__name__})"  # a 10 MB string stays out
         return ValidationError(f"{field} must be {kind}, got {shown}", field=field)
@@ -460,7 +462,7 @@ class ImportRequest(Request):
 
     records: Annotated[Iterable[Mapping[str, Any]], SkipValidation] = Field(description="Records of an export")
     user_id: OptionalId = Field(default=None, description="Import into this user (default: the exported one)")
-    part_size: Annotated[int | None, Field(ge=1, le=MAX_MEMORY_ID)] = Field(
+    part_size: Annotated[int | None, Field(ge=1)] = Field(
         default=None, description="Records per transaction; resumable after an interruption"
     )
     progress: Annotated[Callable[[int, int], None] | None, PlainValidator(_progress)] = Field(
