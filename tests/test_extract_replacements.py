@@ -7,6 +7,7 @@ import pytest
 from deepcontext.extract.compound import split_compound
 from deepcontext.extract.possessives import tidy_possessives
 from deepcontext.extract.replacements import ended_things, ends, taken_up, with_new_thing
+from deepcontext.language.unnamed import written
 
 
 @pytest.mark.parametrize(
@@ -70,10 +71,11 @@ def test_ended_things_end_the_standing_statement(new: str, old: str, ended: bool
     ],
 )
 def test_what_took_an_ended_things_place(new: str, old: str, now: str | None) -> None:
-    ended = [e for e in ended_things(new) if ends(e, old)]
+    stored = written(old)  # as a memory says it: "The user works at Starling."
+    ended = [e for e in ended_things(written(new)) if ends(e, stored)]
     assert ended
-    thing = taken_up(new)
-    assert (with_new_thing(ended[0], old, thing) if thing else None) == now
+    thing = taken_up(written(new))
+    assert (with_new_thing(ended[0], stored, thing) if thing else None) == (written(now) if now else None)
 
 
 @pytest.mark.parametrize(

@@ -65,7 +65,7 @@ def rels(res: ExtractionResult) -> set[tuple[str, str, str]]:
 
 def test_first_person_rewrite_unnamed_and_named() -> None:
     s = "I'm a Python developer working at Acme Corp"
-    assert texts(one(s)) == ["User is a Python developer working at Acme Corp."]
+    assert texts(one(s)) == ["The user is a Python developer working at Acme Corp."]
     assert texts(one(s, "Caroline")) == ["Caroline is a Python developer working at Acme Corp."]
 
 
@@ -81,7 +81,7 @@ def test_first_person_rewrite_unnamed_and_named() -> None:
         ("My parents gave me a guitar for my birthday.", "Caroline's parents gave Caroline a guitar for Caroline's birthday."),
         ("The blue bike in the garage is mine.", "The blue bike in the garage is Caroline's."),
         ("I taught myself to play the piano.", "Caroline taught themself to play the piano."),
-        ("I really love hiking and I also play guitar.", "Caroline really loves hiking and Caroline also plays guitar."),
+        ("I really love hiking and I also play guitar.", "Caroline really loves hiking and they also play guitar."),
         ("I study marine biology at UCSD.", "Caroline studies marine biology at UCSD."),
         ("I watch Netflix every evening.", "Caroline watches Netflix every evening."),
         ("I'll start my new job at Stripe next Monday.", "Caroline will start their new job at Stripe on 2023-05-15."),
@@ -141,7 +141,7 @@ def test_assistant_second_person_about_the_user() -> None:
 
 def test_assistant_talk_about_the_user_without_a_name_is_user() -> None:
     res = one("Got it, you're vegetarian and you live in Porto.", role="assistant")
-    assert texts(res) == ["User is vegetarian.", "User lives in Porto."]
+    assert texts(res) == ["The user is vegetarian.", "The user lives in Porto."]
     assert ("User", "lives_in", "Porto") in rels(res)
 
 
@@ -571,7 +571,7 @@ def test_confidence_is_lower_when_hedged() -> None:
 
 def test_remember_prefix_is_dropped_from_the_text() -> None:
     res = one("Remember that I'm allergic to peanuts.")
-    assert texts(res) == ["User is allergic to peanuts."]
+    assert texts(res) == ["The user is allergic to peanuts."]
     assert ("User", "allergic_to", "peanuts") in rels(res)
 
 
@@ -664,7 +664,7 @@ def test_very_long_message() -> None:
     long = sentence * 140  # ~10k characters
     assert len(long) > 10_000
     res = one(long)
-    assert texts(res) == ["User went to the farmers market with their sister Sarah and bought tomatoes."]
+    assert texts(res) == ["The user went to the farmers market with their sister Sarah and bought tomatoes."]
     assert res.facts[0].source_indices == [0]
     # one 10k-character run-on sentence is not a memory
     res = one("word " * 2500)
@@ -673,7 +673,7 @@ def test_very_long_message() -> None:
 
 def test_code_blocks_are_not_memories() -> None:
     res = one("I fixed it like this:\n```python\nI = 1  # I love hacks\nprint('My Secret Corp')\n```\nI love Python.")
-    assert texts(res) == ["User loves Python."]
+    assert texts(res) == ["The user loves Python."]
     assert "My Secret Corp" not in ents(res)
 
 

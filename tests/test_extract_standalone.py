@@ -5,6 +5,7 @@ itself; the labelled set's scorer."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -60,21 +61,21 @@ def texts(res: ExtractionResult) -> list[str]:
         ("I like to read and write short stories.", "Sam likes to read and write short stories."),
         ("I used to live and work in Paris.", "Sam used to live and work in Paris."),
         ("Jo and I live in Porto and work at Acme.", "Jo and Sam live in Porto and work at Acme."),
-        ("I am happy I could share my notes and help out.", "Sam is happy Sam could share Sam's notes and help out."),
+        ("I am happy I could share my notes and help out.", "Sam is happy they could share their notes and help out."),
         (
             "I love sci-fi movies, they are a great escape and get my mind going.",
             "Sam loves sci-fi movies, they are a great escape and get Sam's mind going.",
         ),
         (
             "I have some things with sentimental value, like my grandmother's bowl.",
-            "Sam has some things with sentimental value, like the bowl of Sam's grandmother.",
+            "Sam has some things with sentimental value, like the bowl of their grandmother.",
         ),
         # past forms that look like the base
         ("The best book I read last year was Dune.", "The best book Sam read in 2024 was Dune."),
         # contractions and modals
         ("I've been to Japan twice.", "Sam has been to Japan twice."),
         ("I'll start my new job at Stripe next Monday.", "Sam will start their new job at Stripe on 2025-03-17."),
-        ("I don't eat meat and I don't drink alcohol.", "Sam doesn't eat meat and Sam doesn't drink alcohol."),
+        ("I don't eat meat and I don't drink alcohol.", "Sam doesn't eat meat and they don't drink alcohol."),
         ("I can swim and ski.", "Sam can swim and ski."),
         # dates written absolutely, with the preposition they need
         ("Yesterday I went to Madrid and met an old friend.", "On 2025-03-09 Sam went to Madrid and met an old friend."),
@@ -150,7 +151,7 @@ def test_assistant_premises_and_the_display_name() -> None:
         user_name="Nora",
     )
     assert texts(res) == ["Nora is vegetarian.", "Nora loves spicy food."]  # the diet can change on its own
-    assert texts(extract("I live in Lisbon")) == ["User lives in Lisbon."]
+    assert texts(extract("I live in Lisbon")) == ["The user lives in Lisbon."]
     assert texts(extract("I live in Lisbon", user_name="Ana")) == ["Ana lives in Lisbon."]
 
 
@@ -168,13 +169,16 @@ def test_chinese_relative_dates_become_dates() -> None:
         ("On on 2025-03-09 Ana went to Madrid.", "doubled"),
         ("Ana has lived here since in 2024.", "prepositions"),
         ("User said: our wedding anniversary is on June 12.", "quote-wrapper"),
+        ("The user said: our wedding anniversary is on June 12.", "quote-wrapper"),
         ("Ana's's car is red.", "possessive"),
         ("Ana ate a apple.", "article"),
         ("ana lives in Lisbon.", "capital"),
         ("Ana lives in Lisbon", "end"),
         ("Priya's team's servers went down.", "possessive-chain"),
         ("User broke User's wrist.", "self-possessive"),
-        ("User swam in the lake (2024-05-01); User lost a towel at the lake (2024-06-02).", "glued"),
+        ("Sam is happy Sam could share the notes.", "repeated-subject"),
+        ("The user broke the user's wrist.", "self-possessive"),
+        ("The user swam in the lake (2024-05-01); the user lost a towel at the lake (2024-06-02).", "glued"),
         ("Ana loves her dog 🐕.", "emoji"),
     ],
 )
@@ -191,8 +195,9 @@ def test_the_checker_finds_each_defect(text: str, found: str) -> None:
         "Ana has a cat and dog.",
         "Never deploy on Fridays.",
         "Ana wants to go home and cook dinner.",
-        "Sam is happy Sam could share Sam's notes.",  # a new clause names Sam again
-        "User's sister visited User's parents.",
+        "Sam is happy they could share their notes.",
+        "Sam told Jo that Sam would call.",  # someone else named between: "they" could mean Jo
+        "The user's sister visited the user's parents.",
     ],
 )
 def test_the_checker_passes_good_text(text: str) -> None:
@@ -234,6 +239,32 @@ def test_the_labelled_set_scores_the_extractor(tmp_path) -> None:
     assert (small.facts, small.memories, small.recall, small.precision) == (1, 1, 0.0, 0.0)
 
 
+def test_a_memory_about_the_wrong_person_is_counted(tmp_path) -> None:
+    def report(mine: str, theirs: str):
+        path = tmp_path / "subjects.jsonl"
+        conv = {
+            "id": "s",
+            "said_at": "2025-07-01T00:00:00+00:00",
+            "user_name": "Rosa",
+            "turns": [
+                {"role": "user", "content": "My brother moved to Utrecht."},
+                {"role": "user", "content": "I moved to Cork."},
+            ],
+            "facts": [
+                {"turn": 0, "keys": ["moved", "Utrecht"], "subject": theirs},
+                {"turn": 1, "keys": ["Rosa", "moved", "Cork"], "subject": mine},
+            ],
+        }
+        path.write_text(json.dumps(conv) + "\n", encoding="utf-8")
+        return run_extraction(EX, load_gold(path))
+
+    right = report("user", "brother")
+    assert (right.recall, right.wrong_subject) == (1.0, 0)
+    # the same memories read against labels that swap the people: both are said of the wrong one
+    swapped = report("brother", "user")
+    assert swapped.wrong_subject == 2 and len(swapped.misses["wrong subject"]) == 2
+
+
 def test_a_pronoun_takes_the_last_person_named_and_instructions_stay() -> None:
     res = extract(
         "My sister Lena lives in Berlin and works as a nurse.",
@@ -252,7 +283,9 @@ def test_a_pronoun_takes_the_last_person_named_and_instructions_stay() -> None:
         "Maya is allergic to peanuts, so please never suggest recipes with peanut butter.",
     ]
     # two people named: "she" is anyone's guess, so no memory
-    assert texts(extract("I met Sarah and Jo at the gym.", "She is a personal trainer.")) == ["User met Sarah and Jo at the gym."]
+    assert texts(extract("I met Sarah and Jo at the gym.", "She is a personal trainer.")) == [
+        "The user met Sarah and Jo at the gym."
+    ]
 
 
 @pytest.mark.parametrize(

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from deepcontext.errors import ValidationError
+from deepcontext.language.unnamed import parsed
 from deepcontext_bench.updates import T0, statement_session
 
 __all__ = ["DEFAULT_EVERYDAY", "EverydayCase", "EverydayReport", "load_everyday", "run_everyday"]
@@ -110,8 +111,10 @@ async def run_case(ctx: Any, case: EverydayCase, *, filler: int, seed: int) -> C
     res = await ctx.search(case.question, user_id=user, limit=10)
     top = res.results[0].text if res.results else ""
     page = await ctx.list(user, tier=["short_term", "long_term"], limit=1000)
-    # the texts checked are the case's own memories (from its statements), not the filler chat's
-    texts = [m.text.lower() for m in page.memories if any(s.turn_id in said for s in m.sources)]
+    # the texts checked are the case's own memories (from its statements), not the filler chat's, each
+    # also as the rules read it ("the user's" as "User's"), so a check written either way holds
+    own = [m.text for m in page.memories if any(s.turn_id in said for s in m.sources)]
+    texts = [x.lower() for t in own for x in dict.fromkeys([t, parsed(t)])]
     failed = []
     if case.first and case.first.lower() not in top.lower():
         failed.append(f"first result lacks {case.first!r}")

@@ -5,7 +5,9 @@ The set (``deepcontext_bench/data/extraction.jsonl``, written for this project) 
 one JSON object a line: ``id``, ``topic``, ``said_at`` (when the turns were said), ``user_name`` (the
 user's display name), ``turns`` (``role``, ``content``) and ``facts``: what a careful person would note,
 each as the turn it comes from and its *keys*, the words and values a memory must say to state it
-(``["Jo", "Initech", "2025-06-16"]``; ``"a|b"`` accepts either).
+(``["Jo", "Initech", "2025-06-16"]``; ``"a|b"`` accepts either) and, for facts whose person could
+be mistaken, ``subject``: ``"user"`` or the word that names the other person (``"brother"``,
+``"Jo"``).
 
 Matching rule (entailment by key words and values, not exact strings): a memory *states* a fact when
 every key is found in the memory's text: each word of a key, stemmed (Snowball English), appears
@@ -13,7 +15,13 @@ among the memory's stemmed words, in any order; keys in Chinese (or with digits 
 dates) must appear as substrings. Per conversation, a memory is a true positive when it states at
 least one of the conversation's facts; a fact is recalled when at least one memory states it.
 Precision = true-positive memories / memories; recall = recalled facts / facts. Unresolved pronouns and
-relative dates and grammar defects come from :mod:`deepcontext.extract.grammar`.
+relative dates and grammar defects come from :mod:`deepcontext.extract.grammar`; possessive chains
+(with a subject's own things named by its name) and glued episodes are also counted on their own.
+
+A memory has the *wrong subject* when it says a labelled fact's values (its keys but the one naming
+its subject) of another person of the conversation: a fact of the user's brother said of the user
+("Lena moved to Utrecht" for "My brother moved to Utrecht"), or the user's fact said of someone
+they named. Whom a memory is about is the person its sentence opens with.
 """
 
 from __future__ import annotations
@@ -31,6 +39,8 @@ from typing import Any
 from deepcontext.errors import ValidationError
 from deepcontext.extract.grammar import defects, unresolved
 from deepcontext.extract.interface import ExtractionContext, Extractor, MessageIn
+from deepcontext.extract.replacements import subject_of
+from deepcontext.language.unnamed import parsed
 
 __all__ = ["ExtractionReport", "load_gold", "run_extraction", "states"]
 
@@ -74,6 +84,41 @@ def states(memory: str, keys: Sequence[str], stem: Any | None = None) -> bool:
     return True
 
 
+_LEAD_TIME_RE = re.compile(
+    r"^(?:(?:On|In|Since|During|By|Last|This|Next)\s+)?(?:[\w-]+\s+){0,3}?(?:\d{4}(?:-\d\d){0,2}|"
+    r"January|February|March|April|May|June|July|August|September|October|November|December|"
+    r"Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|week|month|year|Yesterday|Today)\b,?\s+"
+)
+
+
+def _about(text: str) -> str:
+    """Whom a memory is about, lower case: the person its sentence opens with ("user", "ana's brother")."""
+    return subject_of(_LEAD_TIME_RE.sub("", parsed(text), count=1)).lower()
+
+
+def _wrong_subject(text: str, conv: dict[str, Any], stem: Any) -> dict[str, Any] | None:
+    """The labelled fact ``text`` says of another person of the conversation, if any (see the module
+    docstring)."""
+    me = {"user", str(conv.get("user_name") or "user").lower()}
+    who = _about(text)
+    if not who:
+        return None
+    others = {str(f["subject"]).lower() for f in conv["facts"] if f.get("subject") not in (None, "user")}
+    about_me = who in me
+    about = next((o for o in others if _stems(o, stem) <= _stems(who, stem)), None)
+    for f in conv["facts"]:
+        subject = f.get("subject")
+        if subject is None:
+            continue
+        subject = str(subject).lower()
+        values = [k for k in f["keys"] if not (_stems(k, stem) & (_stems(subject, stem) | me))]
+        if not values or not states(text, values, stem):
+            continue
+        if (subject != "user" and about_me) or (subject == "user" and about is not None):
+            return f
+    return None
+
+
 def load_gold(path: Path | None = None) -> list[dict[str, Any]]:
     """The labelled conversations (the packaged set by default)."""
     if path is None:
@@ -105,10 +150,15 @@ class ExtractionReport:
     unresolved_pronouns: int = 0
     unresolved_dates: int = 0
     grammar_defects: int = 0
+    possessive_chains: int = 0
+    glued: int = 0
+    wrong_subject: int = 0
     seconds: float = 0.0
     by_topic: dict[str, dict[str, float]] = field(default_factory=dict)
     #: memories that state no fact, facts no memory states, unresolved and defective memories
-    misses: dict[str, list[str]] = field(default_factory=lambda: {"extra": [], "missed": [], "unresolved": [], "grammar": []})
+    misses: dict[str, list[str]] = field(
+        default_factory=lambda: {"extra": [], "missed": [], "unresolved": [], "grammar": [], "wrong subject": []}
+    )
 
     @property
     def precision(self) -> float:
@@ -129,6 +179,9 @@ class ExtractionReport:
             "unresolved_pronouns": self.unresolved_pronouns,
             "unresolved_dates": self.unresolved_dates,
             "grammar_defects": self.grammar_defects,
+            "possessive_chains": self.possessive_chains,
+            "glued": self.glued,
+            "wrong_subject": self.wrong_subject,
             "seconds": round(self.seconds, 3),
             "by_topic": self.by_topic,
             "misses": self.misses,
@@ -176,6 +229,11 @@ def run_extraction(extractor: Extractor, gold: list[dict[str, Any]]) -> Extracti
                 rep.misses["unresolved"].append(f"{cid}: {t} ({', '.join(u)})")
             d = defects(t)
             rep.grammar_defects += len(d)
+            rep.possessive_chains += sum(x.startswith(("possessive-chain", "self-possessive")) for x in d)
+            rep.glued += "glued" in d
+            if (fact := _wrong_subject(t, conv, stem)) is not None:
+                rep.wrong_subject += 1
+                rep.misses["wrong subject"].append(f"{cid}: {t} (about: {'; '.join(fact['keys'])})")
             if d:
                 rep.misses["grammar"].append(f"{cid}: {t} ({'; '.join(d)})")
         acc = topics.setdefault(str(conv.get("topic", "other")), [0, 0, 0, 0])

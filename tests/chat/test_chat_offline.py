@@ -22,7 +22,7 @@ def test_without_an_llm_it_still_runs_stores_and_shows_the_context(tmp_path: Pat
 
     first = block(out, "My sister Lena lives in Porto.")
     assert "stored (your message only: no answer without an LLM)" in first
-    assert "[short_term/semantic] User's sister Lena lives in Porto." in first  # derived by the rules
+    assert "[short_term/semantic] The user's sister Lena lives in Porto." in first  # derived by the rules
     assert "[working/episodic] User: My sister Lena lives in Porto." in first
     assert "what an LLM would have received" in first and "[user]" in first
 

@@ -102,7 +102,7 @@ def test_python_quickstart(llm: FakeOpenAI) -> None:
     try:
         assert llm.requests, "the LLM was used"
         facts = [r["memory"] for r in first["results"]]
-        assert "User said: I'm not a big fan of thriller movies but I love sci-fi movies." in facts
+        assert "The user said: I'm not a big fan of thriller movies but I love sci-fi movies." in facts
         assert {r["event"] for r in first["results"]} == {"ADD"} and all(r["id"].isdigit() for r in first["results"])
         assert scoped["results"], "the agent's scope has memories of its own"
 

@@ -59,13 +59,13 @@ def test_inferred_memories_show_without_verbatim_turns(llm: FakeOpenAI, m: Any) 
         user_id="alice",
     )["results"]
     assert [(x["memory"], x["event"], set(x)) for x in out] == [
-        ("User said: I go hiking in the Alps every summer", "ADD", {"id", "memory", "event"})
+        ("The user said: I go hiking in the Alps every summer", "ADD", {"id", "memory", "event"})
     ]
     listed = m.get_all(filters={"user_id": "alice"})["results"]
-    assert [x["memory"] for x in listed] == ["User said: I go hiking in the Alps every summer"]
+    assert [x["memory"] for x in listed] == ["The user said: I go hiking in the Alps every summer"]
     assert listed[0]["attributed_to"] == "user" and "role" not in listed[0]
     found = m.search("hiking in the Alps", filters={"user_id": "alice"})["results"]
-    assert [x["memory"] for x in found] == ["User said: I go hiking in the Alps every summer"]
+    assert [x["memory"] for x in found] == ["The user said: I go hiking in the Alps every summer"]
 
 
 def test_a_message_nothing_was_extracted_from_shows_as_its_content(m: Any) -> None:

@@ -63,7 +63,7 @@ async def test_a_move_supersedes_the_old_home(ctx: DeepContext) -> None:
     # neighbour spreading is off here: with the hash embedder, filler replies that borrow from
     # their questions' chance word matches would decide the order, not supersession
     past = await ctx.search(
-        "Where did the user live before Porto?", user_id="ana", config=SearchConfig(before_weight=0.0, after_weight=0.0)
+        "Where did I live before Porto?", user_id="ana", config=SearchConfig(before_weight=0.0, after_weight=0.0)
     )
     assert first(past.results, "Madrid") is not None
 

@@ -133,9 +133,9 @@ async def test_a_she_with_no_one_named_before_is_the_one_relative_with_such_a_fa
     await alone(ctx, "We moved him to Crossfield Secondary.", 60)
     by_text = await facts(ctx)
     assert _one(by_text, "Maple Leaf").status is MemoryStatus.SUPERSEDED
-    assert _one(by_text, "User's daughter moved to Brightwater Primary").status is MemoryStatus.ACTIVE
+    assert _one(by_text, "The user's daughter moved to Brightwater Primary").status is MemoryStatus.ACTIVE
     assert _one(by_text, "Northgate").status is MemoryStatus.SUPERSEDED
-    assert _one(by_text, "moved User's son to Crossfield Secondary").status is MemoryStatus.ACTIVE
+    assert _one(by_text, "moved the user's son to Crossfield Secondary").status is MemoryStatus.ACTIVE
     res = await ctx.search("Which school does my daughter go to?", user_id="ana", limit=5)
     assert first(res.results, "Brightwater") == 0
 

@@ -86,7 +86,7 @@ async def test_memories_stored_before_the_introduction_take_the_name(ctx: DeepCo
     [mem] = [m for m in (await ctx.list("a")).memories if m.text.endswith("works at Globex in Lisbon.")]
     assert mem.text == "Ana works at Globex in Lisbon."
     [rename] = [h for h in await ctx.history(mem.id, "a") if h.new_text == mem.text]
-    assert rename.old_text == "User works at Globex in Lisbon."
+    assert rename.old_text == "The user works at Globex in Lisbon."
     with pytest.raises(EntityNotFoundError):
         await ctx.get_entity_graph("a", "User")
 

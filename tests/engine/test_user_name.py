@@ -11,7 +11,7 @@ from deepcontext.errors import EntityNotFoundError
 async def test_set_user_names_the_user_in_memories_and_merges_the_entity(ctx: DeepContext) -> None:
     await ctx.add([{"role": "user", "content": "I work at Globex in Lisbon."}], user_id="ana")
     before = [m.text for m in (await ctx.list("ana")).memories]
-    assert "User works at Globex in Lisbon." in before
+    assert "The user works at Globex in Lisbon." in before
     graph = await ctx.get_entity_graph("ana", "User")
     assert graph, "the unnamed user is an entity of its own before the name is known"
 
@@ -23,7 +23,7 @@ async def test_set_user_names_the_user_in_memories_and_merges_the_entity(ctx: De
     hits = await ctx.search("Ana Globex", "ana", limit=3)
     assert hits.results[0].memory_id == mem.id
     [rename] = [h for h in await ctx.history(mem.id, "ana") if h.new_text == mem.text]
-    assert rename.old_text == "User works at Globex in Lisbon."
+    assert rename.old_text == "The user works at Globex in Lisbon."
     await ctx.add([{"role": "user", "content": "My sister Jo moved to Porto."}], user_id="ana")
     texts = [m.text for m in (await ctx.list("ana")).memories]
     assert "Ana's sister Jo moved to Porto." in texts
@@ -35,7 +35,7 @@ async def test_set_user_names_the_user_in_memories_and_merges_the_entity(ctx: De
         await ctx.get_entity_graph("ana", "User")
     # another user is untouched
     await ctx.add([{"role": "user", "content": "I live in Madrid and love football."}], user_id="bo")
-    assert "User lives in Madrid and loves football." in [m.text for m in (await ctx.list("bo")).memories]
+    assert "The user lives in Madrid and loves football." in [m.text for m in (await ctx.list("bo")).memories]
     assert (await ctx.get_user("bo"))["name"] is None
 
 

@@ -185,12 +185,15 @@ def needs(
 @bench.command()
 def extraction(
     data: Path = typer.Option(None, "--data", help="Labelled set, JSONL (default: the set shipped with deepcontext)"),
-    show: int = typer.Option(10, "--show", min=0, help="Misses listed per kind (extra, missed, unresolved, grammar)"),
+    show: int = typer.Option(
+        10, "--show", min=0, help="Misses listed per kind (extra, missed, unresolved, grammar, wrong subject)"
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print the report as JSON"),
     out: Path = typer.Option(None, "--out", help="Also save the JSON report into this folder"),
 ) -> None:
     """Offline extraction against a labelled set: per-fact precision and recall, memories with an
-    unresolved pronoun or relative date, grammar defects."""
+    unresolved pronoun or relative date, grammar defects (possessive chains and glued episodes also
+    on their own), memories that say a fact of the wrong person."""
     from deepcontext.errors import ValidationError
     from deepcontext.extract.rules import RuleExtractor
     from deepcontext.extract.verbs import is_base_verb
@@ -220,7 +223,16 @@ def extraction(
     )
     c.print(
         markdown_table(
-            ["precision", "recall", "unresolved pronouns", "unresolved dates", "grammar defects"],
+            [
+                "precision",
+                "recall",
+                "unresolved pronouns",
+                "unresolved dates",
+                "grammar defects",
+                "possessive chains",
+                "glued",
+                "wrong subject",
+            ],
             [
                 [
                     report["precision"],
@@ -228,6 +240,9 @@ def extraction(
                     report["unresolved_pronouns"],
                     report["unresolved_dates"],
                     report["grammar_defects"],
+                    report["possessive_chains"],
+                    report["glued"],
+                    report["wrong_subject"],
                 ]
             ],
         )

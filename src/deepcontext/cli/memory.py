@@ -47,7 +47,7 @@ def add(
     run_id: str = typer.Option(None, "--run", help=RUN_HELP),
     json_out: bool = typer.Option(False, "--json", help="Print the results as JSON"),
     user_name: str = typer.Option(
-        None, "--user-name", help="The user's display name, used in memories instead of 'User' (kept for later adds)"
+        None, "--user-name", help="The user's display name, used in memories instead of 'the user' (kept for later adds)"
     ),
     restart: bool = typer.Option(
         False, "--restart", help="Store a long input from its start even if an earlier run of it stored some batches already"
@@ -377,7 +377,7 @@ def users() -> None:
 @app.command("set-user")
 def set_user(
     user: str = USER,
-    name: str = typer.Option(..., "--name", help="Display name used in memories instead of 'User'"),
+    name: str = typer.Option(..., "--name", help="Display name used in memories instead of 'the user'"),
 ) -> None:
     """Set a user's display name (the user's entity keeps one node under the new name)."""
     run(lambda ctx: ctx.set_user(user, name=name), create=True)

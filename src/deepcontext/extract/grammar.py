@@ -7,7 +7,8 @@ Lisbon and work at"), ``doubled`` ("on on", "the the"), ``prepositions`` ("since
 week"), ``quote-wrapper`` ("Maya said: ..."), ``possessive`` ("Ana's's"), ``article`` ("a apple"),
 ``spacing`` (double spaces, a space before punctuation), ``capital`` (lower-case start), ``end``
 (no final punctuation), ``possessive-chain`` ("Priya's team's servers"), ``self-possessive`` ("User
-broke User's wrist": "their"), ``glued`` (episodes listed with their dates and semicolons instead of
+broke User's wrist": "their"), ``repeated-subject`` (the subject named again where a careful writer
+says "they": "User is tired because User worked late"), ``glued`` (episodes listed with their dates and semicolons instead of
 one sentence) and ``emoji``. :func:`unresolved` reports ``pronoun`` (a memory opening with he / she / it /
 they / his / her..., or saying we / our / us) and ``relative-date`` (yesterday, next month, three
 days ago...). English text only: Chinese memories are checked for dates alone.
@@ -17,8 +18,10 @@ from __future__ import annotations
 
 import re
 
+from deepcontext.extract.repeats import they_for_repeats
 from deepcontext.extract.verbs import is_base_verb, lemmas_of
 from deepcontext.language.gazetteer import words
+from deepcontext.language.unnamed import parsed
 
 __all__ = ["defects", "unresolved"]
 
@@ -102,19 +105,22 @@ def defects(text: str) -> list[str]:
         return ["empty"]
     if not t.isascii() and re.search(r"[\u4e00-\u9fff]", t):
         return []
-    out = _agreement(t)
+    r = parsed(t)  # "The user ..." read as the rules' placeholder, a name like any other
+    out = _agreement(r)
     for m in _DOUBLED_RE.finditer(t):
         out.append(f"doubled: {m.group(0)}")
     for m in _PREP_PAIR_RE.finditer(t):
         out.append(f"prepositions: {m.group(0).strip()}")
-    if _QUOTE_RE.search(t):
+    if _QUOTE_RE.search(r):
         out.append("quote-wrapper")
     if _POSS_RE.search(t):
         out.append("possessive")
     for m in _CHAIN_RE.finditer(t):
         out.append(f"possessive-chain: {m.group(0)}")
-    if (lead := _LEAD_NAME_RE.match(t)) is not None and _self_possessive(t[lead.end() :], lead.group(1)):
+    if (lead := _LEAD_NAME_RE.match(r)) is not None and _self_possessive(r[lead.end() :], lead.group(1)):
         out.append(f"self-possessive: {lead.group(1)}'s")  # "User broke User's wrist": "their"
+    if lead is not None and they_for_repeats(r, lead.group(1)) != r:
+        out.append(f"repeated-subject: {lead.group(1)}")  # "User is tired because User worked late": "they"
     if _GLUED_RE.search(t):
         out.append("glued")
     if _EMOJI_RE.search(t):
@@ -132,7 +138,7 @@ def defects(text: str) -> list[str]:
 
 def _self_possessive(rest: str, name: str) -> bool:
     """``name``'s in the clause ``name`` is the subject of (up to a comma or ``name`` named again)."""
-    end = re.search(rf"[,;:(]|\b{re.escape(name)}\b(?!')", rest)
+    end = re.search(rf"[,;:(]|\b(?:{re.escape(name)}|they)\b(?!')", rest)  # "they": the name said again
     return re.search(rf"\b{re.escape(name)}'s\s", rest[: end.start() if end else len(rest)]) is not None
 
 

@@ -28,6 +28,7 @@ from deepcontext.extract.interface import (
     Extractor,
     MessageIn,
 )
+from deepcontext.language.unnamed import UNNAMED, parsed, written
 from deepcontext.llm import prompts
 from deepcontext.llm.client import LLM
 from deepcontext.llm.structured import shorten
@@ -338,7 +339,8 @@ class LLMExtractor(Extractor):
             entities = list(dict.fromkeys(e.strip() for e in f.entities if e and e.strip()))
             # a compound the model did not split is split as the rules split theirs, so a later change
             # of one of its facts leaves the others
-            parts = split_compound(text, speakers.get(cited[0], "User"))
+            speaker = speakers.get(cited[0], UNNAMED)
+            parts = [written(p) for p in split_compound(parsed(text, speaker), speaker)]
             for part in parts:
                 low = part.lower()
                 result.facts.append(

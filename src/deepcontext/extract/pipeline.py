@@ -32,8 +32,12 @@ from deepcontext.extract.referents import (
     single_person,
     single_thing,
 )
+from deepcontext.extract.repeats import they_for_repeats
 from deepcontext.extract.sentence_steps import SENTENCE_STEPS, Draft
 from deepcontext.extract.sentences import Sentence, clean_text, split_sentences
+from deepcontext.extract.slots import find_slots
+from deepcontext.language.standing import standing_kind
+from deepcontext.language.unnamed import written
 from deepcontext.types import EntityType
 
 __all__ = ["RulePipeline"]
@@ -86,7 +90,13 @@ class RulePipeline:
             known = {**base_known, **acc.learned}
             known[speaker.lower()] = EntityType.PERSON
             self._message(msg, speaker, known, acc, refs)
-        return acc.result()
+        result = acc.result()
+        for f in result.facts:
+            speaker = str(f.metadata.get("speaker") or "")
+            if speaker:
+                f.text = they_for_repeats(f.text, speaker, slots=lambda t, s=speaker: (find_slots(t, s), standing_kind(t)))
+            f.text = written(f.text)  # the rules' "User" as a memory says it: "the user"
+        return result
 
     def _learn_refs(self, earlier: list[MessageIn], known: dict[str, EntityType | None], refs: Referents) -> None:
         """Referents from turns before the batch (only read when the batch opens with a pronoun)."""

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 
 from deepcontext.language.gazetteer import KIN
+from deepcontext.language.unnamed import parsed, written
 
 __all__ = ["EndedThing", "ended_things", "ends", "taken_up", "with_new_thing"]
 
@@ -76,6 +77,7 @@ def subject_of(text: str) -> str:
 
 def ended_things(text: str) -> list[EndedThing]:
     """What ``text`` says its subject stopped having, doing or belonging to."""
+    text = parsed(text)
     subject = subject_of(text)
     if not subject or " and " in subject:
         return []
@@ -107,6 +109,7 @@ def _forms(word: str) -> set[str]:
 
 def ends(ended: EndedThing, stored_text: str) -> bool:
     """Whether ``stored_text`` is the standing statement, by the same subject, of what ``ended`` ends."""
+    stored_text = parsed(stored_text)
     if not stored_text.startswith(ended.subject + " ") or subject_of(stored_text) != ended.subject:
         return False
     if not _STANDING_RE.match(stored_text) or _NOT_STANDING_RE.search(stored_text) or _ENDED_RE.search(stored_text):
@@ -119,7 +122,7 @@ def ends(ended: EndedThing, stored_text: str) -> bool:
 def taken_up(text: str) -> str | None:
     """What the fact says took the ended thing's place ("User left Starling and joined Wise": "Wise";
     "User traded the Corsa in for a Zoe": "a Zoe"), or None."""
-    m = _TAKEN_UP_RE.search(text)
+    m = _TAKEN_UP_RE.search(parsed(text))
     new = m.group("new").strip().rstrip(".,;!") if m else ""
     return new if new and _heads(new) else None
 
@@ -129,6 +132,7 @@ def with_new_thing(ended: EndedThing, stored_text: str, new: str) -> str | None:
     works at Starling." -> "User works at Wise.", "User plays tennis every Tuesday." -> "User plays
     padel." (what followed the old thing described it, not the new one). None when the
     statement's verb cannot be told from its thing."""
+    stored_text = parsed(stored_text)
     m = _STANDING_RE.match(stored_text)
     if m is None:
         return None
@@ -136,4 +140,4 @@ def with_new_thing(ended: EndedThing, stored_text: str, new: str) -> str | None:
     said = {_stem(w) for w in _WORD_RE.findall(verb[len(ended.subject) :])}
     if any(forms & said for forms in _heads(ended.thing)):  # the old thing is inside the verb phrase
         return None
-    return f"{verb} {new}."
+    return written(f"{verb} {new}.")

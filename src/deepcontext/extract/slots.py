@@ -18,6 +18,7 @@ from deepcontext.extract.slot_words import _DIETS, _REL_STATUS
 from deepcontext.extract.slot_words import DRINKS as DRINKS
 from deepcontext.extract.slot_words import JOB_NOUNS as JOB_NOUNS
 from deepcontext.language.gazetteer import KIN
+from deepcontext.language.unnamed import parsed
 
 __all__ = ["OBJECT_PRONOUN_RE", "Slot", "find_slots", "pronoun_attributes", "same_value"]
 
@@ -242,6 +243,7 @@ _QUALIFIERS = {
 
 def find_slots(text: str, speaker: str = "User") -> list[Slot]:
     """The single-valued facts ``text`` states (see the module docstring); ``speaker`` is who "we" is."""
+    text = parsed(text, speaker)
     out: list[Slot] = []
     main: str | None = None
     fact_moment = _MOMENT_RE.search(text)

@@ -23,6 +23,7 @@ from itertools import combinations
 import numpy as np
 
 from deepcontext.errors import ValidationError
+from deepcontext.language.unnamed import parsed, written
 from deepcontext.text import STOPWORDS, word_tokens
 
 __all__ = [
@@ -433,7 +434,7 @@ def compose(idx: list[int], texts: Sequence[str], max_chars: int = MAX_FACT_CHAR
     several, statement by statement. Returns ``(the positions of idx covered, text)``."""
     if len(idx) == 1:
         return [(list(idx), texts[0])]
-    parts = [_split_subject(t) for t in texts]
+    parts = [_split_subject(parsed(t)) for t in texts]  # "The user ..." read as the subject it names
     subjects = {p[0] for p in parts if p is not None}
     out: list[tuple[list[int], str]] = []
     if len(subjects) == 1 and all(p is not None for p in parts):
@@ -443,11 +444,12 @@ def compose(idx: list[int], texts: Sequence[str], max_chars: int = MAX_FACT_CHAR
         for k, p in zip(idx, parts, strict=True):
             assert p is not None
             if chunk and len(subject) + sum(len(x) + 2 for x in preds) + len(p[1]) + 2 > max_chars:
-                out.append((chunk, f"{subject} {_one_sentence(preds)}."))
+                out.append((chunk, written(f"{subject} {_one_sentence(preds)}.")))
                 chunk, preds = [], []
             chunk.append(k)
             preds.append(p[1])
-        out.append((chunk, f"{subject} {_one_sentence(preds)}." if len(preds) > 1 else _ended(f"{subject} {preds[0]}")))
+        one = f"{subject} {_one_sentence(preds)}." if len(preds) > 1 else _ended(f"{subject} {preds[0]}")
+        out.append((chunk, written(one)))
         return out
     chunk = []
     sents: list[str] = []

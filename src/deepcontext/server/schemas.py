@@ -371,7 +371,7 @@ class UserProfileIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(
-        description="Display name used in memory text instead of 'User' (whitespace runs become one space)",
+        description="Display name used in memory text instead of 'the user' (whitespace runs become one space)",
         min_length=1,
         max_length=100,
         pattern=NAME_PATTERN,

@@ -20,6 +20,7 @@ from deepcontext.errors import LLMError
 from deepcontext.extract.interface import Classifier, Decision, ExistingMemory, ExtractedFact, ExtractionContext
 from deepcontext.extract.llm_classifier import offline_decision
 from deepcontext.extract.replacements import ended_things, ends, taken_up, with_new_thing
+from deepcontext.language.unnamed import written
 from deepcontext.services.ingest_steps import MUTATIONS, Candidate
 from deepcontext.services.updates import SLOT_PREFIX, SLOTS_KEY, conflicts, fact_keys, slots_of, without_fact_keys
 from deepcontext.store.interface import AddPlan, Store
@@ -121,7 +122,7 @@ def _ended_by(c: Candidate, claimed: set[int]) -> tuple[int, str, str | None] | 
             continue
         for e in things:
             if ends(e, n.text):
-                why = f"a later statement says {e.subject} no longer has {e.thing!r}"
+                why = f"a later statement says {written(e.subject)} no longer has {e.thing!r}"
                 new = taken_up(c.text)
                 now_holds = with_new_thing(e, n.text, new) if new else None
                 if now_holds is not None:

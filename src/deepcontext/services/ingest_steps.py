@@ -17,6 +17,7 @@ from deepcontext.extract.interface import Decision, ExistingMemory, ExtractedFac
 from deepcontext.extract.slots import Slot
 from deepcontext.language.standing import HARD_KINDS, STANDING_KEY, admits, standing_kind
 from deepcontext.language.standing_model import StandingModel
+from deepcontext.language.unnamed import parsed, written
 from deepcontext.services.updates import Conflict, slot_metadata, slots_of
 from deepcontext.settings import DeepContextSettings
 from deepcontext.store.interface import AddPlan, EntityUpsert, MemoryChange, MemoryFilters, NewMemory, RelationUpsert, Store
@@ -142,7 +143,7 @@ def build_candidates(
     for f in result.facts:
         speaker = str(f.metadata.get("speaker") or msgs[f.source_indices[0]].speaker)
         slots = slots_of(f.text.strip(), speaker)
-        kind = standing_kind(f.text) if f.memory_type is not MemoryType.PROCEDURAL else None
+        kind = standing_kind(parsed(f.text, speaker)) if f.memory_type is not MemoryType.PROCEDURAL else None
         out.append(
             Candidate(
                 text=f.text.strip(),
@@ -346,7 +347,7 @@ async def plan_memories(
             assert d.memory_id is not None
             event = HistoryEvent.UPDATE if action == "UPDATE" else HistoryEvent.REPLACE
             counts["update" if action == "UPDATE" else "replace"] += 1
-            text = (d.text or c.text).strip()
+            text = written((d.text or c.text).strip())  # a merge an LLM wrote says "the user" too
             nm = writer.new(c, text=text, content_hash=content_hash(text), supersedes=d.memory_id, event=event, reason=d.reason)
             if any(x.memory.id == d.memory_id for x in c.conflicts):  # the same slot said again earlier
                 nm.also_supersedes = [x.memory.id for x in c.conflicts if x.memory.id not in claimed]

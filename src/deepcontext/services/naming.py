@@ -1,5 +1,5 @@
-"""A user's display name, applied to what is already stored: memories that call the user "User" (or
-a former name) take the new name, re-embedded and re-indexed, with a history entry each, in the
+"""A user's display name, applied to what is already stored: memories that call the user "the user"
+(or "User", or a former name) take the new name, re-embedded and re-indexed, with a history entry each, in the
 same transaction that sets the name."""
 
 from __future__ import annotations
@@ -10,14 +10,13 @@ from typing import Any
 
 from deepcontext.embed.embedder import Embedder
 from deepcontext.extract.rewrite import rename_person
+from deepcontext.language.unnamed import UNNAMED, parsed
 from deepcontext.services.updates import fact_keys, without_fact_keys
 from deepcontext.store.interface import MemoryFilters, MemoryRewrite, Store
 from deepcontext.text import content_hash, entity_norm
 
 __all__ = ["UNNAMED", "rename_user"]
 
-#: what memories call a user without a display name
-UNNAMED = "User"
 #: the kv row (namespace, key) of the display name and who set it
 _PROFILE = ("user", "profile")
 #: memories of one entity read for a rename, at most
@@ -43,9 +42,12 @@ async def rename_user(store: Store, embedder: Embedder, user_id: str, name: str,
         mems = await asyncio.to_thread(store.get_memories, user_id, ids, details=False) if ids else []
         changed: list[tuple[int, str, str, dict[str, Any]]] = []
         for m in mems:
-            text = m.text
+            read = parsed(m.text)  # "the user" is the unnamed user's placeholder to rename
+            text = read
             for f in formers:
                 text = rename_person(text, f, name)
+            if text == read:
+                continue
             if text != m.text:
                 # the slots are keyed by the subject's name: the user's old facts must meet their new ones
                 meta = {**without_fact_keys(m.metadata), **fact_keys(text, name)}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from deepcontext.extract.slots import Slot, find_slots, same_value
+from deepcontext.language.unnamed import parsed
 from deepcontext.store import SLOT_KEY_PREFIX
 from deepcontext.types import Memory
 
@@ -48,7 +49,7 @@ def fact_keys(text: str, speaker: str) -> dict[str, Any]:
     """The metadata a fact's text gives: its current slots and, if it states one, its standing kind."""
     from deepcontext.language.standing import STANDING_KEY, standing_kind
 
-    kind = standing_kind(text)
+    kind = standing_kind(parsed(text, speaker))
     return {**slot_metadata(slots_of(text, speaker)), **({STANDING_KEY: kind} if kind else {})}
 
 

@@ -73,7 +73,7 @@ async def get_user(user_id: UserPath, scope: ReadScope, ctx: Ctx) -> UserProfile
 
 @router.put("/{user_id}", response_model=UserProfile)
 async def set_user(user_id: UserPath, body: UserProfileIn, scope: WriteScope, ctx: Ctx) -> UserProfile:
-    """Set the user's display name: memories say "Ana lives in Lisbon", not "User lives in Lisbon"."""
+    """Set the user's display name: memories say "Ana lives in Lisbon", not "The user lives in Lisbon"."""
     await ctx.set_user(scope.user(user_id), name=body.name)
     profile = await ctx.get_user(scope.user(user_id))
     return UserProfile(user_id=user_id, name=profile["name"])
