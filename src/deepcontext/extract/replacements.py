@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from deepcontext.extract.replacement_forms import ENDED, STANDING, TAKEN_UP
 from deepcontext.language.gazetteer import KIN
 from deepcontext.language.unnamed import parsed, written
 
@@ -22,29 +23,13 @@ _DET = r"(?:(?:my|our|his|her|their|the|a|an|its|this|that|\w+'s|old|former|belo
 _THING = r"(?P<t>[\w'&.+-]+(?:\s+[\w'&.+-]+){0,4}?)"
 # where the ended thing stops: a conjunction, preposition, time or punctuation
 _STOP = r"(?=\s+(?:and|but|for|to|in|on|at|with|because|since|after|before|last|this|when|so|as|two|three|a\s+few|months?|years?|weeks?)\b|\s*[,;.!]|$)"
-_VERBS = (
-    r"left|quit|quits|leaves|dropped\s+out\s+of|resigned\s+from|gave\s+up(?:\s+on)?|gives\s+up|stopped|ditched|"
-    r"sold|gave\s+away|got\s+rid\s+of|cancell?ed|retired\s+from|moved\s+out\s+of|broke\s+up\s+with|"
-    r"split\s+(?:up\s+)?(?:with|from)|unsubscribed\s+from|let\s+go\s+of|rehomed|stepped\s+down\s+from|"
-    r"switched\s+from|swapped|replaced|traded(?:\s+in)?|no\s+longer\s+(?:has|have|owns?|plays?|attends?|"
-    r"goes\s+to|belongs?\s+to|is\s+(?:a\s+member\s+of|in|with|part\s+of)|does|drives?|dates?|sees?|keeps?|rides?)"
-)
+_VERBS = "|".join(f.words for f in ENDED)
 _ENDED_RE = re.compile(rf"\b(?:{_VERBS})\s+{_DET}{_THING}{_STOP}", re.IGNORECASE)
 # a standing statement: present tense, holding or doing the thing
-_STANDING_RE = re.compile(
-    r"^\s*(?:\S+(?:\s+\S+){0,3}?)\s+(?:has|have|owns?|drives?|rides?|plays?|attends?|goes\s+to|belongs?\s+to|"
-    r"is\s+(?:a\s+member\s+of|in|part\s+of|with|dating|seeing|married\s+to|enrolled\s+(?:at|in))|are\s+|"
-    r"works?\s+(?:as\s+(?:a|an)\s+[\w-]+(?:\s+[\w-]+)?\s+)?(?:at|for)|does|practi[cs]es|keeps?|volunteers?\s+(?:at|with)|subscribes?\s+to|"
-    r"takes?|studies|smokes|vapes|drinks|eats|uses|wears|rents|leases|runs|swims|cycles|jogs|climbs|surfs|skis|dances|sings|"
-    r"knits|paints|(?:is|are)\s+(?:a|an)\s+)",
-    re.IGNORECASE,
-)
+_STANDING_RE = re.compile(r"^\s*(?:\S+(?:\s+\S+){0,3}?)\s+(?:" + "|".join(f.words for f in STANDING) + ")", re.IGNORECASE)
 # what took the ended thing's place, said in the same fact: "left X and joined Y", "traded X in for Y"
 _TAKEN_UP_RE = re.compile(
-    rf"(?:\b(?:and|then)\s+(?:(?:has\s+)?joined|took\s+up|takes\s+up|switched\s+to|moved\s+(?:in)?to|"
-    rf"went\s+over\s+to|signed\s+up\s+(?:for|with)|enrolled\s+(?:at|in)|bought|got|adopted)|"
-    rf"\b(?:traded|swapped|exchanged)\s+(?:\S+\s+){{1,5}}?(?:in\s+)?for|\breplaced\s+(?:\S+\s+){{1,5}}?with|"
-    rf"\bswitched\s+from\s+(?:\S+\s+){{1,5}}?to)\s+(?P<new>(?:(?:a|an|the|their|some)\s+)?{_THING}){_STOP}",
+    rf"(?:{'|'.join(f.words for f in TAKEN_UP)})\s+(?P<new>(?:(?:a|an|the|their|some)\s+)?{_THING}){_STOP}",
     re.IGNORECASE,
 )
 _NOT_STANDING_RE = re.compile(
