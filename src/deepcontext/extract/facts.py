@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from deepcontext.extract.skip_forms import skip_pattern
 from deepcontext.language.gazetteer import (
     CONTENT_STOP,
     IMPERATIVE_VERBS,
@@ -115,35 +116,9 @@ _AUX_Q = words(
 )
 _Q_SUBJECTS = words("you u i we they he she it there this that your my the anyone anybody someone ya")
 _FIRST_WORDS_RE = re.compile(r"[a-z']+", re.IGNORECASE)
-_FILLER_RE = re.compile(
-    r"^(?:nice\s+(?:to\s+)?(?:meet|meeting|talking|chatting)|good\s+(?:morning|afternoon|evening|night|luck|job)|"
-    r"how\s+are\s+you|how's\s+it\s+going|talk\s+(?:to\s+you\s+)?(?:soon|later)|see\s+you|take\s+care|"
-    r"have\s+a\s+(?:good|great|nice|wonderful|lovely|fun|safe)|(?:i\s+)?hope\s+(?:you|your|all|everything|it|that)|"
-    r"you're\s+(?:welcome|right|the\s+best|so\s+(?:kind|sweet))|you\s+are\s+(?:welcome|right)|no\s+problem|"
-    r"no\s+worries|my\s+pleasure|sounds\s+(?:good|great|fun|like)|makes\s+sense|i\s+see|i\s+agree|i\s+know|"
-    r"me\s+too|same\s+here|got\s+it|fair\s+enough|of\s+course|congrat|happy\s+(?:birthday|holidays|new\s+year)|"
-    r"bye|goodbye|good\s+bye|cheers|i\s+(?:hope|think|guess)\s+so|i\s+(?:don't|do\s+not)\s+know|not\s+sure|"
-    r"let\s+me\s+know|keep\s+me\s+posted|let's|let\s+us|glad\s+to|happy\s+to\s+(?:help|hear)|"
-    r"welcome\s+back|thank|thanks|i\s+appreciate|appreciate\s+it|wish\s+(?:me|you)|good\s+for\s+you|"
-    r"well\s+done|way\s+to\s+go|that\s+(?:sounds|must|looks|seems)|enjoy\s+(?:your|the)|"
-    r"i'm\s+(?:so\s+)?(?:glad|sorry|happy)\s+(?:to\s+hear|for\s+you)|sorry\s+to\s+hear)\b",
-    re.IGNORECASE,
-)
-_VAGUE_RE = re.compile(
-    r"^(?:it|that|this|these|those|there|such)(?:'s|'ll|'d|\s+(?:is|was|were|are|has|had|will|would|sounds|seems|"
-    r"looks|must|feels|makes|made|means|might|could|can|really|just|also|definitely|totally|all))\b",
-    re.IGNORECASE,
-)
 _THIRD_PRONOUN_RE = re.compile(r"^(?:he|she|they|him|her|them|his|their)\b", re.IGNORECASE)
-_REQUEST_RE = re.compile(
-    r"^(?:please\s+|pls\s+|plz\s+|kindly\s+)?(?:can\s+you|could\s+you|would\s+you|will\s+you|can\s+u|could\s+u|"
-    r"i\s+want\s+you\s+to|i\s+need\s+you\s+to|i'd\s+like\s+you\s+to|i\s+would\s+like\s+you\s+to|help\s+me|"
-    r"let\s+me|let's|let\s+us|give\s+me|tell\s+me|show\s+me|remind\s+me|send\s+me|get\s+me|find\s+me|"
-    r"make\s+me|write\s+me|teach\s+me|walk\s+me|talk\s+me)\b",
-    re.IGNORECASE,
-)
 _POLITE_RE = re.compile(r"^(?:please|pls|plz|kindly|just|now)[\s,]+", re.IGNORECASE)
-_YOU_START_RE = re.compile(r"^(?:you|your|you're|you've|you'll|you'd|u|ur)\b", re.IGNORECASE)
+_SKIP_RE = {role: skip_pattern(role) for role in ("user", "assistant")}
 
 
 def is_question(sentence: str) -> bool:
@@ -164,12 +139,12 @@ def is_question(sentence: str) -> bool:
 
 
 def is_skippable(sentence: str, *, role: str = "user") -> bool:
-    """Greeting, thanks, reaction, a request to the assistant, or a vague "it / that" sentence."""
-    if _FILLER_RE.match(sentence) or _VAGUE_RE.match(sentence):
+    """Greeting, thanks, reaction, a request to the assistant, or a vague "it / that" sentence (the
+    forms of :mod:`deepcontext.extract.skip_forms`), or a user's sentence opening with a verb that
+    asks the assistant for something ("Book a table for two")."""
+    if (_SKIP_RE.get(role) or _SKIP_RE["assistant"]).match(sentence):
         return True
     if role == "user":
-        if _REQUEST_RE.match(sentence) or _YOU_START_RE.match(sentence):
-            return True
         rest = _POLITE_RE.sub("", sentence, count=1)
         first = _FIRST_WORDS_RE.match(rest)
         if first and first.group(0).lower() in REQUEST_VERBS and not _PROC_MARKER_RE.search(sentence):
