@@ -17,9 +17,6 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
-from deepcontext.context.results import (
-    ContextShares,
-)
 from deepcontext.errors import ValidationError
 from deepcontext.services.validation import check_id
 
@@ -106,7 +103,7 @@ class ContextService:
             req.user_id,
             req.conversation_id,
             budget=req.budget_tokens,
-            shares=ContextShares.coerce(req.shares),
+            shares=req.context_shares,
             schema=req.schema_,
             min_intent=req.min_intent,
             memory_limit=req.search_limit,

@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from deepcontext.errors import ValidationError
-from deepcontext.services.requests import (  # the context's defaults live with its request
+from deepcontext.services.requests import (  # the context's defaults and shares live with its request
     DEFAULT_BUDGET_TOKENS,
     DEFAULT_CONVERSATION_NODES,
     DEFAULT_MEMORY_LIMIT,
     DEFAULT_MIN_SIMILARITY,
     MAX_BUDGET_TOKENS,
+    PARTS,
     TOKENS_PER_RESULT,
+    ContextShares,
+    PartName,
 )
-from deepcontext.services.validation import check_number
 
 __all__ = [
     "DEFAULT_BUDGET_TOKENS",
@@ -34,55 +34,6 @@ __all__ = [
     "LeftOutItem",
     "PartName",
 ]
-
-PartName = Literal["pinned", "memories", "tiers", "conversation"]
-#: the parts, in the order they appear in the text
-PARTS: tuple[str, ...] = ("pinned", "memories", "tiers", "conversation")
-
-
-class ContextShares(BaseModel):
-    """The share of the budget each part may use before the others have taken theirs.
-
-    Defaults: pinned 0.15, memories 0.35, tiers 0.20, conversation 0.30. Shares are normalised
-    to sum to 1; a share of 0 turns its part off. Budget a part leaves unused goes to the others
-    (see :mod:`deepcontext.context.packing`).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    pinned: float = Field(default=0.15, ge=0, le=1_000)
-    memories: float = Field(default=0.35, ge=0, le=1_000)
-    tiers: float = Field(default=0.20, ge=0, le=1_000)
-    conversation: float = Field(default=0.30, ge=0, le=1_000)
-
-    @classmethod
-    def coerce(cls, value: ContextShares | Mapping[str, float] | None) -> ContextShares:
-        """Shares from None (the defaults), a ContextShares, or a mapping overriding some parts."""
-        if value is None:
-            return cls()
-        if isinstance(value, ContextShares):
-            shares = value
-        elif isinstance(value, Mapping):
-            unknown = set(value) - set(PARTS)
-            if unknown:
-                raise ValidationError(f"unknown part(s) in shares: {sorted(unknown)}; parts are {list(PARTS)}", field="shares")
-            for name, share in value.items():
-                check_number(share, f"shares.{name}", 0.0)
-            shares = cls(**{**cls().model_dump(), **{k: float(v) for k, v in value.items()}})
-        else:
-            raise ValidationError("shares must be a ContextShares or a mapping {part: share}", field="shares")
-        if sum(shares.as_dict().values()) <= 0:
-            raise ValidationError("at least one share must be positive", field="shares")
-        return shares
-
-    def as_dict(self) -> dict[str, float]:
-        return {p: float(getattr(self, p)) for p in PARTS}
-
-    def normalised(self) -> dict[str, float]:
-        """``{part: share}`` summing to 1."""
-        raw = self.as_dict()
-        total = sum(raw.values())
-        return {p: v / total for p, v in raw.items()}
 
 
 class ContextItem(BaseModel):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 
 import annotated_types
 import pydantic
@@ -26,6 +26,7 @@ from deepcontext.retrieve.config import SearchConfig, preset
 from deepcontext.services.validation import (
     check_id,
     check_json,
+    check_number,
     check_text,
     expiry,
     parse_filters,
@@ -45,8 +46,10 @@ __all__ = [
     "DEFAULT_MIN_SIMILARITY",
     "MAX_BUDGET_TOKENS",
     "MAX_MEMORY_ID",
+    "PARTS",
     "TOKENS_PER_RESULT",
     "AddRequest",
+    "ContextShares",
     "ContextRequest",
     "EditRequest",
     "ImportRequest",
@@ -124,6 +127,21 @@ OptionalFraction = Annotated[float | None, Field(ge=0, le=1, allow_inf_nan=False
 Many = Annotated[str | Iterable[str] | None, SkipValidation]
 When = Annotated[datetime | str | float | None, SkipValidation]
 MetadataFilter = Annotated[Mapping[str, Any] | None, SkipValidation]
+# each filter once, with its description, for every request that takes it
+Tiers = Annotated[Many, Field(description="Only these tiers: working, short_term, long_term")]
+Types = Annotated[Many, Field(description="Only these types: semantic, episodic, procedural")]
+Conversations = Annotated[Many, Field(description="Only memories of this conversation (or these)")]
+SaidAfter = Annotated[When, Field(description="Said at or after")]
+SaidBefore = Annotated[When, Field(description="Said before")]
+MetadataConditions = Annotated[
+    MetadataFilter,
+    Field(
+        description="Conditions on top-level metadata keys: {key: value} or {key: {op: value}} with op one of "
+        "eq ne in nin gt gte lt lte contains icontains, {key: '*'}, combined with AND / OR / NOT"
+    ),
+]
+Agents = Annotated[Many, Field(description="Memories of this agent (or these)")]
+Runs = Annotated[Many, Field(description="Memories of this run (or these)")]
 
 
 def bounds(model: type[BaseModel], name: str) -> tuple[float | None, float | None]:
@@ -205,17 +223,13 @@ class SearchRequest(Request):
     query: Query
     user_id: UserId
     limit: Annotated[int, Field(ge=1, le=100, description="Results (1-100)")] = 10
-    tier: Many = Field(default=None, description="Only these tiers: working, short_term, long_term")
-    memory_type: Many = Field(default=None, description="Only these types: semantic, episodic, procedural")
+    tier: Tiers = None
+    memory_type: Types = None
     include_graph: Flag = Field(default=True, description="Run the knowledge-graph leg")
-    conversation_id: Many = Field(default=None, description="Only memories of this conversation (or these)")
-    after: When = Field(default=None, description="Said at or after")
-    before: When = Field(default=None, description="Said before")
-    metadata: MetadataFilter = Field(
-        default=None,
-        description="Conditions on top-level metadata keys: {key: value} or {key: {op: value}} with op one of "
-        "eq ne in nin gt gte lt lte contains icontains, {key: '*'}, combined with AND / OR / NOT",
-    )
+    conversation_id: Conversations = None
+    after: SaidAfter = None
+    before: SaidBefore = None
+    metadata: MetadataConditions = None
     config: Annotated[SearchConfig | str | None, SkipValidation] = Field(
         default=None, description="A SearchConfig or a preset: hybrid (default), relevance, vector, keyword, graph"
     )
@@ -224,8 +238,8 @@ class SearchRequest(Request):
         default=False, description="Also older values a later statement changed, each after its replacement"
     )
     min_score: OptionalFraction = Field(default=None, description="Leave out results whose calibrated relevance is below this")
-    agent_id: Many = Field(default=None, description="Memories of this agent (or these)")
-    run_id: Many = Field(default=None, description="Memories of this run (or these)")
+    agent_id: Agents = None
+    run_id: Runs = None
 
     _filters: MemoryFilters = PrivateAttr()
     _config: SearchConfig = PrivateAttr()
@@ -265,17 +279,17 @@ class ListRequest(Request):
     operation: ClassVar[str] = "list"
 
     user_id: UserId
-    tier: Many = Field(default=None, description="Only these tiers")
-    memory_type: Many = Field(default=None, description="Only these types")
-    conversation_id: Many = Field(default=None, description="Only these conversations")
-    after: When = Field(default=None, description="Said at or after")
-    before: When = Field(default=None, description="Said before")
-    metadata: MetadataFilter = Field(default=None, description="A metadata filter (the form search takes)")
+    tier: Tiers = None
+    memory_type: Types = None
+    conversation_id: Conversations = None
+    after: SaidAfter = None
+    before: SaidBefore = None
+    metadata: MetadataConditions = None
     include_inactive: Flag = Field(default=False, description="Also deleted, superseded, merged, decayed")
     limit: Annotated[int, Field(ge=1, le=1000, description="Page size (1-1000)")] = 50
     cursor: Annotated[str | None, Field(description="next_cursor of the previous page")] = None
-    agent_id: Many = Field(default=None, description="Memories of this agent (or these)")
-    run_id: Many = Field(default=None, description="Memories of this run (or these)")
+    agent_id: Agents = None
+    run_id: Runs = None
 
     _filters: MemoryFilters = PrivateAttr()
 
@@ -293,6 +307,56 @@ class ListRequest(Request):
         return self._filters
 
 
+PartName = Literal["pinned", "memories", "tiers", "conversation"]
+#: the parts, in the order they appear in the text
+PARTS: tuple[str, ...] = ("pinned", "memories", "tiers", "conversation")
+
+
+class ContextShares(BaseModel):
+    """The share of the budget each part may use before the others have taken theirs.
+
+    Defaults: pinned 0.15, memories 0.35, tiers 0.20, conversation 0.30. Shares are normalised
+    to sum to 1; a share of 0 turns its part off. Budget a part leaves unused goes to the others
+    (see :mod:`deepcontext.context.packing`).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    pinned: float = Field(default=0.15, ge=0, le=1_000)
+    memories: float = Field(default=0.35, ge=0, le=1_000)
+    tiers: float = Field(default=0.20, ge=0, le=1_000)
+    conversation: float = Field(default=0.30, ge=0, le=1_000)
+
+    @classmethod
+    def coerce(cls, value: ContextShares | Mapping[str, float] | None) -> ContextShares:
+        """Shares from None (the defaults), a ContextShares, or a mapping overriding some parts."""
+        if value is None:
+            return cls()
+        if isinstance(value, ContextShares):
+            shares = value
+        elif isinstance(value, Mapping):
+            unknown = set(value) - set(PARTS)
+            if unknown:
+                raise ValidationError(f"unknown part(s) in shares: {sorted(unknown)}; parts are {list(PARTS)}", field="shares")
+            for name, share in value.items():
+                check_number(share, f"shares.{name}", 0.0)
+            shares = cls(**{**cls().model_dump(), **{k: float(v) for k, v in value.items()}})
+        else:
+            raise ValidationError("shares must be a ContextShares or a mapping {part: share}", field="shares")
+        if sum(shares.as_dict().values()) <= 0:
+            raise ValidationError("at least one share must be positive", field="shares")
+        return shares
+
+    def as_dict(self) -> dict[str, float]:
+        return {p: float(getattr(self, p)) for p in PARTS}
+
+    def normalised(self) -> dict[str, float]:
+        """``{part: share}`` summing to 1."""
+        raw = self.as_dict()
+        total = sum(raw.values())
+        return {p: v / total for p, v in raw.items()}
+
+
 class ContextRequest(Request):
     """``DeepContext.context``: what the next prompt needs about a query, within a budget."""
 
@@ -304,9 +368,8 @@ class ContextRequest(Request):
     budget_tokens: Annotated[int, Field(ge=1, le=MAX_BUDGET_TOKENS, description="Most tokens the context may take")] = (
         DEFAULT_BUDGET_TOKENS
     )
-    # a ContextShares or a mapping {part: share}; ContextShares.coerce checks it (the type lives
-    # with the context's results, above this layer)
-    shares: Annotated[Any, SkipValidation] = Field(
+    # a ContextShares or a mapping {part: share}, made a ContextShares below
+    shares: Annotated[ContextShares | Mapping[str, float] | None, SkipValidation] = Field(
         default=None, description="Share of the budget per part: pinned, memories, tiers, conversation"
     )
     # a MemorySchema (checked below)
@@ -331,8 +394,10 @@ class ContextRequest(Request):
 
     model_config = ConfigDict(populate_by_name=True)
     _filters: MemoryFilters = PrivateAttr()
+    _shares: ContextShares = PrivateAttr()
 
     def model_post_init(self, context: Any) -> None:
+        self._shares = ContextShares.coerce(self.shares)
         if self.schema_ is not None:
             from deepcontext.query.schema import MemorySchema
 
@@ -343,6 +408,11 @@ class ContextRequest(Request):
     @property
     def filters(self) -> MemoryFilters:
         return self._filters
+
+    @property
+    def context_shares(self) -> ContextShares:
+        """The budget's shares: the defaults with any part given overridden."""
+        return self._shares
 
     @property
     def search_limit(self) -> int:
