@@ -14,6 +14,7 @@ first use.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from deepcontext.extract.batch import BatchAcc
@@ -43,6 +44,11 @@ from deepcontext.types import EntityType
 __all__ = ["RulePipeline"]
 
 _LEADING_PRONOUN_RE = re.compile(r"^(?:he|she|it|its|his|her|they|their)\b", re.IGNORECASE)
+
+
+def _read(text: str, speaker: str) -> tuple[object, ...]:
+    """What the rules read from a fact's text: its slots and standing kind (a rewrite must keep them)."""
+    return find_slots(text, speaker), standing_kind(text)
 
 
 def _user_name(messages: list[MessageIn], context: ExtractionContext, index: int) -> str:
@@ -94,7 +100,7 @@ class RulePipeline:
         for f in result.facts:
             speaker = str(f.metadata.get("speaker") or "")
             if speaker:
-                f.text = they_for_repeats(f.text, speaker, slots=lambda t, s=speaker: (find_slots(t, s), standing_kind(t)))
+                f.text = they_for_repeats(f.text, speaker, slots=functools.partial(_read, speaker=speaker))
             f.text = written(f.text)  # the rules' "User" as a memory says it: "the user"
         return result
 

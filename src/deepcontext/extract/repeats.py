@@ -11,6 +11,7 @@ from the sentence (its slots) is not made.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from deepcontext.extract.verbs import is_base_verb, lemmas_of
 from deepcontext.language.gazetteer import ADVERBS, IRREGULAR_PAST, KIN, words
@@ -42,7 +43,7 @@ _OTHERS = words("he she him her his hers they them we us") | frozenset(KIN)
 _WORD_RE = re.compile(r"[A-Za-z][\w'-]*")
 
 
-def they_for_repeats(text: str, subject: str, slots: object = None) -> str:
+def they_for_repeats(text: str, subject: str, slots: Callable[[str], object] | None = None) -> str:
     """``text`` (about ``subject``, whom it opens with) with the subject's later mentions as "they" /
     "their" where a careful writer would put them. ``slots``: a function giving what the rules read
     from a text; a replacement that changes it is not made."""
@@ -69,7 +70,7 @@ def they_for_repeats(text: str, subject: str, slots: object = None) -> str:
     if not out:
         return text
     new = "".join(out) + text[kept:]
-    if slots is not None and callable(slots) and slots(new) != slots(text):
+    if slots is not None and slots(new) != slots(text):
         return text
     return new
 
