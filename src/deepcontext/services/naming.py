@@ -46,9 +46,7 @@ async def rename_user(store: Store, embedder: Embedder, user_id: str, name: str,
             text = read
             for f in formers:
                 text = rename_person(text, f, name)
-            if text == read:
-                continue
-            if text != m.text:
+            if text != read:
                 # the slots are keyed by the subject's name: the user's old facts must meet their new ones
                 meta = {**without_fact_keys(m.metadata), **fact_keys(text, name)}
                 changed.append((m.id, m.text, text, meta))

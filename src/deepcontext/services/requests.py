@@ -389,8 +389,8 @@ class ContextRequest(Request):
         DEFAULT_CONVERSATION_NODES
     )
     track_access: OptionalFlag = Field(default=None, description="Count included memories as accessed (None: the setting)")
-    agent_id: Many = Field(default=None, description="Only memories of this agent (or these)")
-    run_id: Many = Field(default=None, description="Only memories of this run (or these)")
+    agent_id: Agents = None
+    run_id: Runs = None
 
     model_config = ConfigDict(populate_by_name=True)
     _filters: MemoryFilters = PrivateAttr()
