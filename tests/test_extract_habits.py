@@ -38,6 +38,8 @@ def facts(text: str):
         ("I visit my grandmother every Monday and Friday", "every Monday and Friday"),
         ("I take salsa classes Friday nights", "Friday nights"),
         ("I visit the market every Monday, Wednesday and Saturday", "every Monday, Wednesday and Saturday"),
+        ("I dread the Monday meetings at work", "Monday meetings"),
+        ("I miss our Friday drinks with the team", "Friday drinks"),
     ],
 )
 def test_a_recurring_time_stays_as_said(said: str, kept: str) -> None:
@@ -84,6 +86,12 @@ def test_one_occasion_resolves_against_the_day_it_was_said(said: str, written: s
 )
 def test_the_parser_reads_no_date_in_a_habit(text: str) -> None:
     assert resolve_time(text, SAID, "present") is None
+
+
+def test_a_weekday_after_a_determiner_is_still_a_day_when_no_noun_follows() -> None:
+    m = resolve_time("I saw the Sunday before last that the shop had closed", SAID, "past")
+    assert m is not None and "Sunday" in m.text
+    assert resolve_time("My Monday meetings run long", SAID, "present") is None
 
 
 def test_a_habit_does_not_hide_a_later_date() -> None:

@@ -51,6 +51,14 @@ def test_split_compound(text: str, parts: list[str]) -> None:
         ("User's sister quit tennis.", "User plays tennis every weekend.", False),
         ("User sold the bike.", "User drives a VW Golf.", False),  # another thing
         ("User gave up tennis.", "User doesn't play tennis anymore.", False),  # nothing standing to end
+        ("User cancelled their Riverside membership.", "User is a member of Riverside Climbing Centre.", True),
+        ("User packed in the RSPCA volunteering back in June.", "User volunteers at the RSPCA centre.", True),
+        ("User is not playing cello these days.", "User plays the cello in a string quartet.", True),
+        ("User is not playing cello tonight.", "User plays the cello in a string quartet.", False),  # a passing no
+        ("User handed in their notice at Grind.", "User works as a barista at Grind.", True),
+        ("User stopped working nights in October.", "User works night shifts at the depot.", True),
+        # the thing is in another clause than the standing verb's: what the first clause says still holds
+        ("User swapped Costa for a job at Waterstones.", "User is studying nursing and works weekends at a Costa.", False),
     ],
 )
 def test_ended_things_end_the_standing_statement(new: str, old: str, ended: bool) -> None:

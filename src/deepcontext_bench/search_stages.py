@@ -17,7 +17,7 @@ from deepcontext.language.standing_model import model_for
 from deepcontext.retrieve.asked import asks_about_user
 from deepcontext.retrieve.config import SearchConfig
 from deepcontext.retrieve.profile import uses_profile, vector_pool
-from deepcontext.retrieve.search import MAX_SOURCES, gather, graph_leg, leg_k, neighbour_reader, rank
+from deepcontext.retrieve.search import MAX_SOURCES, gather, graph_leg, leg_k, neighbour_reader, rank, superseder_reader
 from deepcontext.store.interface import MemoryFilters
 from deepcontext.text import keyword_terms
 
@@ -88,6 +88,7 @@ async def search_stages(ctx: Any, user_id: str, queries: list[str], limit: int =
                 lambda: rank(
                     cands, config, now, limit, neighbour_reader(store, user_id, filters, now),
                     user_name=store.user_name(user_id) if asks else None,
+                    superseders=superseder_reader(store, user_id, filters, now),
                 ),
                 times["fusion and rescoring"],
             )  # fmt: skip

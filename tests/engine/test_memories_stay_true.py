@@ -150,3 +150,41 @@ async def test_a_she_or_he_that_could_be_several_people_stays_unresolved(ctx: De
     assert _one(by_text, "Northgate").status is MemoryStatus.ACTIVE
     assert not [t for t in by_text if "Brightwater" in t and not t.startswith("User:")]
     assert not [t for t in by_text if "Tesco" in t and not t.startswith("User:")]
+
+
+async def test_changes_said_without_a_subject_or_under_another_name_end_what_they_end(ctx: DeepContext) -> None:
+    await say(ctx, "I ride a Honda CB500 to work most days.", 0, user="bike")
+    await say(ctx, "Sold the Honda last weekend, bought a Brompton folding bike instead.", 30, user="bike")
+    bike = await facts(ctx, "bike")
+    assert _one(bike, "Honda CB500").status is MemoryStatus.SUPERSEDED
+    assert _one(bike, "rides a Brompton").status is MemoryStatus.ACTIVE
+    await say(ctx, "I'm a member of Riverside Climbing Centre in Putney.", 0, user="wall")
+    await say(ctx, "I've cancelled my Riverside membership, the prices went up again.", 30, user="wall")
+    wall = await facts(ctx, "wall")
+    assert _one(wall, "Riverside Climbing Centre").status is MemoryStatus.SUPERSEDED
+    await say(ctx, "I play the cello in a string quartet.", 0, user="cello")
+    await say(ctx, "I'm not playing cello these days, I've taken up the ukulele.", 30, user="cello")
+    cello = await facts(ctx, "cello")
+    assert _one(cello, "string quartet").status is MemoryStatus.SUPERSEDED
+    assert _one(cello, "plays the ukulele").status is MemoryStatus.ACTIVE
+    await say(ctx, "Handed in my notice at Grind in March.", 0, user="grind")
+    assert any(t.startswith("The user handed in their notice at Grind") for t in await facts(ctx, "grind"))
+
+
+async def test_a_passing_no_or_a_plan_ends_nothing(ctx: DeepContext) -> None:
+    await say(ctx, "I play the cello in a string quartet.", 0)
+    await say(ctx, "I'm not playing cello tonight, my hand hurts.", 30)
+    await say(ctx, "I might quit the quartet if rehearsals move to Mondays.", 31)
+    assert _one(await facts(ctx), "string quartet").status is MemoryStatus.ACTIVE
+
+
+async def test_what_superseded_a_matching_fact_is_found_where_the_fact_would_be(ctx: DeepContext) -> None:
+    # the question shares its words with the old fact, not with the change that ended it
+    await say(ctx, "I volunteer at the RSPCA rescue centre in Leicester on Saturdays.", 0)
+    await say(ctx, "I packed in the RSPCA volunteering back in June.", 30)
+    assert _one(await facts(ctx), "rescue centre").status is MemoryStatus.SUPERSEDED
+    res = await ctx.search("Do I still volunteer at the rescue centre in Leicester on Saturdays?", user_id="ana", limit=5)
+    assert first(res.results, "packed in") == 0
+    # asked about the past, the old fact's turn answers
+    past = await ctx.search("Where did I use to volunteer on Saturdays?", user_id="ana", limit=5)
+    assert first(past.results, "rescue centre") is not None

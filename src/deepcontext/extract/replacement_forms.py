@@ -47,28 +47,45 @@ ENDED: tuple[Form, ...] = (
     Form("swapped", r"swapped", ("User swapped the cat for a dog.", "cat")),
     Form("replaced", r"replaced", ("User replaced the boiler with a heat pump.", "boiler")),
     Form("traded", r"traded(?:\s+in)?", ("User traded the old Golf in for an electric Kia.", "Golf")),
+    Form("packed in", r"packed\s+in|jacked\s+in", ("User packed in the Saturday job.", "Saturday job")),
+    Form("handed in notice", r"handed\s+in\s+(?:\w+\s+)?notice\s+(?:at|to)", ("User handed in their notice at Argos.", "Argos")),
+    Form("did not renew", r"did(?:n't|\s+not)\s+renew", ("User didn't renew the season ticket.", "season ticket")),
     Form(
         "no longer",
         r"no\s+longer\s+(?:has|have|owns?|plays?|attends?|goes\s+to|belongs?\s+to|is\s+(?:a\s+member\s+of|in|with|part\s+of)|"
         r"does|drives?|dates?|sees?|keeps?|rides?)",
         ("User no longer has a car.", "car"),
     ),
+    Form(
+        "not any more",
+        r"(?:is|are|am)(?:\s+not|n't)\s+(?=(?:[^.;]*?)\b(?:any\s?more|these\s+days|nowadays)\b)\w+ing",
+        ("User is not playing cello these days.", "cello"),
+    ),
 )
 
 #: what took the ended thing's place, said in the same fact (the new thing follows the words)
 TAKEN_UP: tuple[Form, ...] = (
-    Form("joined", r"\b(?:and|then)\s+(?:has\s+)?joined", ("User left Starling and joined Wise.", "Wise")),
+    Form("joined", r"(?:\b(?:and|then)|,)\s+(?:has\s+)?joined", ("User left Starling and joined Wise.", "Wise")),
     Form("took up", r"\b(?:and|then)\s+(?:took|takes)\s+up", ("User gave up tennis and took up padel.", "padel")),
-    Form("switched to", r"\b(?:and|then)\s+switched\s+to", ("User quit Netflix and switched to Mubi.", "Mubi")),
-    Form("moved to", r"\b(?:and|then)\s+moved\s+(?:in)?to", ("User left the flat and moved into a cottage.", "a cottage")),
+    Form(
+        "has taken up",
+        r"(?:\b(?:and|then)|,)\s+(?:(?:they|he|she)\s+)?(?:have|has|'ve)\s+taken\s+up",
+        ("User is not playing cello these days, they have taken up the ukulele.", "the ukulele"),
+    ),
+    Form("switched to", r"(?:\b(?:and|then)|,)\s+switched\s+to", ("User quit Netflix and switched to Mubi.", "Mubi")),
+    Form("moved to", r"(?:\b(?:and|then)|,)\s+moved\s+(?:in)?to", ("User left the flat and moved into a cottage.", "a cottage")),
     Form("went over", r"\b(?:and|then)\s+went\s+over\s+to", ("User left Tesco and went over to Aldi.", "Aldi")),
     Form(
-        "signed up", r"\b(?:and|then)\s+signed\s+up\s+(?:for|with)", ("User quit the gym and signed up with PureFit.", "PureFit")
+        "signed up",
+        r"(?:\b(?:and|then)|,)\s+signed\s+up\s+(?:for|with)",
+        ("User quit the gym and signed up with PureFit.", "PureFit"),
     ),
-    Form("enrolled", r"\b(?:and|then)\s+enrolled\s+(?:at|in)", ("User left Hillside and enrolled at Kingsway.", "Kingsway")),
-    Form("bought", r"\b(?:and|then)\s+bought", ("User sold the Corsa and bought an e-bike.", "an e-bike")),
+    Form(
+        "enrolled", r"(?:\b(?:and|then)|,)\s+enrolled\s+(?:at|in)", ("User left Hillside and enrolled at Kingsway.", "Kingsway")
+    ),
+    Form("bought", r"(?:\b(?:and|then)|,)\s+bought", ("User sold the Honda, bought a Brompton instead.", "a Brompton")),
     Form("got", r"\b(?:and|then)\s+got", ("User rehomed the rabbit and got a cat.", "a cat")),
-    Form("adopted", r"\b(?:and|then)\s+adopted", ("User gave away the hamster and adopted a kitten.", "a kitten")),
+    Form("adopted", r"(?:\b(?:and|then)|,)\s+adopted", ("User gave away the hamster and adopted a kitten.", "a kitten")),
     Form(
         "traded for",
         r"\b(?:traded|swapped|exchanged)\s+(?:\S+\s+){1,5}?(?:in\s+)?for",
@@ -105,9 +122,16 @@ STANDING: tuple[Form, ...] = (
     Form("volunteers", r"volunteers?\s+(?:at|with)", ("User volunteers at the food bank.", "User volunteers at")),
     Form("subscribes", r"subscribes?\s+to", ("User subscribes to Deezer.", "User subscribes to")),
     Form("takes", r"takes?", ("User takes the bus to work.", "User takes")),
+    Form("pays for", r"pays?\s+for", ("User pays for Spotify Premium.", "User pays for")),
+    Form(
+        "is doing",
+        r"is\s+(?:learning|studying|doing|taking|training\s+(?:as|for|in)|coaching|teaching)",
+        ("User is learning Japanese on Duolingo.", "User is learning"),
+    ),
     Form(
         "activities",
-        r"studies|smokes|vapes|drinks|eats|uses|wears|rents|leases|runs|swims|cycles|jogs|climbs|surfs|skis|dances|sings|knits|paints",
+        r"studies|smokes|vapes|drinks|eats|uses|wears|rents|leases|runs|swims|cycles|jogs|climbs|surfs|skis|dances|sings|knits|paints|"
+        r"works|coaches|teaches|learns|trains|manages",
         ("User smokes a pack a day.", "User smokes"),
     ),
     Form("is a", r"(?:is|are)\s+(?:a|an)\s+", ("User is a season ticket holder at Leeds.", "User is a ")),

@@ -22,7 +22,10 @@ __all__ = ["EndedThing", "ended_things", "ends", "taken_up", "with_new_thing"]
 _DET = r"(?:(?:my|our|his|her|their|the|a|an|its|this|that|\w+'s|old|former|beloved|little|trusty)\s+)*"
 _THING = r"(?P<t>[\w'&.+-]+(?:\s+[\w'&.+-]+){0,4}?)"
 # where the ended thing stops: a conjunction, preposition, time or punctuation
-_STOP = r"(?=\s+(?:and|but|for|to|in|on|at|with|because|since|after|before|last|this|when|so|as|two|three|a\s+few|months?|years?|weeks?)\b|\s*[,;.!]|$)"
+_STOP = (
+    r"(?=\s+(?:and|but|for|to|in|on|at|with|because|since|after|before|last|this|these|any|anymore|nowadays|now|back|instead|when|so|as|"
+    r"two|three|a\s+few|months?|years?|weeks?)\b|\s*[,;.!]|$)"
+)
 _VERBS = "|".join(f.words for f in ENDED)
 _ENDED_RE = re.compile(rf"\b(?:{_VERBS})\s+{_DET}{_THING}{_STOP}", re.IGNORECASE)
 # a standing statement: present tense, holding or doing the thing
@@ -37,7 +40,11 @@ _NOT_STANDING_RE = re.compile(
     r"plans?\s+to|wants?\s+to|would|might|maybe|yesterday|last\s+\w+|went|visited)\b",
     re.IGNORECASE,
 )
+_CLAUSE_END_RE = re.compile(r"\s*[,;]\s*|\s+(?:and|but|while|whereas)\s+", re.IGNORECASE)
 _SOFT = frozenset("old former beloved little trusty new".split())
+# what one holds of a thing rather than the thing ("cancelled the Riverside membership" ends "is a member
+# of Riverside Climbing Centre"): not needed in the standing statement when the thing is named too
+_HOLDING = frozenset("membership subscription volunteering job role position contract account plan place".split())
 _WORD_RE = re.compile(r"[\w'&+-]+")
 
 
@@ -81,7 +88,9 @@ def _stem(w: str) -> str:
 
 def _heads(thing: str) -> list[set[str]]:
     """The words that name the thing ("old Golf" -> golf), each with its forms ("smoking": smoke)."""
-    return [_forms(w) for w in _WORD_RE.findall(thing) if w.lower() not in _SOFT and len(w) > 1]
+    words = [w for w in _WORD_RE.findall(thing) if w.lower() not in _SOFT and len(w) > 1]
+    named = [w for w in words if w.lower() not in _HOLDING]
+    return [_forms(w) for w in (named or words)]
 
 
 def _forms(word: str) -> set[str]:
@@ -97,9 +106,13 @@ def ends(ended: EndedThing, stored_text: str) -> bool:
     stored_text = parsed(stored_text)
     if not stored_text.startswith(ended.subject + " ") or subject_of(stored_text) != ended.subject:
         return False
-    if not _STANDING_RE.match(stored_text) or _NOT_STANDING_RE.search(stored_text) or _ENDED_RE.search(stored_text):
+    m = _STANDING_RE.match(stored_text)
+    if m is None or _NOT_STANDING_RE.search(stored_text) or _ENDED_RE.search(stored_text):
         return False
-    words = {_stem(w) for w in _WORD_RE.findall(stored_text[len(ended.subject) :])}
+    # the thing is in the standing verb's own clause: "studies nursing and works weekends at a Costa"
+    # is not ended whole by leaving the Costa (what it says of nursing still holds)
+    clause = _CLAUSE_END_RE.split(stored_text[m.end() :], maxsplit=1)[0]
+    words = {_stem(w) for w in _WORD_RE.findall(stored_text[len(ended.subject) : m.end()] + " " + clause)}
     heads = _heads(ended.thing)
     return bool(heads) and all(forms & words for forms in heads)
 

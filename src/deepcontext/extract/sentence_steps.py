@@ -147,15 +147,29 @@ def _finish(text: str) -> str:
 
 
 def _opens_with_past_verb(text: str) -> bool:
-    """A sentence without its subject, opening with a past-tense verb ("Spent the day painting")."""
-    first = text.split(" ", 1)[0]
+    """A sentence without its subject, opening with a past-tense verb ("Spent the day painting"),
+    perhaps after an adverb ("Finally sold the Corolla")."""
+    words = text.split(" ", 3)
+    first = words[0]
     if not first[:1].isupper() or not first[1:].islower() or len(first) < 3:
         return False
-    low = first.lower()
+    if len(words) > 2 and first.endswith("ly") and set(lemmas_of(first.lower())) == {"ADV"}:
+        words = [words[1].capitalize(), *words[2:]]
+    return _past_verb(words[0].lower(), words[1] if len(words) > 1 else "")
+
+
+def _past_verb(low: str, after: str) -> bool:
+    """``low`` opens a sentence as a past-tense verb; one that is also a noun ("left", "quit") only
+    when an object or particle follows ("Left Acme in May", "Quit the choir")."""
     if low not in IRREGULAR_PAST and not low.endswith("ed"):
         return False
     lemmas = lemmas_of(low)
-    return "NOUN" not in lemmas and any(lemma != low for lemma in lemmas.get("VERB", ()))
+    if not any(lemma != low or low in IRREGULAR_PAST for lemma in lemmas.get("VERB", ())):
+        return False
+    return "NOUN" not in lemmas or after.lower() in _OBJECT_OPENERS or (after[:1].isupper() and after[1:].islower())
+
+
+_OBJECT_OPENERS = frozenset("the my our a an his her their up out off away".split())
 
 
 @dataclass(eq=False)
@@ -283,8 +297,9 @@ def first_person(d: Draft, min_words: int) -> bool:
         d.s = s
     text, changes = rewrite_first_person(s, speaker, past=past)
     text = d.refs.name_object(text, speaker)
-    if not changes and d.quoted_by is None and not d.procedural and _opens_with_past_verb(text):
-        text, changes = f"{speaker} {text[0].lower()}{text[1:]}", 1  # "Spent Saturday painting" said by Tess
+    if d.quoted_by is None and not d.procedural and _opens_with_past_verb(text):
+        # "Spent Saturday painting" said by Tess; "Handed in my notice" (its "my" already rewritten)
+        text, changes = f"{speaker} {text[0].lower()}{text[1:]}", changes + 1
     d.text, d.changes = text, changes
     d.about_speaker = changes > 0 or d.quoted_by is not None
     if not d.about_speaker and not d.procedural and SECOND_PERSON_RE.search(s):

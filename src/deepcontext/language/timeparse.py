@@ -114,6 +114,11 @@ _PLURAL_PART_RE = re.compile(
     rf"(?:\s*(?:,\s*(?:and\s+|or\s+)?|\s(?:and|or|&)\s+){_WD})*\s+(?:mornings|afternoons|evenings|nights)\b",
     re.IGNORECASE,
 )
+# a weekday naming a kind of thing, not a day: "too many Sunday rehearsals", "our Friday drinks"
+_MODIFIER_BEFORE_RE = re.compile(r"\b(?:the|my|our|his|her|their|your|many|few|some|those|these|all|no)\s+$", re.IGNORECASE)
+_NOUN_AFTER_RE = re.compile(
+    r"\s+(?!(?:before|after|of|that|when|morning|afternoon|evening|night|we|i|just|gone|and|or|to|at|in|on)\b)[a-z]{3,}\b"
+)
 _CLAUSE_RE = re.compile(r"[,;:.!?]|\b(?:but|and|then|when|while|because)\b", re.IGNORECASE)
 _EVERY_AFTER_RE = re.compile(r"\s*,?\s*(?:every|each)\s+(?:year|month|week|time)\b", re.IGNORECASE)
 _EVERY_BEFORE_RE = re.compile(r"\b(?:every|each)\s+(?:year|month|week)\s*,?\s*$", re.IGNORECASE)
@@ -158,6 +163,8 @@ def _valid(m: re.Match[str], text: str) -> bool:
         mod = (m.group("wmod") or "").lower()
         if mod in ("", "on"):
             if _EVERY_LIST_RE.search(text, 0, m.start()) or _PLURAL_PART_RE.match(text, m.end("wd")):
+                return False
+            if not mod and _MODIFIER_BEFORE_RE.search(text, 0, m.start()) and _NOUN_AFTER_RE.match(text, m.end("wd")):
                 return False
             clause = _CLAUSE_RE.split(text[: m.start()])[-1]
             if _FREQUENCY_RE.search(clause):  # "I usually swim on Friday", not "I usually run, but on Friday I swam"

@@ -34,7 +34,7 @@ from deepcontext.store.interface import MemoryFilters, RankFields, Store
 from deepcontext.types import Memory
 
 __all__ = ["HUB_SHARE", "MAX_GRAPH_ENTITIES", "MAX_SOURCES", "Candidates", "Hit", "Ranked", "gather", "graph_leg", "hybrid_search",
-           "VectorHits", "leg_k", "neighbour_reader", "rank", "start_vector_leg"]  # fmt: skip
+           "VectorHits", "leg_k", "neighbour_reader", "rank", "start_vector_leg", "superseder_reader"]  # fmt: skip
 
 #: provenance listed per search result (a memory seen again many times cites many turns; get() lists all)
 MAX_SOURCES = 50
@@ -75,6 +75,16 @@ class Ranked:
 
 #: reads the rank fields of the memories citing some turns (:meth:`Store.rank_fields_citing`)
 NeighbourReader = Callable[[list[int]], Mapping[int, RankFields]]
+#: reads the memories that superseded what some turns said (:meth:`Store.superseders_citing`)
+SupersederReader = Callable[[list[int]], Mapping[int, tuple[int, RankFields]]]
+
+
+def _outdated(members: list[int], fields: Mapping[int, RankFields], now: datetime) -> datetime | None:
+    """When the group's content stopped being true (every member's ``valid_to`` passed), else None."""
+    vt = [f.valid_to for m in members if (f := fields.get(m)) is not None]
+    if not vt or not all(v is not None and v <= now for v in vt):
+        return None
+    return max(v for v in vt if v is not None)
 
 
 def _below_replacements(
@@ -85,11 +95,7 @@ def _below_replacements(
     new version became true, so the results said (or dated) then are the replacement. Weighing alone
     (``outdated_factor``) cannot promise it: "I drive a Nissan Leaf" matches "What car do I drive?"
     far better than "I traded the Leaf in for a Polestar 2" does."""
-    ends: dict[Any, datetime] = {}
-    for g in final:
-        vt = [f.valid_to for m in groups[g] if (f := fields.get(m)) is not None]
-        if vt and all(v is not None and v <= now for v in vt):
-            ends[g] = max(v for v in vt if v is not None)
+    ends = {g: t for g in final if (t := _outdated(groups[g], fields, now)) is not None}
     if not ends:
         return final
     best_at: dict[datetime, float] = {}
@@ -111,9 +117,54 @@ def _below_replacements(
     return out
 
 
+def _lift_superseders(
+    final: dict[Any, float],
+    undamped: Mapping[Any, float],
+    groups: dict[Any, list[int]],
+    fields: dict[int, RankFields],
+    config: SearchConfig,
+    now: datetime,
+    read: SupersederReader,
+    limit: int,
+) -> list[Any]:
+    """What superseded a group among the best ``limit`` ranks where that group would rank were it
+    still true: "I ride a Honda to work" matches "What do I ride to work?" far better than "Sold the
+    Honda" does, and the change is the answer. Superseders that are no candidate join as groups of
+    their own (``groups`` and ``fields`` grow); the new groups are returned."""
+    best = sorted(final, key=lambda g: -final[g])[:limit]
+    old = {g: groups[g] for g in best if _outdated(groups[g], fields, now) is not None}
+    turns = {
+        f.first_turn: g for g, ms in old.items() for m in ms if (f := fields.get(m)) is not None and f.first_turn is not None
+    }
+    if not turns:
+        return []
+    group_of = {m: g for g, ms in groups.items() for m in ms}
+    added: list[Any] = []
+    for mid, (turn, f) in read(sorted(turns)).items():
+        if not f.active:
+            continue
+        g = group_of.get(mid)
+        if g is None:  # grouped as candidates are: by the turn first said at, or one group each
+            g = ("turn", f.first_turn) if config.group_by_source and f.first_turn is not None else mid
+            if g in groups:
+                groups[g].append(mid)
+            else:
+                groups[g] = [mid]
+                added.append(g)
+            fields[mid] = f
+            group_of[mid] = g
+        final[g] = max(final.get(g, 0.0), undamped[turns[turn]])
+    return added
+
+
 def neighbour_reader(store: Store, user_id: str, filters: MemoryFilters, now: datetime) -> NeighbourReader:
     """What :func:`rank` reads the neighbour turns' memories with, under the search's filters."""
     return lambda turns: store.rank_fields_citing(user_id, turns, filters, now)
+
+
+def superseder_reader(store: Store, user_id: str, filters: MemoryFilters, now: datetime) -> SupersederReader:
+    """What :func:`rank` reads the superseders of outdated results with, under the search's filters."""
+    return lambda turns: store.superseders_citing(user_id, turns, filters, now)
 
 
 def rank(
@@ -124,6 +175,7 @@ def rank(
     neighbours: NeighbourReader | None = None,
     *,
     user_name: str | None = None,
+    superseders: SupersederReader | None = None,
 ) -> list[Ranked]:
     """Fuse, rescore and spread the candidates; the best ``limit`` groups, best first.
 
@@ -153,6 +205,7 @@ def rank(
     past = about_the_past(cands.query)
     asked = asked_slot(cands.query, user_name) if config.slot_boost > 0 else None
     final: dict[Any, float] = {}
+    undamped: dict[Any, float] = {}  # without the outdated weight: where the group ranks were it still true
     rep: dict[Any, int] = {}
     for gkey, fscore in fused.items():
         # the group's representative: a pinned (key) memory if there is one, else the member that
@@ -164,18 +217,17 @@ def rank(
         if len(members) > 1:  # most groups have one member
             mid = max(members, key=lambda m: (fields[m].pinned, own.get(m, 0.0), fields[m].importance, m))
         # the group ranks by its best rescored member (a turn and its fact are one piece of news)
-        score = 0.0
+        score = whole = 0.0
         for m in members:
             f = fields[m]
-            s = (
-                _rescore(fscore, f, config, now)
-                * outdated_factor(f, now, config.outdated_factor, past=past)
-                * slot_factor(f, asked, config.slot_boost)
-            )
+            s = _rescore(fscore, f, config, now) * slot_factor(f, asked, config.slot_boost)
+            whole = s if s > whole else whole
+            s *= outdated_factor(f, now, config.outdated_factor, past=past)
             score = s if s > score else score
         if window is not None and any(window.contains(fields[m].when, fields[m].occurred_at) for m in members):
             score *= 1.0 + config.date_boost
-        final[gkey], rep[gkey] = score, mid
+            whole *= 1.0 + config.date_boost
+        final[gkey], undamped[gkey], rep[gkey] = score, whole, mid
     own_final = dict(final)
     turn_of: dict[Any, int] = {}
     conv_of: dict[Any, str] = {}
@@ -187,6 +239,10 @@ def rank(
                 turn_of[gkey], conv_of[gkey] = f.first_turn, f.conversation_id
         final = _spread(final, turn_of, conv_of, config)
     if not past:
+        if superseders is not None:
+            for g in _lift_superseders(final, undamped, groups, fields, config, now, superseders, limit):
+                fused[g], own_final[g] = 0.0, final[g]
+                rep[g] = max(groups[g], key=lambda m: (fields[m].pinned, fields[m].importance, m))
         final = _below_replacements(final, groups, fields, now)
     scored = [(score, fused[g], rep[g], g) for g, score in final.items()]
     # a borrower lifted to its lender's score ties it; the lender, better on its own, goes first
@@ -296,7 +352,10 @@ def _hybrid_search(
     )  # fmt: skip
     # the user's own slots are keyed by their name once known: read only for a question about them
     user_name = store.user_name(user_id) if config.slot_boost > 0 and asks_about_user(query) else None
-    ranked = rank(cands, config, now, limit, neighbour_reader(store, user_id, filters, now), user_name=user_name)
+    ranked = rank(
+        cands, config, now, limit, neighbour_reader(store, user_id, filters, now), user_name=user_name,
+        superseders=superseder_reader(store, user_id, filters, now),
+    )  # fmt: skip
     memories, links = store.result_details(
         user_id, [r.memory_id for r in ranked], max_sources=MAX_SOURCES, links_per_memory=links_per_memory
     )

@@ -359,6 +359,13 @@ class Store(ABC):
     ) -> dict[int, RankFields]:
         """:meth:`rank_fields` of the memories (within ``filters``) citing any of these turns."""
 
+    @abstractmethod
+    def superseders_citing(
+        self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> dict[int, tuple[int, RankFields]]:
+        """The memories (within ``filters``) that superseded a memory citing one of these turns: per
+        memory id, the turn and its :meth:`rank_fields`."""
+
     # --- the user's display name ----------------------------------------------------------------
     @abstractmethod
     def user_name(self, user_id: str) -> str | None:

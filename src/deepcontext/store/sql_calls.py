@@ -194,6 +194,11 @@ class RepositoryCalls:
     ) -> dict[int, RankFields]:
         return self.memories.rank_fields_citing(user_id, turn_ids, filters, now)
 
+    def superseders_citing(
+        self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> dict[int, tuple[int, RankFields]]:
+        return self.memories.superseders_citing(user_id, turn_ids, filters, now)
+
     # kv
     def user_name(self, user_id: str) -> str | None:
         return self.kv.user_name(user_id)

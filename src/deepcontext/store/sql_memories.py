@@ -330,6 +330,33 @@ class MemoryReads:
         with self.s.connection() as conn:
             return rank_rows(conn.execute(stmt, {"uid": user_id}))
 
+    def superseders_citing(
+        self, user_id: str, turn_ids: Sequence[int], filters: MemoryFilters, now: datetime
+    ) -> dict[int, tuple[int, RankFields]]:
+        """The memories (within ``filters``) that superseded a memory citing one of these turns, each
+        with that turn and its rank fields, in one query."""
+        ms, mt = self.s.t.memory_sources, self.s.t.memories
+        ids = sorted({int(t) for t in turn_ids})
+        if not ids:
+            return {}
+        old = mt.alias("old")
+        pairs = (
+            select(old.c.superseded_by, func.min(ms.c.turn_id).label("turn"))
+            .select_from(ms.join(old, old.c.id == ms.c.memory_id))
+            .where(
+                ms.c.user_id == user_id, self.s.ids_in(ms.c.turn_id, ids), old.c.user_id == user_id,
+                old.c.status == MemoryStatus.SUPERSEDED.value, old.c.superseded_by.is_not(None),
+            )
+            .group_by(old.c.superseded_by)
+        )  # fmt: skip
+        with self.s.connection() as conn:
+            by = {int(new): int(turn) for new, turn in conn.execute(pairs)}
+            if not by:
+                return {}
+            stmt = self.rank_fields_base().where(self.s.ids_in(mt.c.id, sorted(by)), *self.s.filter_clause(filters, now))
+            fields = rank_rows(conn.execute(stmt, {"uid": user_id}))
+        return {mid: (by[mid], f) for mid, f in fields.items()}
+
     def rank_fields_select(self, user_id: str, ids: Sequence[int]) -> Any:
         """rank_fields' statement for ``ids`` of the user bound as ``uid`` (PostgreSQL builds one
         statement once, for any ids bound as the ``ids`` array parameter)."""
