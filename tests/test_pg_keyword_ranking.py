@@ -186,3 +186,27 @@ def test_a_walk_that_ends_before_the_newest_matches_collects_them(pg: PostgresSt
         assert len(expected) == k and _both_filters(pg, "c", terms, k) == [expected, expected]
         scores = [sc for _, sc in pg.keyword_search("c", terms, k, MemoryFilters(), later(2))]
         assert scores[0] > scores[-1]  # ranked by the words held, not only by age
+
+
+def test_one_common_word_finds_the_newest_live_memories_holding_it(pg: PostgresStore) -> None:
+    # "z" in every fourth of 4,800 memories (common: past DF_CAP and the common share, under the
+    # share past which no word is used): the newest memories holding it that are active and
+    # unexpired, whatever the newest rows are; another user's rows say it too
+    n = 4800
+    rows = [memory(f"c{i}{' z' if i % 4 == 0 else ''}{' q' if i % 20 == 0 else ''}", vec=axis(i)) for i in range(n)]
+    for i in (n - 4, n - 12, n - 32):  # some of the newest holding it expired before the search
+        rows[i] = memory(rows[i].text, vec=axis(i), expires_at=later(0.5))
+    pg.apply_add(plan("o", memories=[memory(f"o{i} z", vec=axis(i)) for i in range(300)]))
+    ids = []
+    for start in range(0, n, 2400):
+        ids += pg.apply_add(plan("cm", memories=rows[start : start + 2400])).memory_ids
+    for i in (n - 8, n - 20):  # and two deleted
+        pg.delete_memory("cm", ids[i], now=later(0.5), actor="test", reason=None)
+    gone = {ids[i] for i in (n - 4, n - 12, n - 32, n - 8, n - 20)}
+    holding = [mid for i, mid in enumerate(ids) if i % 4 == 0 and mid not in gone]
+    got = [mid for mid, _ in pg.keyword_search("cm", ["z"], 25, MemoryFilters(), later(1))]
+    assert got == holding[::-1][:25]
+    # a rarer word beside it is ranked by both: its memories first
+    with_q = [mid for i, mid in enumerate(ids) if i % 20 == 0 and mid not in gone]
+    got = [mid for mid, _ in pg.keyword_search("cm", ["z", "q"], 10, MemoryFilters(), later(1))]
+    assert got == with_q[::-1][:10]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, bindparam, case, cast, column, delete, func, literal, select, table, text
+from sqlalchemy import Connection, and_, bindparam, case, cast, column, delete, func, literal, select, table, text
 from sqlalchemy.dialects.postgresql import TSQUERY
 
 from deepcontext.store.indexes import KeywordIndex
@@ -328,14 +328,20 @@ class PostgresKeywordIndex(KeywordIndex):
         within a few thousand rows, where the GIN index would collect every match first."""
         lx, df = lexeme
         mt = self.s.t.memories
+        # the memory's own test as a subquery per row, not a join: joined, the planner takes the
+        # memories side for a few dozen rows (it cannot estimate the hidden owner test) and reads all
+        # of the user's active memories first (30-55 ms at 12k); per row, the walk stops at k
+        live = (
+            select(and_(mt.c.user_id == user_id, *self.s.filter_clause(DEFAULT_FILTERS, now)))
+            .where(mt.c.id == _FTS.c.memory_id)
+            .scalar_subquery()
+        )
         stmt = (
-            select(mt.c.id)
-            .select_from(_FTS.join(mt, mt.c.id == _FTS.c.memory_id))
+            select(_FTS.c.memory_id)
             .where(
                 _FTS.c.user_id == user_id,
                 _FTS.c.tsv.op("@@")(cast(bindparam("tsq", _quote_lexeme(lx), literal_execute=True), TSQUERY)),
-                self.s.owner_clause(mt.c.user_id) == user_id,
-                *self.s.filter_clause(DEFAULT_FILTERS, now),
+                live,
             )
             .order_by(_FTS.c.memory_id.desc())
             .limit(k)
