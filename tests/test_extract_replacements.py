@@ -57,6 +57,9 @@ def test_split_compound(text: str, parts: list[str]) -> None:
         ("User is not playing cello tonight.", "User plays the cello in a string quartet.", False),  # a passing no
         ("User handed in their notice at Grind.", "User works as a barista at Grind.", True),
         ("User stopped working nights in October.", "User works night shifts at the depot.", True),
+        ("Priyanka and User split up.", "User is dating Priyanka.", True),
+        ("User and Sam got divorced.", "User is married to Sam.", True),
+        ("Jo and Sam split up.", "User is dating Sam.", False),  # two other people
         # the thing is in another clause than the standing verb's: what the first clause says still holds
         ("User swapped Costa for a job at Waterstones.", "User is studying nursing and works weekends at a Costa.", False),
     ],

@@ -7,11 +7,11 @@ import re
 
 import pytest
 
-from deepcontext.extract.replacement_forms import ENDED, STANDING, TAKEN_UP, Form
-from deepcontext.extract.replacements import _STANDING_RE, ended_things, taken_up
+from deepcontext.extract.replacement_forms import ENDED, PARTED, STANDING, TAKEN_UP, Form
+from deepcontext.extract.replacements import _STANDING_RE, EndedThing, ended_things, taken_up
 
 
-@pytest.mark.parametrize("table", [ENDED, TAKEN_UP, STANDING], ids=["ended", "taken up", "standing"])
+@pytest.mark.parametrize("table", [ENDED, PARTED, TAKEN_UP, STANDING], ids=["ended", "parted", "taken up", "standing"])
 def test_every_form_is_named_once_and_has_an_example(table: tuple[Form, ...]) -> None:
     names = [f.name for f in table]
     assert len(set(names)) == len(names)
@@ -23,6 +23,15 @@ def test_an_ending_reads_its_example(form: Form) -> None:
     sentence, thing = form.says
     assert re.search(rf"\b(?:{form.words})\s", sentence, re.IGNORECASE), f"{form.name}: its words are not in {sentence!r}"
     assert [e.thing.rstrip(".") for e in ended_things(sentence)] == [thing]
+
+
+@pytest.mark.parametrize("form", PARTED, ids=lambda f: f.name)
+def test_a_parting_reads_its_example(form: Form) -> None:
+    sentence, other = form.says
+    assert re.search(rf"\b(?:{form.words})\b", sentence, re.IGNORECASE), f"{form.name}: its words are not in {sentence!r}"
+    assert ended_things(sentence) == [EndedThing("User", other)]
+    # two other people parting end nothing of the user's
+    assert ended_things(sentence.replace("User", "Kim")) == []
 
 
 @pytest.mark.parametrize("form", TAKEN_UP, ids=lambda f: f.name)

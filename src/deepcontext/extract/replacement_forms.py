@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ENDED", "STANDING", "TAKEN_UP", "Form"]
+__all__ = ["ENDED", "PARTED", "STANDING", "TAKEN_UP", "Form"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +61,14 @@ ENDED: tuple[Form, ...] = (
         r"(?:is|are|am)(?:\s+not|n't)\s+(?=(?:[^.;]*?)\b(?:any\s?more|these\s+days|nowadays)\b)\w+ing",
         ("User is not playing cello these days.", "cello"),
     ),
+)
+
+#: a relationship ended, said with both people as the subject ("Jo and User split up"): the other
+#: person is the thing ended
+PARTED: tuple[Form, ...] = (
+    Form("split up", r"split\s+up|broke\s+up|separated", ("Jo and User split up last month.", "Jo")),
+    Form("divorced", r"(?:got\s+)?divorced", ("User and Sam got divorced.", "Sam")),
+    Form("called it off", r"called\s+it\s+(?:off|quits)", ("Jo and User called it off.", "Jo")),
 )
 
 #: what took the ended thing's place, said in the same fact (the new thing follows the words)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deepcontext.extract.replacement_forms import ENDED, STANDING, TAKEN_UP
+from deepcontext.extract.replacement_forms import ENDED, PARTED, STANDING, TAKEN_UP
 from deepcontext.language.gazetteer import KIN
 from deepcontext.language.unnamed import parsed, written
 
@@ -34,6 +34,10 @@ _STANDING_RE = re.compile(r"^\s*(?:\S+(?:\s+\S+){0,3}?)\s+(?:" + "|".join(f.word
 _TAKEN_UP_RE = re.compile(
     rf"(?:{'|'.join(f.words for f in TAKEN_UP)})\s+(?P<new>(?:(?:a|an|the|their|some)\s+)?{_THING}){_STOP}",
     re.IGNORECASE,
+)
+# "Jo and User split up", "User and Sam got divorced": the subject's partner is what ended
+_PARTED_RE = re.compile(
+    rf"^(?:(?P<a>[A-Z][\w'-]+) and User|User and (?P<b>[A-Z][\w'-]+))\s+(?:have\s+|had\s+|just\s+|finally\s+)*(?:{'|'.join(f.words for f in PARTED)})\b"
 )
 _NOT_STANDING_RE = re.compile(
     r"\b(?:not|never|no\s+longer|doesn't|don't|didn't|won't|anymore|used\s+to|will|'ll|going\s+to|"
@@ -70,6 +74,9 @@ def subject_of(text: str) -> str:
 def ended_things(text: str) -> list[EndedThing]:
     """What ``text`` says its subject stopped having, doing or belonging to."""
     text = parsed(text)
+    parted = _PARTED_RE.match(text)
+    if parted:
+        return [EndedThing("User", parted.group("a") or parted.group("b"))]
     subject = subject_of(text)
     if not subject or " and " in subject:
         return []
