@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from deepcontext.extract.lead_forms import OPENERS, REACTIONS, REMEMBER, REPORTED, TAGS, Lead
 from deepcontext.extract.skip_forms import skip_pattern
 from deepcontext.language.gazetteer import (
     CONTENT_STOP,
@@ -40,40 +41,18 @@ __all__ = [
 
 # --- leading words that carry nothing ---------------------------------------------------------------------
 
+
+def _any(table: tuple[Lead, ...]) -> str:
+    return "|".join(f.words for f in table)
+
+
 _LEAD_RE = re.compile(
-    r"^(?:(?:(?:oh|ah|aw+|well|so|yeah|yea|yes|yep|yup|no(?=\s*[,!.:;…-]|\s+(?:i|i'm|i've|we|it|it's|that|not|way|thanks)\b|$)|nope|nah|ok|okay|k|haha+|hehe+|ha|lol|lmao|rofl|hey|hi|"
-    r"ugh+|argh+|meh|oof|yikes|phew|whew|yay|woo+hoo+|damn|dang|gosh|jeez|geez|wait|hmm+|alas|ahh+|ooh+|"
-    r"hello|hiya|howdy|greetings|good\s+(?:morning|afternoon|evening|day)|wow|whoa|um+|uh+|hmm+|anyway|anyways|"
-    r"actually|honestly|btw|by\s+the\s+way|also|and|but|plus|"
-    r"oh\s+and|fun\s+fact|guess\s+what|you\s+know\s+what|you\s+know|to\s+be\s+honest|tbh|omg|thanks|"
-    r"thank\s+you|fwiw|ps|p\.s\.|speaking\s+of\s+which|funny\s+enough|in\s+fact)(?:[\s,!.:;…-]+|$))"
-    r"|(?:(?:cool|great|nice|awesome|sure|right|alright|true|totally|absolutely|definitely|indeed|exactly|"
-    r"agreed|same|perfect|amazing|wonderful|fantastic|interesting|gotcha|got\s+it|i\s+see|oh\s+wow|"
-    r"sounds\s+good|good\s+question|fair\s+enough|of\s+course|no\s+problem|no\s+worries|congrats|"
-    r"congratulations|that's\s+(?:great|awesome|amazing|cool|nice|wonderful|fantastic|so\s+cool)|"
-    r"me\s+too)[,!.:;…]+\s*))+",
+    rf"^(?:(?:(?:{_any(OPENERS)})(?:[\s,!.:;…-]+|$))|(?:(?:{_any(REACTIONS)})[,!.:;…]+\s*))+",
     re.IGNORECASE,
 )
-_REMEMBER_RE = re.compile(
-    r"^(?:please\s+)?(?:remember(?!\s+to\b)|note|please\s+note|keep\s+in\s+mind|don't\s+forget(?!\s+to\b)|"
-    r"do\s+not\s+forget(?!\s+to\b)|never\s+forget|fyi|for\s+the\s+record|just\s+so\s+you\s+know|"
-    r"for\s+your\s+information|i\s+want\s+you\s+to\s+know|i'd\s+like\s+you\s+to\s+know|you\s+should\s+know|"
-    r"for\s+future\s+reference|for\s+context|important)(?:\s+that)?[\s,:;-]+",
-    re.IGNORECASE,
-)
-_REPORT_RE = re.compile(
-    r"^(?:as\s+i\s+(?:said|mentioned|told\s+you)(?:\s+before|\s+earlier)?|like\s+i\s+said|i\s+told\s+you|"
-    r"i\s+mentioned|i\s+forgot\s+to\s+mention|i\s+should\s+mention|i\s+should\s+tell\s+you|"
-    r"let\s+me\s+tell\s+you|i\s+have\s+to\s+tell\s+you|i\s+must\s+say|i\s+can\s+tell\s+you|"
-    r"i\s+wanted\s+to\s+(?:tell|let)\s+you(?:\s+know)?|i\s+wanted\s+to\s+share)"
-    r"(?:\s+(?:that|before|earlier))*[\s,:;-]*",
-    re.IGNORECASE,
-)
-_TAG_Q_RE = re.compile(
-    r"[,;]\s*(?:and\s+)?(?:you|u|yourself|how\s+about\s+you|what\s+about\s+you|and\s+you|right|isn't\s+it|"
-    r"don't\s+you\s+think|you\s+know|did\s+you\s+know|have\s+you|do\s+you|ok|okay|haha|lol)\s*\?+\s*$",
-    re.IGNORECASE,
-)
+_REMEMBER_RE = re.compile(rf"^(?:please\s+)?(?:{_any(REMEMBER)})(?:\s+that)?[\s,:;-]+", re.IGNORECASE)
+_REPORT_RE = re.compile(rf"^(?:{_any(REPORTED)})(?:\s+(?:that|before|earlier))*[\s,:;-]*", re.IGNORECASE)
+_TAG_Q_RE = re.compile(rf"[,;]\s*(?:and\s+)?(?:{_any(TAGS)})\s*\?+\s*$", re.IGNORECASE)
 
 
 def strip_lead(sentence: str) -> tuple[str, bool]:
