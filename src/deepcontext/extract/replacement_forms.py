@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["ENDED", "PARTED", "STANDING", "TAKEN_UP", "Form"]
+__all__ = ["ENDED", "PARTED", "ROLES", "STANDING", "SWITCHED", "TAKEN_UP", "Form"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ ENDED: tuple[Form, ...] = (
     Form("rehomed", r"rehomed", ("User rehomed the rabbit.", "rabbit")),
     Form("stepped down", r"stepped\s+down\s+from", ("User stepped down from the board.", "board")),
     Form("switched from", r"switched\s+from", ("User switched from Deezer to Qobuz.", "Deezer")),
-    Form("swapped", r"swapped", ("User swapped the cat for a dog.", "cat")),
+    Form("swapped", r"swapped(?!\s+(?:over\s+)?to\b)", ("User swapped the cat for a dog.", "cat")),
     Form("replaced", r"replaced", ("User replaced the boiler with a heat pump.", "boiler")),
     Form("traded", r"traded(?:\s+in)?", ("User traded the old Golf in for an electric Kia.", "Golf")),
     Form("packed in", r"packed\s+in|jacked\s+in", ("User packed in the Saturday job.", "Saturday job")),
@@ -103,6 +103,61 @@ TAKEN_UP: tuple[Form, ...] = (
     Form("switched from to", r"\bswitched\s+from\s+(?:\S+\s+){1,5}?to", ("User switched from Deezer to Qobuz.", "Qobuz")),
 )
 
+#: a change to a new thing that does not name the old one ("User switched to a Pixel 8"): what it
+#: replaces is the standing thing of the same kind, which the words cannot tell (the embedder does, see
+#: :func:`deepcontext.extract.replacements.switched_to`); the new thing follows the words
+SWITCHED: tuple[Form, ...] = (
+    Form("switched to", r"(?:has\s+|have\s+)?switched\s+(?:over\s+)?to", ("User switched to a Pixel 8 last week.", "a Pixel 8")),
+    Form(
+        "switched what to",
+        r"(?:has\s+|have\s+)?(?:switched|changed|moved|ported)\s+(?:all\s+)?(?:(?:their|his|her|the)\s+)?[\w-]+(?:\s+[\w-]+)?\s+(?:over\s+)?to",
+        ("User switched their car insurance to Direct Line in 2025.", "Direct Line"),
+    ),
+    Form("changed to", r"(?:has\s+|have\s+)?changed\s+(?:over\s+)?to", ("User changed to Octopus in May.", "Octopus")),
+    Form("moved to", r"(?:has\s+|have\s+)?moved\s+(?:over\s+)?to", ("User moved to Tidal for the lossless audio.", "Tidal")),
+    Form("swapped to", r"(?:has\s+|have\s+)?swapped\s+(?:over\s+)?to", ("User swapped to rowing this spring.", "rowing")),
+    Form("went over", r"(?:went|has\s+gone|have\s+gone)\s+over\s+to", ("User went over to Lidl for the weekly shop.", "Lidl")),
+    Form("upgraded to", r"(?:has\s+|have\s+)?upgraded\s+to", ("User upgraded to a Kindle Paperwhite.", "a Kindle Paperwhite")),
+    Form("went with", r"(?:went|has\s+gone|have\s+gone)\s+with", ("User went with Ovo in the end.", "Ovo")),
+    Form(
+        "made the switch",
+        r"(?:made|has\s+made|have\s+made)\s+the\s+(?:switch|jump|move|change)\s+to",
+        ("User made the jump to Linux.", "Linux"),
+    ),
+    Form(
+        "instead",
+        r"(?:has\s+|have\s+)?(?:joined|signed\s+up\s+(?:with|for|to|at)|took\s+up|started\s+(?:using|going\s+to))(?=[^.;]*\binstead\b)",
+        ("User joined a running club instead.", "a running club"),
+    ),
+    Form(
+        "got a new",
+        r"(?:got|bought|picked\s+up)\s+(?:themsel(?:f|ves)\s+)?(?:a\s+)?new\s+(?:[\w-]+\s+){0,2}?[\w-]+\s*,",
+        ("User got a new laptop, a Framework 13.", "a Framework 13"),
+    ),
+)
+
+#: a change said as what now fills a role of the subject's ("Pocket Casts is User's podcast app now"):
+#: ``new`` is the thing, which replaces the standing thing of the same kind
+ROLES: tuple[Form, ...] = (
+    Form(
+        "is my now",
+        r"^(?P<new>[^,;]+?)\s+(?:is|'s|are|'re)\s+User's\s+(?:main\s+|new\s+|big\s+)?[\w -]+?\s+now\b",
+        ("Pocket Casts is User's podcast app now.", "Pocket Casts"),
+    ),
+    Form(
+        "my is now",
+        r"^User's\s+[\w -]+?\s+(?:is|'s|are|comes|come)\s+(?:with\s+|from\s+)?(?P<new>[^,;]+?)\s+now\b",
+        ("User's terminal is WezTerm now.", "WezTerm"),
+    ),
+    Form(
+        "that's my now",
+        r"^User\s+(?:\w+\s+)?(?:got|bought|picked\s+up|leased|joined|opened|signed\s+up\s+(?:at|with|for|to))\s+"
+        r"(?:themsel(?:f|ves)\s+)?(?P<new>[^,;]+?)\s*,\s+(?:so\s+)?(?:that's|it's|they're|that\s+is)\s+(?:what\s+)?"
+        r"(?:User's|their)\s+[\w -]+?\s+now\b",
+        ("User got an Amex, it's User's main credit card now.", "an Amex"),
+    ),
+)
+
 #: a standing statement: present tense, holding or doing the thing (what follows its subject)
 STANDING: tuple[Form, ...] = (
     Form("has", r"has|have", ("User has a red car.", "User has")),
@@ -115,7 +170,7 @@ STANDING: tuple[Form, ...] = (
     Form("belongs to", r"belongs?\s+to", ("User belongs to a book club.", "User belongs to")),
     Form(
         "is in",
-        r"is\s+(?:a\s+member\s+of|in|part\s+of|with|dating|seeing|married\s+to|enrolled\s+(?:at|in))",
+        r"is\s+(?:a\s+member\s+of|in|on|at|part\s+of|with|dating|seeing|married\s+to|enrolled\s+(?:at|in)|registered\s+(?:at|with))",
         ("User is a member of the chess club.", "User is a member of"),
     ),
     Form("are", r"are\s+", ("User's twins are in the school band.", "User's twins are")),
@@ -130,10 +185,15 @@ STANDING: tuple[Form, ...] = (
     Form("volunteers", r"volunteers?\s+(?:at|with)", ("User volunteers at the food bank.", "User volunteers at")),
     Form("subscribes", r"subscribes?\s+to", ("User subscribes to Deezer.", "User subscribes to")),
     Form("takes", r"takes?", ("User takes the bus to work.", "User takes")),
+    Form(
+        "banks with",
+        r"banks?\s+with|shops?\s+at|supports|listens\s+to|reads|watches|streams",
+        ("User banks with Barclays.", "User banks with"),
+    ),
     Form("pays for", r"pays?\s+for", ("User pays for Spotify Premium.", "User pays for")),
     Form(
         "is doing",
-        r"is\s+(?:learning|studying|doing|taking|training\s+(?:as|for|in)|coaching|teaching)",
+        r"is\s+(?:learning|studying|doing|taking|training\s+(?:as|for|in)|coaching|teaching|using|driving|riding|following|wearing)",
         ("User is learning Japanese on Duolingo.", "User is learning"),
     ),
     Form(

@@ -13,11 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from deepcontext.extract.replacement_forms import ENDED, PARTED, STANDING, TAKEN_UP
+from deepcontext.extract.replacement_forms import ENDED, PARTED, ROLES, STANDING, SWITCHED, TAKEN_UP
+from deepcontext.extract.verbs import is_base_verb
 from deepcontext.language.gazetteer import KIN
 from deepcontext.language.unnamed import parsed, written
 
-__all__ = ["EndedThing", "ended_things", "ends", "taken_up", "with_new_thing"]
+__all__ = ["EndedThing", "Switch", "ended_things", "ends", "standing_thing", "switched_to", "taken_up", "with_new_thing"]
 
 _DET = r"(?:(?:my|our|his|her|their|the|a|an|its|this|that|\w+'s|old|former|beloved|little|trusty)\s+)*"
 _THING = r"(?P<t>[\w'&.+-]+(?:\s+[\w'&.+-]+){0,4}?)"
@@ -44,6 +45,24 @@ _NOT_STANDING_RE = re.compile(
     r"plans?\s+to|wants?\s+to|would|might|maybe|yesterday|last\s+\w+|went|visited)\b",
     re.IGNORECASE,
 )
+# a change to a new thing that names no old one, right after its subject: "User finally switched to a Pixel 8"
+_SWITCH_RE = re.compile(
+    rf"^\s+(?:(?:just|finally|recently|already|now|eventually|also|then|\w+ly)\s+)*(?:{'|'.join(f.words for f in SWITCHED)})\s+"
+    rf"(?P<new>(?:(?:a|an|the|their|some)\s+)?{_THING}){_STOP}",
+    re.IGNORECASE,
+)
+_ROLE_RES = tuple(re.compile(f.words, re.IGNORECASE) for f in ROLES)
+# a stored role statement: "User's podcast app is Overcast", "User's pension is with Aviva"
+_HELD_ROLE_RE = re.compile(
+    rf"^(?P<s>User(?:'s\s+[a-z]+)?)'s\s+(?:main\s+)?[a-z][\w -]*?\s+(?:is|are)\s+(?:with\s+|from\s+)?(?P<thing>(?:(?:a|an|the)\s+)?{_THING}){_STOP}"
+)
+# "we" said by the user: the household's change is the user's
+_WE = "User and others"
+# a standing statement said as the state now: "User banks with Monzo now", "User uses Firefox these days"
+_NOW_RE = re.compile(r"\b(?:now|these\s+days|nowadays|instead|from\s+now\s+on)\b", re.IGNORECASE)
+_THING_AT_RE = re.compile(rf"^\s*(?P<thing>(?:(?:a|an|the|their|some)\s+)?{_THING}){_STOP}", re.IGNORECASE)
+# a verb in the present simple after its subject, and the preposition it takes: "User writes with"
+_PRESENT_RE = re.compile(r"\s+(?:\w+ly\s+)?(?P<v>[a-z]+s)(?:\s+(?:with|at|from|to|on|in|for|by))?(?=\s)")
 _CLAUSE_END_RE = re.compile(r"\s*[,;]\s*|\s+(?:and|but|while|whereas)\s+", re.IGNORECASE)
 _SOFT = frozenset("old former beloved little trusty new".split())
 # what one holds of a thing rather than the thing ("cancelled the Riverside membership" ends "is a member
@@ -108,20 +127,96 @@ def _forms(word: str) -> set[str]:
     return {w}
 
 
-def ends(ended: EndedThing, stored_text: str) -> bool:
-    """Whether ``stored_text`` is the standing statement, by the same subject, of what ``ended`` ends."""
-    stored_text = parsed(stored_text)
-    if not stored_text.startswith(ended.subject + " ") or subject_of(stored_text) != ended.subject:
-        return False
-    m = _STANDING_RE.match(stored_text)
-    if m is None or _NOT_STANDING_RE.search(stored_text) or _ENDED_RE.search(stored_text):
-        return False
+def _standing(subject: str, text: str, *, any_verb: bool = False) -> tuple[str, str] | None:
+    """(verb phrase, its clause) when ``text`` (as the rules read it) is a standing statement by
+    ``subject``: "User drives a VW Golf and rides a bike" -> ("User drives", " a VW Golf").
+    ``any_verb``: any verb in the present simple will do ("User writes with a Lamy"), not only the
+    table's."""
+    if not text.startswith(subject + " ") or subject_of(text) != subject:
+        return None
+    m = _STANDING_RE.match(text) or (_PRESENT_RE.match(text, len(subject)) if any_verb else None)
+    if m is None or _NOT_STANDING_RE.search(text) or _ENDED_RE.search(text):
+        return None
+    if (m.re is _PRESENT_RE and not _is_present_verb(m.group("v"))) or "," in text[len(subject) : m.end()]:
+        return None
     # the thing is in the standing verb's own clause: "studies nursing and works weekends at a Costa"
     # is not ended whole by leaving the Costa (what it says of nursing still holds)
-    clause = _CLAUSE_END_RE.split(stored_text[m.end() :], maxsplit=1)[0]
-    words = {_stem(w) for w in _WORD_RE.findall(stored_text[len(ended.subject) : m.end()] + " " + clause)}
+    return text[: m.end()], _CLAUSE_END_RE.split(text[m.end() :], maxsplit=1)[0]
+
+
+def _is_present_verb(word: str) -> bool:
+    """``word`` is a verb's third person singular ("writes", "buys"; not "glasses", "is")."""
+    stem = word[:-2] if word.endswith("es") and is_base_verb(word[:-2]) else word[:-1]
+    return word not in {"is", "has", "was", "does"} and is_base_verb(stem)
+
+
+def ends(ended: EndedThing, stored_text: str) -> bool:
+    """Whether ``stored_text`` is the standing statement, by the same subject, of what ``ended`` ends."""
+    found = _standing(ended.subject, parsed(stored_text))
+    if found is None:
+        return False
+    verb, clause = found
+    words = {_stem(w) for w in _WORD_RE.findall(verb[len(ended.subject) :] + " " + clause)}
     heads = _heads(ended.thing)
     return bool(heads) and all(forms & words for forms in heads)
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """``subject`` changed to ``new`` ("a Pixel 8") without naming what it replaced; ``restated``:
+    the fact is itself the standing statement of the new thing ("User banks with Monzo now")."""
+
+    subject: str
+    new: str
+    restated: bool = False
+
+
+def switched_to(text: str) -> Switch | None:
+    """The change to a new thing ``text`` states without naming the old one, or None. A change
+    that names what it ends is :func:`ended_things`'."""
+    text = parsed(text)
+    if _ENDED_RE.search(text):
+        return None
+    for role in _ROLE_RES:
+        if (r := role.match(text)) is not None:
+            new = r.group("new").strip()
+            return Switch("User", new) if _heads(new) and "User" not in new else None
+    subject = subject_of(text)
+    if subject == "User" and text.startswith(_WE):
+        text, subject = "User" + text[len(_WE) :], "User"
+    m = _SWITCH_RE.match(" " + text)  # no subject ("Switched to OVO"): the speaker's
+    if m is not None:
+        subject = ""
+    elif subject and " and " not in subject:
+        m = _SWITCH_RE.match(text[len(subject) :])
+    else:
+        return None
+    if m is not None:
+        new = m.group("new").strip().rstrip(".,;!")
+        return Switch(subject or "User", new) if _heads(new) else None
+    if not subject or not _NOW_RE.search(text):
+        return None
+    new = standing_thing(subject, text)
+    return Switch(subject, new, restated=True) if new else None
+
+
+def standing_thing(subject: str, text: str) -> str | None:
+    """The thing ``text`` says ``subject`` has, does or belongs to ("User is on an iPhone 12 at the
+    moment": "an iPhone 12"), or None when it is no standing statement of theirs or says more than
+    that."""
+    text = parsed(text)
+    held = _HELD_ROLE_RE.match(text)
+    if held is not None and held.group("s") == subject:
+        thing = held.group("thing").strip().rstrip(".,;!")
+        return thing if _heads(thing) else None
+    found = _standing(subject, text, any_verb=True)
+    if found is None or len(found[0]) + len(found[1]) < len(text.rstrip(" .!")):
+        return None  # a compound statement: replacing it would end what else it says
+    m = _THING_AT_RE.match(found[1])
+    if m is None:
+        return None
+    thing = m.group("thing").strip().rstrip(".,;!")
+    return thing if _heads(thing) else None
 
 
 def taken_up(text: str) -> str | None:

@@ -319,6 +319,14 @@ PATTERNS: tuple[SlotPattern, ...] = (
     ),
     SlotPattern(
         "diet",
+        # a clause that is the diet alone, said as the state now ("..., so pescatarian now")
+        _rx(rf"^(?:(?:so|and|now|fully|mostly|strictly|basically)\s+)*({_DIET_RE})\s+(?:now|these\s+days|nowadays)$"),
+        event=True,
+        name="diet-now",
+        says=("So pescatarian now", "pescatarian"),
+    ),
+    SlotPattern(
+        "diet",
         _rx(
             r"\b(?:stopped|quit|gave\s+up|gives\s+up|cut\s+out)\s+(?:eating\s+)?meat\b|"
             r"\b(?:no(?:es)?\s+longer|doesn't|does\s+not)\s+eats?\s+meat\b"

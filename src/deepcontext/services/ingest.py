@@ -24,6 +24,7 @@ from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import LLMError, MemoryNotFoundError, ValidationError, WriteConflictError
 from deepcontext.extract.interface import Classifier, ExtractionContext, ExtractionResult, Extractor, MessageIn
 from deepcontext.extract.introductions import introduced_name
+from deepcontext.language.same_kind import threshold_for
 from deepcontext.language.standing_model import model_for
 from deepcontext.services import ingest_steps as steps
 from deepcontext.services.ingest_classify import classify
@@ -63,6 +64,7 @@ class IngestService:
         self.store = store
         self.embedder = embedder
         self.standing_model = model_for(embedder.model_id)
+        self.same_kind = threshold_for(embedder.model_id)
         self.extractor = extractor
         self.classifier = classifier
         self.settings = settings
@@ -271,7 +273,7 @@ class IngestService:
         counts["noop"] += merged
         decisions = await classify(
             self.store, self.embedder, plan, kept, context, classifier,
-            threshold=s.dedup_threshold, offline_fallback=self.offline_fallback,
+            threshold=s.dedup_threshold, offline_fallback=self.offline_fallback, same_kind=self.same_kind,
         )  # fmt: skip
         await steps.plan_memories(
             self.embedder, plan, fresh, kept, decisions, counts,

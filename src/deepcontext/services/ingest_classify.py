@@ -19,7 +19,15 @@ from deepcontext.embed.embedder import Embedder
 from deepcontext.errors import LLMError
 from deepcontext.extract.interface import Classifier, Decision, ExistingMemory, ExtractedFact, ExtractionContext
 from deepcontext.extract.llm_classifier import offline_decision
-from deepcontext.extract.replacements import ended_things, ends, taken_up, with_new_thing
+from deepcontext.extract.replacements import (
+    EndedThing,
+    ended_things,
+    ends,
+    standing_thing,
+    switched_to,
+    taken_up,
+    with_new_thing,
+)
 from deepcontext.language.unnamed import written
 from deepcontext.services.ingest_steps import MUTATIONS, Candidate
 from deepcontext.services.updates import SLOT_PREFIX, SLOTS_KEY, conflicts, fact_keys, slots_of, without_fact_keys
@@ -41,11 +49,15 @@ async def classify(
     *,
     threshold: float,
     offline_fallback: bool,
+    same_kind: float | None = None,
 ) -> list[Decision]:
-    """One decision per kept fact."""
+    """One decision per kept fact. ``same_kind``: the embedder's fitted cosine at which a change that
+    names no old thing replaces the standing fact of the same kind (None: such changes replace nothing)."""
     await _find_conflicts(store, embedder, plan, kept, show=classifier is not None)
     decisions = await _decide(kept, context, classifier, threshold, offline_fallback)
     if classifier is None:
+        if same_kind is not None:
+            _find_switches(kept, same_kind)
         decisions = _supersede(kept, decisions)
     return decisions
 
@@ -90,7 +102,8 @@ def _supersede(kept: list[Candidate], decisions: list[Decision]) -> list[Decisio
     out: list[Decision] = []
     for c, d in zip(kept, decisions, strict=True):
         free = [x for x in c.conflicts if x.memory.id not in claimed]
-        if d.action == "ADD" and not free and (ended := _ended_by(c, claimed)) is not None:
+        ended = _ended_by(c, claimed) or _switched(c, claimed) if d.action == "ADD" and not free else None
+        if ended is not None:
             claimed.add(ended[0])
             out.append(Decision(action="REPLACE", memory_id=ended[0], reason=ended[1], text=ended[2]))
             c.conflicts = []
@@ -131,6 +144,44 @@ def _ended_by(c: Candidate, claimed: set[int]) -> tuple[int, str, str | None] | 
                 _hold_slots_of(c, n.text)
                 return n.id, why, None
     return None
+
+
+def _find_switches(kept: list[Candidate], threshold: float) -> None:
+    """Offline: a change that names no old thing ("User switched to a Pixel 8") replaces the stored
+    standing fact of its subject of the same kind ("User is on an iPhone 12"): the most similar one
+    under the embedder (the facts' cosine, as fitted), when it reaches ``threshold``."""
+    for c in kept:
+        if c.is_turn or not c.neighbours or ended_things(c.text):
+            continue
+        switch = switched_to(c.text)
+        if switch is None:
+            continue
+        olds = [
+            (n, thing)
+            for n in c.neighbours
+            if n.memory_type is MemoryType.SEMANTIC
+            and not (c.said_at is not None and n.said_at is not None and n.said_at > c.said_at)
+            and (thing := standing_thing(switch.subject, n.text)) is not None
+            and thing.lower() != switch.new.lower()
+        ]
+        if not olds:
+            continue
+        n, thing = max(olds, key=lambda o: o[0].similarity)
+        if n.similarity < threshold:
+            continue
+        why = f"a later statement says {written(switch.subject)} changed from {thing!r} to {switch.new!r}"
+        now_holds = None if switch.restated else with_new_thing(EndedThing(switch.subject, thing), n.text, switch.new)
+        c.switches = (n.id, why, now_holds)
+
+
+def _switched(c: Candidate, claimed: set[int]) -> tuple[int, str, str | None] | None:
+    """The standing fact of the same kind ``c`` replaces (:func:`_find_switches`), unless another fact
+    of the add changes it; ``c`` becomes the standing fact that now holds."""
+    if c.switches is None or c.switches[0] in claimed:
+        return None
+    if c.switches[2] is not None:
+        _now_holds(c, c.switches[2])
+    return c.switches
 
 
 def _now_holds(c: Candidate, text: str) -> None:
