@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from deepcontext.extract.entity_cues import LEFT, NAMED
 from deepcontext.extract.sentences import URL_RE
 from deepcontext.language.gazetteer import (
     COMPANIES,
@@ -107,28 +108,9 @@ _PERSON_RIGHT_RE = re.compile(
 )
 _PET_POSS_LEFT_RE = re.compile(r"(?:'s|\bmy|\bour|\bhis|\bher|\btheir|\byour)\s+(?:[a-z-]+\s+)?(?P<noun>[a-z]+)\s*,?\s*$")
 _NAMED_LEFT_RE = re.compile(r"\b(?:named|called)\s+$")
-_ORG_LEFT_RE = re.compile(
-    r"\b(?:work(?:s|ed|ing)?|job|jobs|position|role|intern(?:s|ed|ing|ship)?|employed|hired|interview(?:ed|ing)?|"
-    r"stud(?:y|ies|ied|ying)|student|enrolled|graduated|graduate|degree|phd|major(?:ed|ing)?|member|joined|"
-    r"volunteer(?:s|ed|ing)?)\b[^.,;]{0,30}?\b(?:at|for|from|by|of|with)\s+(?:the\s+)?$"
-)
-_LOC_LEFT_RE = re.compile(
-    r"\b(?:in|from|to|near|around|across|toward|towards|visit(?:ed|ing|s)?|live[sd]?|living|moved|moving|"
-    r"born|raised|grew\s+up|based|trip|flew|fly|flying|drove|travel(?:l?ed|l?ing|s)?|explore[ds]?|exploring)\s+"
-    r"(?:the\s+)?$"
-)
-_TECH_LEFT_RE = re.compile(
-    r"\b(?:use[sd]?|using|learn(?:s|ed|t|ing)?|cod(?:e|es|ed|ing)|program(?:s|med|ming)?|written|write|writes|"
-    r"built|build(?:s|ing)?|install(?:ed|ing|s)?|deploy(?:ed|ing|s)?|switched\s+to|migrat(?:e|ed|ing)\s+to)\s+"
-    r"(?:in\s+|with\s+|on\s+)?$"
-)
-_AT_LEFT_RE = re.compile(r"\bat\s+(?:the\s+)?$")
 _LAST_WORDS_RE = re.compile(r"[a-z-]+")
-_ORGNOUN_LEFT_RE = re.compile(
-    r"\b(?:company|startup|start-up|firm|business|agency|band|team|club|shop|store|restaurant|cafe|café|bar|"
-    r"school|group|organization|organisation|charity|nonprofit|non-profit|church|gym|studio|bakery)\b[^.;]{0,12}$"
-)
-_WORK_LEFT_RE = re.compile(r"\b(?:book|novel|movie|film|show|series|song|album|game|app|podcast|play|musical)\b[^.;]{0,12}$")
+_LEFT_CUES = tuple((re.compile(c.words), c.type) for c in LEFT)
+_NAMED_CUES = tuple((re.compile(c.words), c.type) for c in NAMED)
 _PERSON_NOUNS = frozenset(KIN) | words("guy girl man woman boy lady person kid friend teacher doctor coach neighbor neighbour")
 
 
@@ -247,10 +229,9 @@ def _type_span(
         if pet:
             attrs["kind"] = pet
             return EntityType.OTHER, attrs
-        if _ORGNOUN_LEFT_RE.search(before):
-            return EntityType.ORGANIZATION, attrs
-        if _WORK_LEFT_RE.search(before):
-            return EntityType.PRODUCT, attrs
+        for rx, kind in _NAMED_CUES:
+            if rx.search(before):
+                return kind, attrs
         if _noun_before(before, _PERSON_NOUNS) or first in FIRST_NAMES:
             return EntityType.PERSON, attrs
     if (
@@ -269,14 +250,9 @@ def _type_span(
     if nxt and nxt.group(1) not in NOT_NOUN_AFTER and not nxt.group(1).endswith("ly"):
         # "a CLI tool", "a LGBTQ support group": a modifier; the cue is about the noun
         return None if name.isupper() else (EntityType.OTHER, attrs)
-    if _ORG_LEFT_RE.search(left_low):
-        return EntityType.ORGANIZATION, attrs
-    if _TECH_LEFT_RE.search(left_low):
-        return EntityType.TECHNOLOGY, attrs
-    if _LOC_LEFT_RE.search(left_low):
-        return EntityType.LOCATION, attrs
-    if _AT_LEFT_RE.search(left_low):
-        return EntityType.ORGANIZATION, attrs
+    for rx, kind in _LEFT_CUES:
+        if rx.search(left_low):
+            return kind, attrs
     if first in _DIRECTIONS and multi:
         return EntityType.LOCATION, attrs
     return EntityType.OTHER, attrs
