@@ -23,15 +23,35 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainValidat
 from deepcontext.errors import ValidationError
 from deepcontext.extract.interface import MessageIn
 from deepcontext.retrieve.config import SearchConfig, preset
+from deepcontext.services.request_fields import (
+    MAX_MEMORY_ID,
+    Agents,
+    ConversationId,
+    Conversations,
+    Flag,
+    Fraction,
+    MemoryId,
+    Metadata,
+    MetadataConditions,
+    OptionalFlag,
+    OptionalFraction,
+    OptionalId,
+    Query,
+    Runs,
+    SaidAfter,
+    SaidBefore,
+    Tiers,
+    Time,
+    Types,
+    UserId,
+    message_text,
+)
 from deepcontext.services.validation import (
-    check_id,
-    check_json,
     check_number,
     check_text,
     expiry,
     parse_filters,
     parse_messages,
-    parse_time,
 )
 from deepcontext.store.interface import MemoryFilters
 from deepcontext.types import MemoryStatus
@@ -69,79 +89,6 @@ DEFAULT_MEMORY_LIMIT = 20
 TOKENS_PER_RESULT = 40
 DEFAULT_MIN_SIMILARITY = 0.3
 DEFAULT_CONVERSATION_NODES = 12
-#: memory ids are positive 64-bit integers
-MAX_MEMORY_ID = 2**63 - 1
-
-
-def _id(value: Any, info: ValidationInfo) -> Any:
-    return check_id(value, info.field_name or "id")
-
-
-def _optional_id(value: Any, info: ValidationInfo) -> Any:
-    return None if value is None else _id(value, info)
-
-
-def _json(value: Any, info: ValidationInfo) -> Any:
-    field = info.field_name or "metadata"
-    if value is not None:
-        if not isinstance(value, Mapping):
-            raise ValidationError(f"{field} must be an object", field=field)
-        check_json(value, field)
-    return value
-
-
-def _time(value: Any, info: ValidationInfo) -> Any:
-    return parse_time(value, info.field_name or "time")
-
-
-def _settings(info: ValidationInfo) -> DeepContextSettings:
-    if not info.context or "settings" not in info.context:
-        raise TypeError("requests are built with Request.of(settings, ...)")
-    settings: DeepContextSettings = info.context["settings"]
-    return settings
-
-
-def _query(value: Any, info: ValidationInfo) -> Any:
-    limit = _settings(info).max_query_chars
-    return check_text(value, info.field_name or "query", limit, "max_query_chars")
-
-
-def _message_text(value: Any, info: ValidationInfo) -> Any:
-    limit = _settings(info).max_message_chars
-    return check_text(value, info.field_name or "text", limit, "max_message_chars").strip()
-
-
-MemoryId = Annotated[int, Field(ge=1, le=MAX_MEMORY_ID, description="The memory")]
-UserId = Annotated[str, BeforeValidator(_id), Field(description="The user whose memories these are")]
-ConversationId = Annotated[str, BeforeValidator(_id)]
-OptionalId = Annotated[str | None, BeforeValidator(_optional_id)]
-Query = Annotated[str, BeforeValidator(_query), Field(description="What to look for")]
-Metadata = Annotated[Mapping[str, Any] | None, PlainValidator(_json)]
-Time = Annotated[datetime | None, PlainValidator(_time)]
-Flag = Annotated[bool, Field(strict=True)]
-OptionalFlag = Annotated[bool | None, Field(strict=True)]
-Fraction = Annotated[float, Field(ge=0, le=1, allow_inf_nan=False, strict=True)]
-OptionalFraction = Annotated[float | None, Field(ge=0, le=1, allow_inf_nan=False, strict=True)]
-# the filters of search and list: checked together by parse_filters, which reads many forms
-# (one value or several, enums or names, datetimes, ISO text or epoch seconds)
-Many = Annotated[str | Iterable[str] | None, SkipValidation]
-When = Annotated[datetime | str | float | None, SkipValidation]
-MetadataFilter = Annotated[Mapping[str, Any] | None, SkipValidation]
-# each filter once, with its description, for every request that takes it
-Tiers = Annotated[Many, Field(description="Only these tiers: working, short_term, long_term")]
-Types = Annotated[Many, Field(description="Only these types: semantic, episodic, procedural")]
-Conversations = Annotated[Many, Field(description="Only memories of this conversation (or these)")]
-SaidAfter = Annotated[When, Field(description="Said at or after")]
-SaidBefore = Annotated[When, Field(description="Said before")]
-MetadataConditions = Annotated[
-    MetadataFilter,
-    Field(
-        description="Conditions on top-level metadata keys: {key: value} or {key: {op: value}} with op one of "
-        "eq ne in nin gt gte lt lte contains icontains, {key: '*'}, combined with AND / OR / NOT"
-    ),
-]
-Agents = Annotated[Many, Field(description="Memories of this agent (or these)")]
-Runs = Annotated[Many, Field(description="Memories of this run (or these)")]
 
 
 def bounds(model: type[BaseModel], name: str) -> tuple[float | None, float | None]:
@@ -514,7 +461,7 @@ class UpdateRequest(Request):
     operation: ClassVar[str] = "update"
 
     memory_id: MemoryId
-    text: Annotated[str, BeforeValidator(_message_text), Field(description="The new text (re-embedded)")]
+    text: Annotated[str, BeforeValidator(message_text), Field(description="The new text (re-embedded)")]
     user_id: UserId
     metadata: Metadata = Field(default=None, description="Replaces the memory's metadata")
 
