@@ -8,21 +8,22 @@ import re
 import pytest
 
 from deepcontext.extract.facts import strip_lead
-from deepcontext.extract.lead_forms import OPENERS, REACTIONS, REMEMBER, REPORTED, TAGS, Lead
+from deepcontext.extract.forms import Form
+from deepcontext.extract.lead_forms import OPENERS, REACTIONS, REMEMBER, REPORTED, TAGS
 
 TABLES = {"openers": OPENERS, "reactions": REACTIONS, "remember": REMEMBER, "reported": REPORTED, "tags": TAGS}
 ROWS = [(table, f) for table, rows in TABLES.items() for f in rows]
 
 
 @pytest.mark.parametrize("rows", TABLES.values(), ids=list(TABLES))
-def test_every_form_is_named_once_and_has_an_example(rows: tuple[Lead, ...]) -> None:
+def test_every_form_is_named_once_and_has_an_example(rows: tuple[Form, ...]) -> None:
     names = [f.name for f in rows]
     assert len(set(names)) == len(names)
     assert all(f.says[0] and f.says[1] and f.says[0] != f.says[1] for f in rows)
 
 
 @pytest.mark.parametrize(("table", "form"), ROWS, ids=[f"{t}: {f.name}" for t, f in ROWS])
-def test_a_form_reads_its_example(table: str, form: Lead) -> None:
+def test_a_form_reads_its_example(table: str, form: Form) -> None:
     sentence, rest = form.says
     assert re.search(rf"(?:^|\s)(?:{form.words})\W", sentence, re.IGNORECASE), f"{form.name}: not in {sentence!r}"
     left, remember = strip_lead(sentence)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 
-from deepcontext.extract.lead_forms import OPENERS, REACTIONS, REMEMBER, REPORTED, TAGS, Lead
+from deepcontext.extract.forms import Form
+from deepcontext.extract.lead_forms import OPENERS, REACTIONS, REMEMBER, REPORTED, TAGS
 from deepcontext.extract.skip_forms import skip_pattern
 from deepcontext.language.gazetteer import (
     CONTENT_STOP,
@@ -42,7 +43,7 @@ __all__ = [
 # --- leading words that carry nothing ---------------------------------------------------------------------
 
 
-def _any(table: tuple[Lead, ...]) -> str:
+def _any(table: tuple[Form, ...]) -> str:
     return "|".join(f.words for f in table)
 
 

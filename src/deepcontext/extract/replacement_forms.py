@@ -1,24 +1,14 @@
 """The ways a change and a standing statement are said, as tables: each form has a name, its words
-(a regular expression) and a sentence it must read with what it finds there
+(a regular expression) and a sentence it must read with what it finds there: the thing ended, the
+thing taken up, or for a standing statement the statement up to its verb
 (``tests/test_replacement_forms.py`` reads every row). :mod:`deepcontext.extract.replacements` joins
 each table into one pattern, in the order given (the first form that fits at a place wins)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from deepcontext.extract.forms import Form
 
 __all__ = ["ENDED", "PARTED", "ROLES", "STANDING", "SWITCHED", "TAKEN_UP", "Form"]
-
-
-@dataclass(frozen=True, slots=True)
-class Form:
-    """One way of saying something: ``words`` matched case-insensitively; ``says``: a sentence and
-    what the form finds in it (the thing ended, the thing taken up, or for a standing statement the
-    statement up to its verb)."""
-
-    name: str
-    words: str
-    says: tuple[str, str]
 
 
 #: a change that ends a thing the subject had, did or belonged to (the thing follows the words)
