@@ -4,6 +4,8 @@ the change and the most similar standing fact, at or above which that fact is re
 
     python benchmarks/fit_switches.py        # prints the threshold for deepcontext.language.same_kind
 
+``tests/bench/test_fit_switches.py`` checks that the shipped threshold is the one this fit chooses.
+
 Data (written for the project): ``benchmarks/data/switches.jsonl``, each line a group of standing
 statements, a later change and which statement it replaces (``null``: none, the change is of another
 kind). Each statement is read by the rule extractor and the same functions the engine uses
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -77,15 +80,13 @@ def decide(best: list[tuple[int | None, float]], labels: list[int | None], t: fl
     return tp, fp, fn
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=ROOT / "data" / "switches.jsonl")
-    args = ap.parse_args()
-    groups = [json.loads(line) for line in args.data.read_text().splitlines() if line.strip()]
+def fit(data: Path, report: Callable[[str], None] = print) -> tuple[str, float]:
+    """The texts to compare and the threshold chosen for the groups of ``data`` (see the module)."""
+    groups = [json.loads(line) for line in data.read_text().splitlines() if line.strip()]
     extractor = RuleExtractor()
     read = [r for g in groups if (r := read_group(extractor, g)) is not None]
     found = sum(r["replaces"] is None or any(i == r["replaces"] for i, _, _ in r["olds"]) for r in read)
-    print(f"{len(groups)} groups; the change read in {len(read)}; the replaced statement's thing read in {found} of those")
+    report(f"{len(groups)} groups; the change read in {len(read)}; the replaced statement's thing read in {found} of those")
     emb = MiniLMEmbedder()
 
     def cos(a: list[str], b: list[str]) -> np.ndarray:
@@ -122,12 +123,19 @@ def main() -> int:
         full = max(THRESHOLDS, key=lambda t: f_beta(*decide(best, labels, t)))
         p, rcl = tp / max(tp + fp, 1), tp / max(tp + fn, 1)
         scores[name] = (f_beta(tp, fp, fn), full)
-        print(
+        report(
             f"{name:7} out-of-fold F0.5 {f_beta(tp, fp, fn):.3f}, precision {p:.3f}, recall {rcl:.3f} "
             f"(right {tp}, wrong {fp}, missed {fn}); fold thresholds {chosen}; on all groups {full}"
         )
     name = max(scores, key=lambda n: scores[n][0])
-    print(f"chosen: {name}, threshold {scores[name][1]}")
+    report(f"chosen: {name}, threshold {scores[name][1]}")
+    return name, scores[name][1]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=ROOT / "data" / "switches.jsonl")
+    fit(ap.parse_args().data)
     return 0
 
 
