@@ -94,7 +94,12 @@ def test_a_switch_is_read_only_where_it_is_said(text: str, switch: Switch | None
         ("The user is on an iPhone 12 at the moment.", "an iPhone 12"),
         ("User writes with a Lamy Safari fountain pen.", "a Lamy Safari fountain pen"),  # any present-tense verb
         ("The user's pension is with Aviva.", "Aviva"),  # a role filled
+        ("The user's phone's a Pixel 7.", "a Pixel 7"),
+        ("The user and others get a veg box from Riverford.", "a veg box from Riverford"),  # "we"
+        ("The user uses a Nokia G22, nothing fancy.", "a Nokia G22"),  # words describing the thing
         ("User drives a VW Golf and rides a bike.", None),  # compound: replacing it ends the bike too
+        ("User uses Chrome for browsing, and Notion for notes.", None),
+        ("User is really into birdwatching, it's their main hobby.", None),
         ("User went to the gym yesterday.", None),  # an episode
         ("Kim drives a VW Golf.", None),  # someone else's
     ],

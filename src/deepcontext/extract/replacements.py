@@ -54,7 +54,7 @@ _SWITCH_RE = re.compile(
 _ROLE_RES = tuple(re.compile(f.words, re.IGNORECASE) for f in ROLES)
 # a stored role statement: "User's podcast app is Overcast", "User's pension is with Aviva"
 _HELD_ROLE_RE = re.compile(
-    rf"^(?P<s>User(?:'s\s+[a-z]+)?)'s\s+(?:main\s+)?[a-z][\w -]*?\s+(?:is|are)\s+(?:with\s+|from\s+)?(?P<thing>(?:(?:a|an|the)\s+)?{_THING}){_STOP}"
+    rf"^(?P<s>User(?:'s\s+[a-z]+)?)'s\s+(?:main\s+)?[a-z][\w -]*?(?:\s+(?:is|are)\s+|'s\s+)(?:with\s+|from\s+)?(?P<thing>(?:(?:a|an|the)\s+)?{_THING}){_STOP}"
 )
 # "we" said by the user: the household's change is the user's
 _WE = "User and others"
@@ -62,7 +62,10 @@ _WE = "User and others"
 _NOW_RE = re.compile(r"\b(?:now|these\s+days|nowadays|instead|from\s+now\s+on)\b", re.IGNORECASE)
 _THING_AT_RE = re.compile(rf"^\s*(?P<thing>(?:(?:a|an|the|their|some)\s+)?{_THING}){_STOP}", re.IGNORECASE)
 # a verb in the present simple after its subject, and the preposition it takes: "User writes with"
-_PRESENT_RE = re.compile(r"\s+(?:\w+ly\s+)?(?P<v>[a-z]+s)(?:\s+(?:with|at|from|to|on|in|for|by))?(?=\s)")
+_PRESENT_RE = re.compile(r"\s+(?:\w+ly\s+)?(?P<v>[a-z]+)(?:\s+(?:with|at|from|to|on|in|for|by))?(?=\s)")
+# after a comma, a clause of its own rather than words describing the thing
+_LINKED_RE = re.compile(r",\s*(?:and|but|or|so|while|whereas|because|though|which|who|that)\b", re.IGNORECASE)
+_LINKING = frozenset("is are was were it's that's they're i'm he's she's we're has have had".split())
 _CLAUSE_END_RE = re.compile(r"\s*[,;]\s*|\s+(?:and|but|while|whereas)\s+", re.IGNORECASE)
 _SOFT = frozenset("old former beloved little trusty new".split())
 # what one holds of a thing rather than the thing ("cancelled the Riverside membership" ends "is a member
@@ -127,17 +130,19 @@ def _forms(word: str) -> set[str]:
     return {w}
 
 
-def _standing(subject: str, text: str, *, any_verb: bool = False) -> tuple[str, str] | None:
+def _standing(subject: str, text: str, *, any_verb: bool = False, plural: bool = False) -> tuple[str, str] | None:
     """(verb phrase, its clause) when ``text`` (as the rules read it) is a standing statement by
     ``subject``: "User drives a VW Golf and rides a bike" -> ("User drives", " a VW Golf").
     ``any_verb``: any verb in the present simple will do ("User writes with a Lamy"), not only the
-    table's."""
+    table's; ``plural``: the subject takes the verb's plural ("we get our veg box from ...")."""
     if not text.startswith(subject + " ") or subject_of(text) != subject:
         return None
     m = _STANDING_RE.match(text) or (_PRESENT_RE.match(text, len(subject)) if any_verb else None)
     if m is None or _NOT_STANDING_RE.search(text) or _ENDED_RE.search(text):
         return None
-    if (m.re is _PRESENT_RE and not _is_present_verb(m.group("v"))) or "," in text[len(subject) : m.end()]:
+    if m.re is _PRESENT_RE and not (_is_present_verb(m.group("v")) or (plural and is_base_verb(m.group("v")))):
+        return None
+    if "," in text[len(subject) : m.end()]:
         return None
     # the thing is in the standing verb's own clause: "studies nursing and works weekends at a Costa"
     # is not ended whole by leaving the Costa (what it says of nursing still holds)
@@ -147,7 +152,7 @@ def _standing(subject: str, text: str, *, any_verb: bool = False) -> tuple[str, 
 def _is_present_verb(word: str) -> bool:
     """``word`` is a verb's third person singular ("writes", "buys"; not "glasses", "is")."""
     stem = word[:-2] if word.endswith("es") and is_base_verb(word[:-2]) else word[:-1]
-    return word not in {"is", "has", "was", "does"} and is_base_verb(stem)
+    return word.endswith("s") and word not in {"is", "has", "was", "does"} and is_base_verb(stem)
 
 
 def ends(ended: EndedThing, stored_text: str) -> bool:
@@ -209,14 +214,28 @@ def standing_thing(subject: str, text: str) -> str | None:
     if held is not None and held.group("s") == subject:
         thing = held.group("thing").strip().rstrip(".,;!")
         return thing if _heads(thing) else None
-    found = _standing(subject, text, any_verb=True)
-    if found is None or len(found[0]) + len(found[1]) < len(text.rstrip(" .!")):
+    plural = subject == "User" and text.startswith(_WE + " ")
+    if plural:
+        text = "User" + text[len(_WE) :]
+    found = _standing(subject, text, any_verb=True, plural=plural)
+    if found is None or _says_more(text[len(found[0]) + len(found[1]) :]):
         return None  # a compound statement: replacing it would end what else it says
     m = _THING_AT_RE.match(found[1])
     if m is None:
         return None
     thing = m.group("thing").strip().rstrip(".,;!")
     return thing if _heads(thing) else None
+
+
+def _says_more(rest: str) -> bool:
+    """Whether what follows a standing statement's clause states something of its own ("and rides a
+    bike", ", it's my main hobby"), rather than describe the thing (", nothing fancy", ", the 2022 one")."""
+    rest = rest.strip(" .!")
+    if not rest:
+        return False
+    if not rest.startswith(",") or _LINKED_RE.match(rest):
+        return True
+    return any(w.lower() in _LINKING or _is_present_verb(w) or w == "User" for w in _WORD_RE.findall(rest))
 
 
 def taken_up(text: str) -> str | None:
