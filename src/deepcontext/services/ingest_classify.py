@@ -56,9 +56,7 @@ async def classify(
     await _find_conflicts(store, embedder, plan, kept, show=classifier is not None)
     decisions = await _decide(kept, context, classifier, threshold, offline_fallback)
     if classifier is None:
-        if same_kind is not None:
-            _find_switches(kept, same_kind)
-        decisions = _supersede(kept, decisions)
+        decisions = _supersede(kept, decisions, same_kind)
     return decisions
 
 
@@ -94,7 +92,7 @@ async def _find_conflicts(store: Store, embedder: Embedder, plan: AddPlan, kept:
             )
 
 
-def _supersede(kept: list[Candidate], decisions: list[Decision]) -> list[Decision]:
+def _supersede(kept: list[Candidate], decisions: list[Decision], same_kind: float | None) -> list[Decision]:
     """Offline: a new fact stating another value of a single-valued fact (where someone lives, their
     job...) replaces the stored memories holding the old value. Each memory is changed by at most
     one fact of the add."""
@@ -102,7 +100,7 @@ def _supersede(kept: list[Candidate], decisions: list[Decision]) -> list[Decisio
     out: list[Decision] = []
     for c, d in zip(kept, decisions, strict=True):
         free = [x for x in c.conflicts if x.memory.id not in claimed]
-        ended = _ended_by(c, claimed) or _switched(c, claimed) if d.action == "ADD" and not free else None
+        ended = _ended_by(c, claimed) or _switched(c, claimed, same_kind) if d.action == "ADD" and not free else None
         if ended is not None:
             claimed.add(ended[0])
             out.append(Decision(action="REPLACE", memory_id=ended[0], reason=ended[1], text=ended[2]))
@@ -146,42 +144,32 @@ def _ended_by(c: Candidate, claimed: set[int]) -> tuple[int, str, str | None] | 
     return None
 
 
-def _find_switches(kept: list[Candidate], threshold: float) -> None:
+def _switched(c: Candidate, claimed: set[int], threshold: float | None) -> tuple[int, str, str | None] | None:
     """Offline: a change that names no old thing ("User switched to a Pixel 8") replaces the stored
     standing fact of its subject of the same kind ("User is on an iPhone 12"): the most similar one
-    under the embedder (the facts' cosine, as fitted), when it reaches ``threshold``."""
-    for c in kept:
-        if c.is_turn or not c.neighbours or ended_things(c.text):
-            continue
-        switch = switched_to(c.text)
-        if switch is None:
-            continue
-        olds = [
-            (n, thing)
-            for n in c.neighbours
-            if n.memory_type is MemoryType.SEMANTIC
-            and not (c.said_at is not None and n.said_at is not None and n.said_at > c.said_at)
-            and (thing := standing_thing(switch.subject, n.text)) is not None
-            and thing.lower() != switch.new.lower()
-        ]
-        if not olds:
-            continue
-        n, thing = max(olds, key=lambda o: o[0].similarity)
-        if n.similarity < threshold:
-            continue
-        why = f"a later statement says {written(switch.subject)} changed from {thing!r} to {switch.new!r}"
-        now_holds = None if switch.restated else with_new_thing(EndedThing(switch.subject, thing), n.text, switch.new)
-        c.switches = (n.id, why, now_holds)
-
-
-def _switched(c: Candidate, claimed: set[int]) -> tuple[int, str, str | None] | None:
-    """The standing fact of the same kind ``c`` replaces (:func:`_find_switches`), unless another fact
-    of the add changes it; ``c`` becomes the standing fact that now holds."""
-    if c.switches is None or c.switches[0] in claimed:
+    under the embedder (the facts' cosine, as fitted), when it reaches ``threshold`` (None: the
+    embedder has none). Returns it as :func:`_ended_by` does; ``c`` becomes the fact that now holds."""
+    if threshold is None or c.is_turn or (switch := switched_to(c.text)) is None:
         return None
-    if c.switches[2] is not None:
-        _now_holds(c, c.switches[2])
-    return c.switches
+    olds = [
+        (n, thing)
+        for n in c.neighbours
+        if n.id not in claimed
+        and n.memory_type is MemoryType.SEMANTIC
+        and not (c.said_at is not None and n.said_at is not None and n.said_at > c.said_at)
+        and (thing := standing_thing(switch.subject, n.text)) is not None
+        and thing.lower() != switch.new.lower()
+    ]
+    if not olds:
+        return None
+    n, thing = max(olds, key=lambda o: o[0].similarity)
+    if n.similarity < threshold:
+        return None
+    why = f"a later statement says {written(switch.subject)} changed from {thing!r} to {switch.new!r}"
+    now_holds = None if switch.restated else with_new_thing(EndedThing(switch.subject, thing), n.text, switch.new)
+    if now_holds is not None:
+        _now_holds(c, now_holds)
+    return n.id, why, now_holds
 
 
 def _now_holds(c: Candidate, text: str) -> None:

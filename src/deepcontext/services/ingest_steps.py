@@ -72,9 +72,6 @@ class Candidate:
     slots: list[Slot] = field(default_factory=list)
     #: stored memories holding another value of one of its slots (superseded offline)
     conflicts: list[Conflict] = field(default_factory=list)
-    #: a standing fact of the same kind this change replaces without naming it (id, reason, the
-    #: standing fact that now holds or None), found offline by the embedder
-    switches: tuple[int, str, str | None] | None = None
     #: the user's message a turn memory stands for (read again once it is embedded)
     user_message: MessageIn | None = None
 
