@@ -184,11 +184,10 @@ def switched_to(text: str) -> Switch | None:
         return None
     for role in _ROLE_RES:
         if (r := role.match(text)) is not None:
-            new = r.group("new").strip()
-            return Switch("User", new) if _heads(new) and "User" not in new else None
+            new = _named(r.group("new"))
+            return Switch("User", new) if new and "User" not in new else None
+    text, _ = _as_user(text)
     subject = subject_of(text)
-    if subject == "User" and text.startswith(_WE):
-        text, subject = "User" + text[len(_WE) :], "User"
     m = _SWITCH_RE.match(" " + text)  # no subject ("Switched to OVO"): the speaker's
     if m is not None:
         subject = ""
@@ -197,8 +196,8 @@ def switched_to(text: str) -> Switch | None:
     else:
         return None
     if m is not None:
-        new = m.group("new").strip().rstrip(".,;!")
-        return Switch(subject or "User", new) if _heads(new) else None
+        new = _named(m.group("new"))
+        return Switch(subject or "User", new) if new else None
     if not subject or not _NOW_RE.search(text):
         return None
     new = standing_thing(subject, text)
@@ -212,18 +211,26 @@ def standing_thing(subject: str, text: str) -> str | None:
     text = parsed(text)
     held = _HELD_ROLE_RE.match(text)
     if held is not None and held.group("s") == subject:
-        thing = held.group("thing").strip().rstrip(".,;!")
-        return thing if _heads(thing) else None
-    plural = subject == "User" and text.startswith(_WE + " ")
-    if plural:
-        text = "User" + text[len(_WE) :]
+        return _named(held.group("thing"))
+    text, plural = _as_user(text) if subject == "User" else (text, False)
     found = _standing(subject, text, any_verb=True, plural=plural)
     if found is None or _says_more(text[len(found[0]) + len(found[1]) :]):
         return None  # a compound statement: replacing it would end what else it says
     m = _THING_AT_RE.match(found[1])
-    if m is None:
-        return None
-    thing = m.group("thing").strip().rstrip(".,;!")
+    return _named(m.group("thing")) if m is not None else None
+
+
+def _as_user(text: str) -> tuple[str, bool]:
+    """``text`` with "we" said by the user read as the user (the household's fact is theirs), and
+    whether it was "we" (whose verb is plural)."""
+    if text.startswith(_WE + " "):
+        return "User" + text[len(_WE) :], True
+    return text, False
+
+
+def _named(found: str) -> str | None:
+    """What a pattern found, without the punctuation after it, when it names a thing."""
+    thing = found.strip().rstrip(".,;!")
     return thing if _heads(thing) else None
 
 

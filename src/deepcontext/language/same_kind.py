@@ -12,8 +12,8 @@ from __future__ import annotations
 
 __all__ = ["threshold_for"]
 
-# embedding model id -> the cosine at or above which the change replaces the fact (out-of-fold precision
-# 0.79, recall 0.45 on the labelled groups: a wrong replacement hides a true fact, so precision counts twice)
+# embedding model id -> the cosine at or above which the change replaces the fact (chosen for precision:
+# a wrong replacement hides a true fact; its scores are on the benchmarks page)
 _THRESHOLDS = {"all-MiniLM-L6-v2/onnx-fp32": 0.5}
 
 

@@ -149,7 +149,7 @@ def _switched(c: Candidate, claimed: set[int], threshold: float | None) -> tuple
     standing fact of its subject of the same kind ("User is on an iPhone 12"): the most similar one
     under the embedder (the facts' cosine, as fitted), when it reaches ``threshold`` (None: the
     embedder has none). Returns it as :func:`_ended_by` does; ``c`` becomes the fact that now holds."""
-    if threshold is None or c.is_turn or (switch := switched_to(c.text)) is None:
+    if threshold is None or c.is_turn or not c.neighbours or (switch := switched_to(c.text)) is None:
         return None
     olds = [
         (n, thing)
